@@ -1,0 +1,618 @@
+#include "sched/cycle.h"
+
+#include <algorithm>
+#include <optional>
+#include <queue>
+#include <tuple>
+
+#include "common/check.h"
+#include "sched/cluster_state.h"
+#include "sched/invariants.h"
+#include "sched/placement.h"
+
+namespace tessera {
+namespace {
+
+// A reservation as applied to the state: what was asked for, and how much of it
+// was free to hold (the rest is still busy with work that ends before `start`).
+struct HeldReservation {
+  Reservation reservation;
+  Admission admission;  // the placement at `start`, per pod set
+  int32_t cq = -1;
+  std::vector<std::pair<int32_t, int64_t>> held_devices;                // (device, milli)
+  std::vector<std::tuple<int32_t, int64_t, int64_t>> held_nodes;        // (node, cpu, memory)
+  bool lifted = false;
+};
+
+struct Candidate {
+  int32_t workload;
+  bool evicting;
+  int32_t priority;
+  bool other_queue_borrower;
+  int64_t lost;  // GPU-milli x ms of work since the last checkpoint
+  Timestamp start;
+  PreemptionReason reason;
+};
+
+class Cycle {
+ public:
+  Cycle(const ClusterSnapshot& snapshot, const SchedulerConfig& config, Timestamp now)
+      : snap_(snapshot), config_(config), now_(now), state_(snapshot, config), placer_(state_, config) {}
+
+  Plan Run();
+
+ private:
+  struct QueueWork {
+    std::vector<int32_t> pending;   // ordered
+    size_t next = 0;
+    std::vector<int32_t> admitted;  // in the snapshot
+    WorkloadId strict_blocker;      // StrictFIFO: the head that could not be admitted
+    std::optional<int32_t> preemption_failed_at;  // priority of the last failed search
+    bool reserved = false;          // one reservation per queue per cycle
+    int32_t position = 0;
+  };
+
+  void ClassifyWorkloads();
+  void Process(int32_t w, int32_t cq);
+  void Pending(int32_t w, int32_t cq, PendingReason reason);
+  const ResourceGroup* PrimaryGroup(const ClusterQueue& cq, const PodSet& ps) const;
+  Resources QuotaEstimate(const PodSet& ps, int32_t flavor, int32_t pods) const;
+
+  // Admission attempts. On success the admission's usage stays applied.
+  std::optional<Admission> TryAdmit(int32_t w, int32_t cq, int32_t only_flavor, PendingReason* why);
+  bool FitsNow(int32_t w, int32_t cq, int32_t flavor);  // tries and rolls back
+
+  bool TryPreempt(int32_t w, int32_t cq, PendingReason* why);
+  std::vector<Candidate> Candidates(int32_t w, int32_t cq, int32_t flavor) const;
+
+  std::optional<Admission> TryBackfillShort(int32_t w, int32_t cq, PendingReason* why);
+  bool FitsWithoutReservations(int32_t w, int32_t cq, WorkloadId* holder);
+  void Reserve(int32_t w, int32_t cq, int32_t flavor, PendingReason* why);
+  void HoldReservation(HeldReservation& r);
+  void LiftReservation(HeldReservation& r);
+
+  Timestamp EndOf(const Workload& w) const {
+    if (w.evicting) return now_;
+    return w.start_time + w.max_run;
+  }
+
+  const ClusterSnapshot& snap_;
+  const SchedulerConfig& config_;
+  const Timestamp now_;
+  ClusterState state_;
+  Placer placer_;
+  Plan plan_;
+  std::vector<QueueWork> queues_;
+  std::vector<bool> released_;  // admitted workloads already chosen as victims this cycle
+  std::vector<HeldReservation> reservations_;
+  std::vector<std::pair<Timestamp, int32_t>> ends_;  // admitted work by end time, built lazily
+  bool ends_built_ = false;
+};
+
+Plan Cycle::Run() {
+  queues_.resize(snap_.cluster_queues.size());
+  released_.assign(snap_.workloads.size(), false);
+  ClassifyWorkloads();
+
+  // Queue heads, lowest key first. Keys: weighted share (0 within nominal), then
+  // the head's priority (higher first), creation time, snapshot position.
+  using Key = std::tuple<int64_t, int32_t, int64_t, int32_t, int32_t>;  // ..., cq
+  std::priority_queue<Key, std::vector<Key>, std::greater<>> heads;
+  auto push = [&](int32_t cq) {
+    QueueWork& q = queues_[cq];
+    if (q.next >= q.pending.size()) return;
+    const Workload& w = snap_.workloads[q.pending[q.next]];
+    const int64_t share = config_.enable_fair_sharing ? state_.quota().WeightedShare(cq) : 0;
+    heads.emplace(share, -w.priority, w.creation_time.ms, q.pending[q.next], cq);
+  };
+  for (int32_t cq = 0; cq < static_cast<int32_t>(queues_.size()); ++cq) push(cq);
+
+  while (!heads.empty()) {
+    const int32_t cq = std::get<4>(heads.top());
+    heads.pop();
+    QueueWork& q = queues_[cq];
+    Process(q.pending[q.next++], cq);
+    state_.Commit();
+    push(cq);
+  }
+
+  for (HeldReservation& r : reservations_) {
+    if (!r.lifted) LiftReservation(r);
+    plan_.reservations.push_back(r.reservation);
+  }
+  plan_.fragmentation = state_.capacity().Fragmentation();
+  plan_.counters.placement_attempts = placer_.placement_attempts();
+  if (config_.check_invariants) {
+    Status s = CheckPlanInvariants(snap_, plan_);
+    TESSERA_CHECK(s.ok(), "{}", s.ToString());
+  }
+  return std::move(plan_);
+}
+
+void Cycle::ClassifyWorkloads() {
+  for (int32_t i = 0; i < static_cast<int32_t>(snap_.workloads.size()); ++i) {
+    const Workload& w = snap_.workloads[i];
+    if (w.admitted()) {
+      if (w.admission->cluster_queue.valid()) queues_[w.admission->cluster_queue.value()].admitted.push_back(i);
+      continue;
+    }
+    PendingReason reason;
+    if (!w.local_queue.valid()) {
+      reason.code = PendingCode::kNoLocalQueue;
+      Pending(i, -1, reason);
+      continue;
+    }
+    const LocalQueue& lq = snap_.local_queue(w.local_queue);
+    if (!lq.cluster_queue.valid()) {
+      reason.code = PendingCode::kNoClusterQueue;
+      Pending(i, -1, reason);
+      continue;
+    }
+    const int32_t cq = lq.cluster_queue.value();
+    const ClusterQueue& q = snap_.cluster_queues[cq];
+    if (q.stopped || !q.inactive_reason.empty()) {
+      reason.code = PendingCode::kClusterQueueInactive;
+      Pending(i, cq, reason);
+      continue;
+    }
+    if (q.namespace_selector && w.ns.valid() && !snap_.namespaces[w.ns.value()].labels.Matches(*q.namespace_selector)) {
+      reason.code = PendingCode::kNamespaceNotSelected;
+      Pending(i, cq, reason);
+      continue;
+    }
+    queues_[cq].pending.push_back(i);
+  }
+  for (QueueWork& q : queues_) {
+    std::sort(q.pending.begin(), q.pending.end(), [&](int32_t a, int32_t b) {
+      const Workload& wa = snap_.workloads[a];
+      const Workload& wb = snap_.workloads[b];
+      if (wa.priority != wb.priority) return wa.priority > wb.priority;
+      if (wa.creation_time != wb.creation_time) return wa.creation_time < wb.creation_time;
+      return a < b;
+    });
+  }
+}
+
+void Cycle::Pending(int32_t w, int32_t cq, PendingReason reason) {
+  if (cq >= 0) reason.queue_position = ++queues_[cq].position;
+  plan_.pending.push_back(PendingDecision{.workload = WorkloadId(w), .reason = std::move(reason)});
+}
+
+const ResourceGroup* Cycle::PrimaryGroup(const ClusterQueue& cq, const PodSet& ps) const {
+  const bool wants_gpu = ps.requests.gpu() > 0 || ps.requests.get(ResourceKind::kGpuMemory) > 0;
+  const ResourceGroup* g = cq.GroupFor(wants_gpu ? ResourceKind::kGpu : ResourceKind::kCpu);
+  if (g == nullptr && !wants_gpu && !cq.resource_groups.empty()) g = &cq.resource_groups.front();
+  return g;
+}
+
+Resources Cycle::QuotaEstimate(const PodSet& ps, int32_t flavor, int32_t pods) const {
+  Resources r = ps.requests;
+  int64_t gpu = r.gpu();
+  if (gpu == 0 && r.get(ResourceKind::kGpuMemory) > 0) {
+    // Lower bound: the fraction on the flavor's largest device.
+    gpu = GpuMemoryToMilli(r.get(ResourceKind::kGpuMemory), state_.capacity().flavor(flavor).max_device_memory);
+  }
+  if (gpu > 0 && gpu < 1000 && !config_.enable_gpu_sharing) gpu = 1000;
+  r.set(ResourceKind::kGpu, gpu);
+  return r * pods;
+}
+
+std::optional<Admission> Cycle::TryAdmit(int32_t w, int32_t cq, int32_t only_flavor, PendingReason* why) {
+  const Workload& wl = snap_.workloads[w];
+  const ClusterQueue& q = snap_.cluster_queues[cq];
+  const size_t cp = state_.Checkpoint();
+  Admission admission{.cluster_queue = ClusterQueueId(cq)};
+  if (why != nullptr) why->flavors.clear();
+
+  for (int p = 0; p < static_cast<int>(wl.pod_sets.size()); ++p) {
+    const PodSet& ps = wl.pod_sets[p];
+    const ResourceGroup* group = PrimaryGroup(q, ps);
+    if (group == nullptr) {
+      state_.Rollback(cp);
+      if (why != nullptr) {
+        why->code = PendingCode::kResourceNotCovered;
+        FlavorAttempt a{.code = PendingCode::kResourceNotCovered, .resource = ResourceKind::kGpu};
+        why->flavors.push_back(a);
+      }
+      return std::nullopt;
+    }
+    bool placed = false;
+    for (const FlavorQuotas& fq : group->flavors) {
+      if (!fq.flavor.valid()) continue;
+      const int32_t f = fq.flavor.value();
+      if (only_flavor >= 0 && f != only_flavor) continue;
+      FlavorAttempt attempt{.flavor = fq.flavor};
+      if (!state_.quota().Fits(cq, f, QuotaEstimate(ps, f, ps.MinCount()), &attempt)) {
+        if (why != nullptr) why->flavors.push_back(attempt);
+        continue;
+      }
+      const size_t sub = state_.Checkpoint();
+      PodSetAssignment assignment;
+      if (placer_.PlacePodSet(wl, p, cq, f, &assignment, &attempt)) {
+        admission.pod_sets.push_back(std::move(assignment));
+        placed = true;
+        break;
+      }
+      state_.Rollback(sub);
+      if (why != nullptr) why->flavors.push_back(attempt);
+    }
+    if (!placed) {
+      state_.Rollback(cp);
+      if (why != nullptr) {
+        why->code = why->flavors.empty() ? PendingCode::kNoMatchingNodes : why->flavors.front().code;
+        for (const FlavorAttempt& a : why->flavors) {
+          if (a.code == PendingCode::kNoCapacity) why->code = PendingCode::kNoCapacity;
+        }
+      }
+      return std::nullopt;
+    }
+  }
+
+  if (wl.ns.valid()) {
+    Resources requests, limits;
+    for (size_t p = 0; p < admission.pod_sets.size(); ++p) {
+      for (const PodPlacement& pod : admission.pod_sets[p].pods) {
+        Resources r = wl.pod_sets[p].requests;
+        Resources l = wl.pod_sets[p].limits;
+        int64_t gpu = 0;
+        for (const DeviceShare& s : pod.gpus) gpu += s.milli;
+        r.set(ResourceKind::kGpu, gpu);
+        l.set(ResourceKind::kGpu, gpu);
+        requests += r;
+        limits += l;
+      }
+    }
+    if (!state_.NamespaceFits(wl.ns.value(), requests, limits, why)) {
+      state_.Rollback(cp);
+      return std::nullopt;
+    }
+    state_.AddNamespace(wl.ns.value(), requests, limits);
+  }
+  return admission;
+}
+
+bool Cycle::FitsNow(int32_t w, int32_t cq, int32_t flavor) {
+  const size_t cp = state_.Checkpoint();
+  const bool fits = TryAdmit(w, cq, flavor, nullptr).has_value();
+  state_.Rollback(cp);
+  return fits;
+}
+
+void Cycle::Process(int32_t w, int32_t cq) {
+  ++plan_.counters.workloads_considered;
+  const Workload& wl = snap_.workloads[w];
+  QueueWork& q = queues_[cq];
+  const ClusterQueue& cluster_queue = snap_.cluster_queues[cq];
+  PendingReason reason;
+
+  if (q.strict_blocker.valid()) {
+    reason.code = PendingCode::kBlockedByStrictFIFO;
+    reason.blocker = q.strict_blocker;
+    Pending(w, cq, reason);
+    return;
+  }
+  const bool wants_gpu = std::any_of(wl.pod_sets.begin(), wl.pod_sets.end(), [](const PodSet& ps) {
+    return ps.requests.gpu() > 0 || ps.requests.get(ResourceKind::kGpuMemory) > 0;
+  });
+  if (wants_gpu && !state_.quota().Covers(cq, ResourceKind::kGpu)) {
+    reason.code = PendingCode::kResourceNotCovered;
+    reason.flavors.push_back(FlavorAttempt{.code = PendingCode::kResourceNotCovered, .resource = ResourceKind::kGpu});
+    Pending(w, cq, reason);
+    return;
+  }
+
+  if (auto admission = TryAdmit(w, cq, -1, &reason)) {
+    plan_.admissions.push_back(AdmitDecision{.workload = WorkloadId(w), .admission = std::move(*admission)});
+    return;
+  }
+  const PendingCode first_code = reason.code;
+  const auto first_flavors = reason.flavors;
+
+  if (reason.code == PendingCode::kNoCapacity || reason.code == PendingCode::kClusterQueueQuota) {
+    if (wl.preemption_policy == PreemptionPolicy::kNever) {
+      reason.preemption_never = true;
+    } else if (config_.enable_preemption) {
+      if (TryPreempt(w, cq, &reason)) {
+        Pending(w, cq, reason);
+        return;
+      }
+    }
+  }
+  if (config_.enable_backfill && first_code == PendingCode::kNoCapacity && !reservations_.empty()) {
+    if (auto admission = TryBackfillShort(w, cq, nullptr)) {
+      plan_.admissions.push_back(AdmitDecision{.workload = WorkloadId(w), .admission = std::move(*admission)});
+      return;
+    }
+  }
+  reason.code = first_code;
+  reason.flavors = first_flavors;
+  if (config_.enable_backfill && first_code == PendingCode::kNoCapacity) {
+    WorkloadId holder;
+    if (!reservations_.empty() && FitsWithoutReservations(w, cq, &holder)) {
+      reason.code = PendingCode::kReservedForOther;
+      reason.blocker = holder;
+    } else if (!q.reserved && static_cast<int32_t>(reservations_.size()) < config_.max_reservations) {
+      for (const FlavorAttempt& a : first_flavors) {
+        if (a.code != PendingCode::kNoCapacity) continue;
+        q.reserved = true;
+        Reserve(w, cq, a.flavor.value(), &reason);
+        break;
+      }
+    }
+  }
+  if (cluster_queue.queueing_strategy == QueueingStrategy::kStrictFIFO) q.strict_blocker = WorkloadId(w);
+  Pending(w, cq, reason);
+}
+
+std::vector<Candidate> Cycle::Candidates(int32_t w, int32_t cq, int32_t flavor) const {
+  const Workload& wl = snap_.workloads[w];
+  const ClusterQueue& q = snap_.cluster_queues[cq];
+  std::vector<Candidate> out;
+  auto uses_flavor = [&](const Workload& v) {
+    return std::any_of(v.admission->pod_sets.begin(), v.admission->pod_sets.end(),
+                       [&](const PodSetAssignment& a) { return a.flavor.value() == flavor; });
+  };
+  auto lost = [&](const Workload& v) {
+    int64_t gpu = 0;
+    for (const PodSetAssignment& a : v.admission->pod_sets) {
+      for (const PodPlacement& pod : a.pods) {
+        for (const DeviceShare& s : pod.gpus) gpu += s.milli;
+      }
+    }
+    Timestamp since = v.start_time;
+    if (v.last_checkpoint && *v.last_checkpoint > since) since = *v.last_checkpoint;
+    return gpu * std::max<int64_t>(0, (now_ - since).ms);
+  };
+  auto consider = [&](int32_t v, std::optional<PreemptionReason> reason, bool borrower) {
+    const Workload& vw = snap_.workloads[v];
+    if (released_[v] || !uses_flavor(vw)) return;
+    if (vw.evicting) {
+      out.push_back(Candidate{v, true, vw.priority, borrower, 0, vw.start_time, PreemptionReason::kInClusterQueue});
+      return;
+    }
+    if (!reason || vw.non_preemptible) return;
+    out.push_back(Candidate{v, false, vw.priority, borrower, lost(vw), vw.start_time, *reason});
+  };
+
+  // Same queue: by priority, per withinClusterQueue.
+  for (int32_t v : queues_[cq].admitted) {
+    const Workload& vw = snap_.workloads[v];
+    std::optional<PreemptionReason> reason;
+    switch (q.preemption.within_cluster_queue) {
+      case WithinClusterQueuePolicy::kNever: break;
+      case WithinClusterQueuePolicy::kLowerPriority:
+        if (vw.priority < wl.priority) reason = PreemptionReason::kInClusterQueue;
+        break;
+      case WithinClusterQueuePolicy::kLowerOrNewerEqualPriority:
+        if (vw.priority < wl.priority || (vw.priority == wl.priority && vw.creation_time > wl.creation_time)) {
+          reason = PreemptionReason::kInClusterQueue;
+        }
+        break;
+    }
+    consider(v, reason, false);
+  }
+
+  // Other queues of the cohort: only those borrowing in this flavor.
+  const int32_t cohort = state_.quota().cohort(cq);
+  if (cohort < 0) return out;
+  const bool within_nominal = state_.quota().WithinNominal(cq, flavor, QuotaEstimate(wl.pod_sets.front(), flavor, wl.pod_sets.front().MinCount()));
+  for (int32_t other = 0; other < static_cast<int32_t>(queues_.size()); ++other) {
+    if (other == cq || state_.quota().cohort(other) != cohort) continue;
+    const bool borrowing = state_.quota().IsBorrowing(other, flavor);
+    for (int32_t v : queues_[other].admitted) {
+      const Workload& vw = snap_.workloads[v];
+      std::optional<PreemptionReason> reason;
+      if (borrowing && within_nominal) {
+        if (q.preemption.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny ||
+            (q.preemption.reclaim_within_cohort == ReclaimWithinCohortPolicy::kLowerPriority &&
+             vw.priority < wl.priority)) {
+          reason = PreemptionReason::kReclaimWithinCohort;
+        }
+      }
+      if (!reason && borrowing && q.preemption.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority &&
+          vw.priority < wl.priority &&
+          (!q.preemption.borrow_max_priority_threshold || vw.priority <= *q.preemption.borrow_max_priority_threshold)) {
+        reason = PreemptionReason::kBorrowWithinCohort;
+      }
+      consider(v, reason, borrowing);
+    }
+  }
+  return out;
+}
+
+bool Cycle::TryPreempt(int32_t w, int32_t cq, PendingReason* why) {
+  const Workload& wl = snap_.workloads[w];
+  QueueWork& q = queues_[cq];
+  if (q.preemption_failed_at && wl.priority <= *q.preemption_failed_at) return false;
+  if (plan_.counters.preemption_searches >= config_.max_preemption_searches) return false;
+  ++plan_.counters.preemption_searches;
+
+  const ResourceGroup* group = PrimaryGroup(snap_.cluster_queues[cq], wl.pod_sets.front());
+  if (group == nullptr) return false;
+  for (const FlavorQuotas& fq : group->flavors) {
+    if (!fq.flavor.valid()) continue;
+    const int32_t f = fq.flavor.value();
+    std::vector<Candidate> candidates = Candidates(w, cq, f);
+    if (candidates.empty()) continue;
+    // Cheapest first: already terminating, lowest priority, borrowers from other
+    // queues, least work lost since the last checkpoint, newest, position.
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      return std::tie(b.evicting, a.priority, b.other_queue_borrower, a.lost, b.start, a.workload) <
+             std::tie(a.evicting, b.priority, a.other_queue_borrower, b.lost, a.start, b.workload);
+    });
+
+    const size_t cp = state_.Checkpoint();
+    size_t chosen = 0;
+    bool fits = false;
+    for (; chosen < candidates.size() && !fits;) {
+      const Workload& v = snap_.workloads[candidates[chosen].workload];
+      state_.Apply(v, *v.admission, -1);
+      ++chosen;
+      fits = FitsNow(w, cq, f);
+    }
+    if (!fits) {
+      state_.Rollback(cp);
+      continue;
+    }
+    // Minimise: give back each victim but the last if the preemptor still fits.
+    std::vector<bool> keep(chosen, true);
+    for (size_t i = chosen - 1; i-- > 0;) {
+      if (candidates[i].evicting) continue;
+      const Workload& v = snap_.workloads[candidates[i].workload];
+      state_.Apply(v, *v.admission, +1);
+      if (FitsNow(w, cq, f)) {
+        keep[i] = false;
+      } else {
+        state_.Apply(v, *v.admission, -1);
+      }
+    }
+    // Hold the room for the preemptor so that nothing else takes it this cycle.
+    auto held = TryAdmit(w, cq, f, nullptr);
+    TESSERA_CHECK(held.has_value(), "workload {} fitted during the victim search but not after", wl.Key());
+    why->code = PendingCode::kWaitingForPreemption;
+    why->victims = 0;
+    for (size_t i = 0; i < chosen; ++i) {
+      if (!keep[i]) continue;
+      released_[candidates[i].workload] = true;
+      ++why->victims;
+      if (candidates[i].evicting) continue;
+      plan_.preemptions.push_back(PreemptDecision{.victim = WorkloadId(candidates[i].workload),
+                                                  .preemptor = WorkloadId(w),
+                                                  .reason = candidates[i].reason});
+    }
+    return true;
+  }
+  q.preemption_failed_at = wl.priority;
+  why->no_victims = true;
+  return false;
+}
+
+std::optional<Admission> Cycle::TryBackfillShort(int32_t w, int32_t cq, PendingReason* why) {
+  const Workload& wl = snap_.workloads[w];
+  const Timestamp end = now_ + wl.max_run;
+  if (end.never()) return std::nullopt;
+  const size_t cp = state_.Checkpoint();
+  std::vector<HeldReservation*> lifted;
+  for (HeldReservation& r : reservations_) {
+    if (!r.lifted && r.reservation.start >= end) {
+      LiftReservation(r);
+      lifted.push_back(&r);
+    }
+  }
+  if (lifted.empty()) return std::nullopt;
+  auto admission = TryAdmit(w, cq, -1, why);
+  if (!admission) {
+    state_.Rollback(cp);
+    for (HeldReservation* r : lifted) r->lifted = false;
+    return std::nullopt;
+  }
+  // The short job ends before these reservations start: hold what is still free.
+  for (HeldReservation* r : lifted) HoldReservation(*r);
+  return admission;
+}
+
+bool Cycle::FitsWithoutReservations(int32_t w, int32_t cq, WorkloadId* holder) {
+  const size_t cp = state_.Checkpoint();
+  std::vector<HeldReservation*> lifted;
+  for (HeldReservation& r : reservations_) {
+    if (!r.lifted) {
+      LiftReservation(r);
+      lifted.push_back(&r);
+    }
+  }
+  const bool fits = TryAdmit(w, cq, -1, nullptr).has_value();
+  state_.Rollback(cp);
+  for (HeldReservation* r : lifted) r->lifted = false;
+  if (fits && !lifted.empty()) *holder = lifted.front()->reservation.workload;
+  return fits;
+}
+
+void Cycle::Reserve(int32_t w, int32_t cq, int32_t flavor, PendingReason* why) {
+  if (!ends_built_) {
+    ends_built_ = true;
+    for (int32_t i = 0; i < static_cast<int32_t>(snap_.workloads.size()); ++i) {
+      const Workload& v = snap_.workloads[i];
+      if (!v.admitted()) continue;
+      const Timestamp end = EndOf(v);
+      if (!end.never()) ends_.emplace_back(std::max(end, now_), i);
+    }
+    std::sort(ends_.begin(), ends_.end());
+  }
+  ++plan_.counters.reservations_computed;
+  const Workload& wl = snap_.workloads[w];
+  int64_t whole_needed = 0;
+  for (const PodSet& ps : wl.pod_sets) whole_needed += (ps.requests.gpu() / 1000) * ps.MinCount();
+
+  // Replay the ends of running work in time order until the workload fits.
+  const size_t cp = state_.Checkpoint();
+  std::optional<Admission> found;
+  Timestamp start = Timestamp::Never();
+  for (size_t i = 0; i < ends_.size() && !found; ++i) {
+    const auto [end, v] = ends_[i];
+    if (released_[v]) continue;
+    const Workload& vw = snap_.workloads[v];
+    state_.Apply(vw, *vw.admission, -1);
+    if (i + 1 < ends_.size() && ends_[i + 1].first == end) continue;  // release all that end together
+    if (state_.capacity().flavor(flavor).whole_free < whole_needed) continue;
+    const size_t sub = state_.Checkpoint();
+    found = TryAdmit(w, cq, flavor, nullptr);
+    state_.Rollback(sub);
+    if (found) start = end;
+  }
+  state_.Rollback(cp);
+  if (!found) return;
+
+  HeldReservation r;
+  r.cq = cq;
+  r.reservation = Reservation{.workload = WorkloadId(w), .flavor = FlavorId(flavor), .start = start};
+  for (const PodSetAssignment& a : found->pod_sets) {
+    r.reservation.pods.insert(r.reservation.pods.end(), a.pods.begin(), a.pods.end());
+  }
+  r.admission = std::move(*found);
+  HoldReservation(r);
+  why->estimated_start = start;
+  reservations_.push_back(std::move(r));
+}
+
+void Cycle::HoldReservation(HeldReservation& r) {
+  // Hold only what is free now; the rest is busy with work due to end before start.
+  r.held_devices.clear();
+  r.held_nodes.clear();
+  const Workload& wl = snap_.workloads[r.reservation.workload.value()];
+  const CapacityState& cap = state_.capacity();
+  for (size_t p = 0; p < r.admission.pod_sets.size(); ++p) {
+    const PodSet& ps = wl.pod_sets[p];
+    for (const PodPlacement& pod : r.admission.pod_sets[p].pods) {
+      const int32_t node = pod.node.value();
+      const int32_t first = cap.node(node).first_device;
+      for (const DeviceShare& s : pod.gpus) {
+        const int64_t take = std::min(s.milli, std::max<int64_t>(0, cap.device(first + s.device).free_milli));
+        if (take <= 0) continue;
+        state_.TakeDevice(first + s.device, take);
+        r.held_devices.emplace_back(first + s.device, take);
+      }
+      const int64_t cpu = std::min(ps.requests.cpu(), std::max<int64_t>(0, cap.node(node).free_cpu));
+      const int64_t mem = std::min(ps.requests.memory(), std::max<int64_t>(0, cap.node(node).free_memory));
+      if (cpu > 0 || mem > 0) {
+        state_.TakeNode(node, cpu, mem);
+        r.held_nodes.emplace_back(node, cpu, mem);
+      }
+    }
+  }
+  r.lifted = false;
+}
+
+void Cycle::LiftReservation(HeldReservation& r) {
+  for (const auto& [d, milli] : r.held_devices) state_.TakeDevice(d, -milli);
+  for (const auto& [node, cpu, mem] : r.held_nodes) state_.TakeNode(node, -cpu, -mem);
+  r.lifted = true;
+}
+
+}  // namespace
+
+Plan RunCycle(const ClusterSnapshot& snapshot, const SchedulerConfig& config, Timestamp now) {
+  Cycle cycle(snapshot, config, now);
+  return cycle.Run();
+}
+
+}  // namespace tessera

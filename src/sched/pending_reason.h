@@ -1,0 +1,26 @@
+// Plain-words explanations of why a workload is pending, with the numbers
+// (DESIGN.md section 5.7). Rendering is separate from the cycle so that the core
+// stores compact data and only the workloads someone looks at pay for text.
+#pragma once
+
+#include <string>
+
+#include "common/time.h"
+#include "sched/plan.h"
+#include "sched/snapshot.h"
+
+namespace tessera {
+
+// One line, e.g. "ClusterQueue team-nlp: nvidia.com/gpu in flavor a100-ondemand
+// 8/8 nominal used, needs 4 more, cohort can lend 0; flavor a100-spot: largest
+// free block on one node is 2 GPUs, pod needs 4".
+std::string DescribePending(const ClusterSnapshot& snapshot, WorkloadId workload, const PendingReason& reason,
+                            Timestamp now);
+
+// A short CamelCase reason for conditions ("QuotaExceeded", "InsufficientCapacity").
+std::string_view PendingReasonName(PendingCode code);
+
+// "2h5m", "40s": for estimated starts.
+std::string FormatDuration(Duration d);
+
+}  // namespace tessera

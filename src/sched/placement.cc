@@ -1,0 +1,411 @@
+#include "sched/placement.h"
+
+#include <algorithm>
+#include <array>
+
+#include "common/check.h"
+
+namespace tessera {
+namespace {
+
+// How many candidate nodes a multi-GPU pod looks at for one that holds all its
+// GPUs in one NVLink domain before it settles for the best fit across domains.
+constexpr int kNvlinkScan = 32;
+// How many partly used devices a fraction looks at before it takes a whole one.
+constexpr int kPartialScan = 256;
+// How many racks a gang tries to fit within before it spans racks.
+constexpr int kRackTries = 4;
+
+}  // namespace
+
+int64_t GpuMemoryToMilli(int64_t gpu_memory, int64_t device_memory) {
+  if (device_memory <= 0) return 1001;
+  auto milli = static_cast<int64_t>((static_cast<__int128>(gpu_memory) * 1000 + device_memory - 1) / device_memory);
+  return std::max<int64_t>(milli, 1);
+}
+
+struct Placer::Context {
+  const Workload* w = nullptr;
+  const PodSet* ps = nullptr;
+  int32_t cq = -1;
+  int32_t flavor = -1;
+  const std::vector<Toleration>* flavor_tolerations = nullptr;
+  int32_t whole = 0;        // whole devices per pod
+  int64_t fraction = 0;     // milli on one device, when below one GPU
+  int64_t gpu_memory = 0;   // bytes on one device, instead of a fraction
+  bool needs_label_check = false;
+  bool needs_taint_check = false;
+  bool require_nvlink = false;
+  int32_t rack = -1;             // restrict to this rack
+  int32_t pin_node = -1;         // restrict to this node (same-node pod sets)
+  bool avoid_used = false;       // spread: skip nodes this pod set already uses
+  std::vector<int32_t> used_nodes;
+  bool quota_stopped = false;
+  FlavorAttempt* why = nullptr;
+};
+
+bool Placer::Accepts(const Context& ctx, int32_t node, int64_t pods_on_node) const {
+  const CapacityState::NodeState& s = state_.capacity().node(node);
+  if (!s.schedulable) return false;
+  if (ctx.pin_node >= 0 && node != ctx.pin_node) return false;
+  if (ctx.rack >= 0 && s.rack != ctx.rack) return false;
+  if (s.free_cpu < ctx.ps->requests.cpu() * pods_on_node) return false;
+  if (s.free_memory < ctx.ps->requests.memory() * pods_on_node) return false;
+  if (ctx.avoid_used && std::find(ctx.used_nodes.begin(), ctx.used_nodes.end(), node) != ctx.used_nodes.end()) {
+    return false;
+  }
+  const Node& n = state_.snapshot().nodes[node];
+  if (ctx.needs_label_check && !n.labels.Matches(ctx.ps->node_selector)) return false;
+  if (ctx.needs_taint_check && s.tainted) {
+    for (const Taint& t : n.taints) {
+      if (t.effect == TaintEffect::kPreferNoSchedule) continue;
+      auto tolerated = [&](const std::vector<Toleration>& tols) {
+        return std::any_of(tols.begin(), tols.end(), [&](const Toleration& tol) { return tol.Tolerates(t); });
+      };
+      if (!tolerated(ctx.ps->tolerations) && !tolerated(*ctx.flavor_tolerations)) return false;
+    }
+  }
+  if (ctx.require_nvlink && ctx.whole > 1 && !HasNvlinkBlock(node, ctx.whole)) return false;
+  return true;
+}
+
+bool Placer::HasNvlinkBlock(int32_t node, int32_t k) const {
+  const CapacityState& cap = state_.capacity();
+  const auto& s = cap.node(node);
+  // Domains are small integers; count whole free devices per domain.
+  std::array<int32_t, 64> per_domain{};
+  for (int32_t d = s.first_device; d < s.first_device + s.num_devices; ++d) {
+    const auto& dev = cap.device(d);
+    if (dev.free_milli != 1000) continue;
+    int32_t dom = static_cast<int32_t>(static_cast<uint32_t>(dev.nvlink_domain) % per_domain.size());
+    if (++per_domain[dom] >= k) return true;
+  }
+  return false;
+}
+
+int32_t Placer::PickWholeNode(const Context& ctx, int32_t k, int64_t pods_on_node) const {
+  const CapacityState& cap = state_.capacity();
+  const bool prefer_nvlink = k > 1 && !ctx.require_nvlink;
+  if (ctx.pin_node >= 0) {
+    return cap.node(ctx.pin_node).whole_free >= k && Accepts(ctx, ctx.pin_node, pods_on_node) ? ctx.pin_node : -1;
+  }
+  if (ctx.rack >= 0) {
+    // Within a rack: the fullest accepting node that has k whole devices free.
+    int32_t best = -1;
+    bool best_nvlink = false;
+    for (int32_t n : cap.rack_members(ctx.rack)) {
+      const auto& s = cap.node(n);
+      if (s.whole_free < k) continue;
+      if (std::find(s.flavors.begin(), s.flavors.end(), ctx.flavor) == s.flavors.end()) continue;
+      if (!Accepts(ctx, n, pods_on_node)) continue;
+      const bool nv = prefer_nvlink && HasNvlinkBlock(n, k);
+      if (best < 0 || (nv && !best_nvlink) || (nv == best_nvlink && s.whole_free < cap.node(best).whole_free)) {
+        best = n;
+        best_nvlink = nv;
+      }
+    }
+    return best;
+  }
+  const auto& buckets = cap.flavor(ctx.flavor).by_whole_free;
+  int32_t fallback = -1;
+  int scanned = 0;
+  for (size_t b = k; b < buckets.size(); ++b) {
+    for (int32_t n : buckets[b]) {
+      if (!Accepts(ctx, n, pods_on_node)) continue;
+      if (!prefer_nvlink || HasNvlinkBlock(n, k)) return n;
+      if (fallback < 0) fallback = n;
+      if (++scanned >= kNvlinkScan) return fallback;
+    }
+  }
+  return fallback;
+}
+
+std::vector<int32_t> Placer::ChooseWholeDevices(int32_t node, int32_t k) const {
+  const CapacityState& cap = state_.capacity();
+  const auto& s = cap.node(node);
+  // Group free devices by domain, in device order.
+  std::vector<std::pair<int32_t, std::vector<int32_t>>> domains;
+  for (int32_t d = s.first_device; d < s.first_device + s.num_devices; ++d) {
+    if (cap.device(d).free_milli != 1000) continue;
+    const int32_t dom = cap.device(d).nvlink_domain;
+    auto it = std::find_if(domains.begin(), domains.end(), [&](const auto& e) { return e.first == dom; });
+    if (it == domains.end()) {
+      domains.push_back({dom, {d}});
+    } else {
+      it->second.push_back(d);
+    }
+  }
+  // Tightest domain that holds all k; else the largest domains first.
+  const std::vector<int32_t>* best = nullptr;
+  for (const auto& [dom, devs] : domains) {
+    if (static_cast<int32_t>(devs.size()) >= k && (best == nullptr || devs.size() < best->size())) best = &devs;
+  }
+  if (best != nullptr) return {best->begin(), best->begin() + k};
+  std::stable_sort(domains.begin(), domains.end(),
+                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  std::vector<int32_t> out;
+  for (const auto& [dom, devs] : domains) {
+    for (int32_t d : devs) {
+      if (static_cast<int32_t>(out.size()) == k) return out;
+      out.push_back(d);
+    }
+  }
+  TESSERA_CHECK(static_cast<int32_t>(out.size()) == k, "node {} had fewer than {} whole devices", node, k);
+  return out;
+}
+
+bool Placer::PlaceOnePod(Context& ctx, PodSetAssignment* out) {
+  const CapacityState& cap = state_.capacity();
+  int32_t node = -1;
+  std::vector<std::pair<int32_t, int64_t>> takes;  // (device, milli)
+
+  if (ctx.whole > 0) {
+    node = PickWholeNode(ctx, ctx.whole, 1);
+    if (node < 0) return false;
+    for (int32_t d : ChooseWholeDevices(node, ctx.whole)) takes.emplace_back(d, 1000);
+  } else if (ctx.fraction > 0 || ctx.gpu_memory > 0) {
+    const auto& idx = cap.flavor(ctx.flavor);
+    auto need_on = [&](int32_t d) {
+      return ctx.gpu_memory > 0 ? GpuMemoryToMilli(ctx.gpu_memory, cap.device(d).memory_bytes) : ctx.fraction;
+    };
+    const int64_t lower = ctx.gpu_memory > 0 ? GpuMemoryToMilli(ctx.gpu_memory, idx.max_device_memory) : ctx.fraction;
+    int scanned = 0;
+    for (auto it = idx.partial.lower_bound({lower, -1}); it != idx.partial.end() && (scanned < kPartialScan || ctx.pin_node >= 0);
+         ++it, ++scanned) {
+      const int32_t d = it->second;
+      if (cap.device(d).free_milli < need_on(d)) continue;
+      if (!Accepts(ctx, cap.device(d).node, 1)) continue;
+      node = cap.device(d).node;
+      takes.emplace_back(d, need_on(d));
+      break;
+    }
+    if (node < 0) {
+      node = PickWholeNode(ctx, 1, 1);
+      if (node < 0) return false;
+      const auto& s = cap.node(node);
+      for (int32_t d = s.first_device; d < s.first_device + s.num_devices; ++d) {
+        if (cap.device(d).free_milli == 1000 && need_on(d) <= 1000) {
+          takes.emplace_back(d, need_on(d));
+          break;
+        }
+      }
+      if (takes.empty()) return false;
+    }
+  } else {
+    // No GPU: the first node of the flavor with the CPU and memory.
+    for (int32_t n : cap.flavor(ctx.flavor).members) {
+      if (Accepts(ctx, n, 1)) {
+        node = n;
+        break;
+      }
+    }
+    if (node < 0) return false;
+  }
+
+  PodPlacement pod{.node = NodeId(node)};
+  const int32_t first = cap.node(node).first_device;
+  for (const auto& [d, milli] : takes) pod.gpus.push_back(DeviceShare{.device = d - first, .milli = milli});
+  const Resources charge = [&] {
+    Resources r = ctx.ps->requests;
+    int64_t gpu = 0;
+    for (const auto& t : takes) gpu += t.second;
+    r.set(ResourceKind::kGpu, gpu);
+    return r;
+  }();
+  if (!state_.quota().Fits(ctx.cq, ctx.flavor, charge, ctx.why)) {
+    ctx.quota_stopped = true;
+    return false;
+  }
+  for (const auto& [d, milli] : takes) state_.TakeDevice(d, milli);
+  state_.TakeNode(node, ctx.ps->requests.cpu(), ctx.ps->requests.memory());
+  state_.AddQuota(ctx.cq, ctx.flavor, charge);
+  ctx.used_nodes.push_back(node);
+  out->pods.push_back(std::move(pod));
+  ++out->count;
+  return true;
+}
+
+int32_t Placer::PlaceLoop(Context& ctx, int32_t count, PodSetAssignment* out) {
+  int32_t placed = 0;
+  while (placed < count) {
+    if (PlaceOnePod(ctx, out)) {
+      ++placed;
+      continue;
+    }
+    if (ctx.quota_stopped || !ctx.avoid_used) break;
+    // Spread is a preference: when no unused node fits, share one.
+    ctx.avoid_used = false;
+    const bool ok = PlaceOnePod(ctx, out);
+    ctx.avoid_used = true;
+    if (!ok) break;
+    ++placed;
+  }
+  return placed;
+}
+
+bool Placer::PlaceSameNode(Context& ctx, int32_t count, PodSetAssignment* out) {
+  const CapacityState& cap = state_.capacity();
+  int32_t node = -1;
+  if (ctx.whole > 0) {
+    node = PickWholeNode(ctx, ctx.whole * count, count);
+  } else {
+    for (int32_t n : cap.flavor(ctx.flavor).members) {
+      if (Accepts(ctx, n, count)) {
+        node = n;
+        break;
+      }
+    }
+  }
+  if (node < 0) return false;
+  ctx.pin_node = node;
+  int32_t placed = 0;
+  while (placed < count && PlaceOnePod(ctx, out)) ++placed;
+  ctx.pin_node = -1;
+  return placed == count;
+}
+
+void Placer::ExplainCapacity(const Context& ctx, int32_t placed, FlavorAttempt* why) const {
+  if (why == nullptr || ctx.quota_stopped) return;
+  const CapacityState& cap = state_.capacity();
+  const auto& idx = cap.flavor(ctx.flavor);
+  why->code = idx.members.empty() ? PendingCode::kNoMatchingNodes : PendingCode::kNoCapacity;
+  why->pod_set = static_cast<int32_t>(ctx.ps - ctx.w->pod_sets.data());
+  why->pods_needed = ctx.ps->MinCount();
+  why->pods_placed = placed;
+  why->free_gpu_milli = idx.free_milli;
+  why->nodes = static_cast<int32_t>(idx.members.size());
+  if (ctx.whole > 0) {
+    why->pod_gpu_milli = ctx.whole * 1000;
+    why->largest_free_milli = cap.LargestWholeBlock(ctx.flavor) * 1000;
+    why->bottleneck = why->largest_free_milli < why->pod_gpu_milli ? CapacityBottleneck::kWholeGpus
+                      : placed > 0                                  ? CapacityBottleneck::kGangSize
+                                                                    : CapacityBottleneck::kCpuMemory;
+  } else if (ctx.fraction > 0 || ctx.gpu_memory > 0) {
+    why->pod_gpu_milli = ctx.gpu_memory > 0 ? GpuMemoryToMilli(ctx.gpu_memory, idx.max_device_memory) : ctx.fraction;
+    int64_t best = idx.whole_free > 0 ? 1000 : (idx.partial.empty() ? 0 : idx.partial.rbegin()->first);
+    why->largest_free_milli = best;
+    why->bottleneck = best < why->pod_gpu_milli ? CapacityBottleneck::kFraction
+                      : placed > 0              ? CapacityBottleneck::kGangSize
+                                                : CapacityBottleneck::kCpuMemory;
+  } else {
+    why->bottleneck = placed > 0 ? CapacityBottleneck::kGangSize : CapacityBottleneck::kCpuMemory;
+  }
+  if (why->code == PendingCode::kNoCapacity && why->bottleneck == CapacityBottleneck::kCpuMemory &&
+      (!ctx.ps->node_selector.empty() || idx.any_tainted)) {
+    // Selectors or taints may be what excludes the nodes; say so only when none accepts at all.
+    bool any = false;
+    Context probe = ctx;
+    probe.rack = -1;
+    probe.avoid_used = false;
+    for (int32_t n : idx.members) {
+      const auto& s = cap.node(n);
+      const Node& node = state_.snapshot().nodes[n];
+      if (!s.schedulable) continue;
+      if (probe.needs_label_check && !node.labels.Matches(ctx.ps->node_selector)) continue;
+      std::vector<Toleration> tols = ctx.ps->tolerations;
+      tols.insert(tols.end(), ctx.flavor_tolerations->begin(), ctx.flavor_tolerations->end());
+      if (!ToleratesAll(node.taints, tols)) continue;
+      any = true;
+      break;
+    }
+    if (!any) why->code = PendingCode::kNoMatchingNodes;
+  }
+}
+
+bool Placer::PlacePodSet(const Workload& w, int p, int32_t cq, int32_t flavor, PodSetAssignment* out,
+                         FlavorAttempt* why) {
+  ++attempts_;
+  const PodSet& ps = w.pod_sets[p];
+  const CapacityState& cap = state_.capacity();
+  Context ctx;
+  ctx.w = &w;
+  ctx.ps = &ps;
+  ctx.cq = cq;
+  ctx.flavor = flavor;
+  ctx.flavor_tolerations = &state_.snapshot().flavors[flavor].tolerations;
+  ctx.why = why;
+  const int64_t gpu = ps.requests.gpu();
+  if (gpu >= 1000) {
+    ctx.whole = static_cast<int32_t>(gpu / 1000);
+  } else if (gpu > 0) {
+    if (config_.enable_gpu_sharing) {
+      ctx.fraction = gpu;
+    } else {
+      ctx.whole = 1;
+    }
+  } else if (ps.requests.get(ResourceKind::kGpuMemory) > 0) {
+    if (config_.enable_gpu_sharing) {
+      ctx.gpu_memory = ps.requests.get(ResourceKind::kGpuMemory);
+    } else {
+      ctx.whole = 1;
+    }
+  }
+  ctx.needs_label_check = !ps.node_selector.empty();
+  ctx.needs_taint_check = cap.flavor(flavor).any_tainted;
+  ctx.require_nvlink = ps.topology == TopologyPreference::kSameNvlink;
+
+  out->flavor = FlavorId(flavor);
+  out->count = 0;
+  out->pods.clear();
+  const int32_t count = ps.count;
+  const int32_t min = ps.MinCount();
+
+  if (ps.topology == TopologyPreference::kSameNode) {
+    for (int32_t n : {count, min}) {
+      const size_t cp = state_.Checkpoint();
+      if (PlaceSameNode(ctx, n, out)) return true;
+      state_.Rollback(cp);
+      out->pods.clear();
+      out->count = 0;
+      ctx.used_nodes.clear();
+      if (ctx.quota_stopped || n == min) break;
+    }
+    if (why != nullptr && !ctx.quota_stopped) {
+      ExplainCapacity(ctx, 0, why);
+      why->bottleneck = CapacityBottleneck::kTopology;
+    }
+    return false;
+  }
+
+  const bool rack_required = ps.topology == TopologyPreference::kSameRack;
+  const bool rack_preferred = (count > 1 && ctx.whole > 0 && ps.topology == TopologyPreference::kNone);
+  if ((rack_required || rack_preferred) && cap.num_racks() > 0) {
+    const auto& rack_free = cap.flavor(flavor).rack_whole_free;
+    const int64_t need = static_cast<int64_t>(ctx.whole) * (rack_required ? min : count);
+    std::vector<int32_t> racks;
+    for (int32_t r = 0; r < cap.num_racks(); ++r) {
+      if (rack_free[r] >= need) racks.push_back(r);
+    }
+    // Best-fitting rack first: the one with the least room that holds the gang.
+    std::sort(racks.begin(), racks.end(), [&](int32_t a, int32_t b) {
+      return rack_free[a] != rack_free[b] ? rack_free[a] < rack_free[b] : a < b;
+    });
+    if (racks.size() > static_cast<size_t>(kRackTries)) racks.resize(kRackTries);
+    for (int32_t r : racks) {
+      const size_t cp = state_.Checkpoint();
+      ctx.rack = r;
+      ctx.used_nodes.clear();
+      const int32_t placed = PlaceLoop(ctx, count, out);
+      if (placed == count || (rack_required && placed >= min)) return true;
+      state_.Rollback(cp);
+      out->pods.clear();
+      out->count = 0;
+      if (ctx.quota_stopped) return false;
+    }
+    ctx.rack = -1;
+    ctx.used_nodes.clear();
+    if (rack_required) {
+      ExplainCapacity(ctx, 0, why);
+      if (why != nullptr && why->bottleneck != CapacityBottleneck::kWholeGpus) why->bottleneck = CapacityBottleneck::kTopology;
+      return false;
+    }
+  }
+
+  ctx.avoid_used = ps.topology == TopologyPreference::kSpread;
+  const int32_t placed = PlaceLoop(ctx, count, out);
+  if (placed >= min) return true;
+  ExplainCapacity(ctx, placed, why);
+  return false;
+}
+
+}  // namespace tessera

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Fails when a layer includes a header of a layer it must not depend on:
+#   common <- domain <- sched <- {server, sim}; store needs only domain (and common).
+set -u
+src=${1:?usage: layering_test.sh SRC_DIR}
+fail=0
+check() {  # layer, forbidden layers...
+  local layer=$1; shift
+  [ -d "$src/$layer" ] || return 0
+  for bad in "$@"; do
+    if grep -rnE "#include \"$bad/" "$src/$layer" >/dev/null; then
+      echo "layering: src/$layer includes $bad/:"
+      grep -rnE "#include \"$bad/" "$src/$layer"
+      fail=1
+    fi
+  done
+}
+check common domain sched store server agent sim cli
+check domain sched store server agent sim cli
+check sched store server agent sim cli
+check store sched server agent sim cli
+check sim store server agent cli
+echo "layering: $([ $fail -eq 0 ] && echo ok || echo BROKEN)"
+exit $fail
