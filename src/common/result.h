@@ -19,6 +19,19 @@ namespace internal {
 inline Status ToStatus(const Status& s) { return s; }
 template <typename T>
 Status ToStatus(const Result<T>& r) { return r.has_value() ? Status::Ok() : r.error(); }
+
+// What the macros below return: converts to the enclosing function's return type,
+// Status or Result<T> (std::unexpected alone does not convert to Status).
+class ErrorReturn {
+ public:
+  explicit ErrorReturn(Status s) : status_(std::move(s)) {}
+  operator Status() && { return std::move(status_); }
+  template <typename T>
+  operator Result<T>() && { return Err(std::move(status_)); }
+
+ private:
+  Status status_;
+};
 }  // namespace internal
 
 }  // namespace tessera
@@ -31,7 +44,7 @@ Status ToStatus(const Result<T>& r) { return r.has_value() ? Status::Ok() : r.er
 #define RETURN_IF_ERROR(expr)                                        \
   do {                                                               \
     ::tessera::Status status_macro_ = ::tessera::internal::ToStatus(expr); \
-    if (!status_macro_.ok()) return ::tessera::Err(std::move(status_macro_)); \
+    if (!status_macro_.ok()) return ::tessera::internal::ErrorReturn(std::move(status_macro_)); \
   } while (0)
 
 // `ASSIGN_OR_RETURN(auto x, F())`: binds the value, or returns the error.
@@ -39,5 +52,5 @@ Status ToStatus(const Result<T>& r) { return r.has_value() ? Status::Ok() : r.er
   ASSIGN_OR_RETURN_IMPL_(TESSERA_CONCAT_(result_macro_, __LINE__), lhs, expr)
 #define ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                           \
-  if (!tmp.has_value()) return ::tessera::Err(std::move(tmp).error()); \
+  if (!tmp.has_value()) return ::tessera::internal::ErrorReturn(std::move(tmp).error()); \
   lhs = std::move(tmp).value()

@@ -32,10 +32,15 @@ struct Timestamp {
   friend constexpr auto operator<=>(Timestamp, Timestamp) = default;
 };
 
-// Saturating: adding an infinite duration, or to Never, gives Never.
+// Saturating: adding an infinite duration, or to Never, gives Never; so does a
+// finite sum past the int64 range (a negative one stops at the int64 minimum).
 constexpr Timestamp operator+(Timestamp t, Duration d) {
   if (t.never() || d.infinite()) return Timestamp::Never();
-  return {t.ms + d.ms};
+  int64_t sum = 0;
+  if (__builtin_add_overflow(t.ms, d.ms, &sum)) {
+    return d.ms > 0 ? Timestamp::Never() : Timestamp{std::numeric_limits<int64_t>::min()};
+  }
+  return {sum};
 }
 constexpr Duration operator-(Timestamp a, Timestamp b) {
   if (a.never()) return Duration::Infinite();

@@ -101,23 +101,30 @@ Result<int64_t> ParseScaledQuantity(std::string_view text, int scale) {
   ASSIGN_OR_RETURN(Suffix suffix, ParseSuffix(text, s.substr(i)));
 
   // value * 10^scale = mantissa * 2^pow2 * 10^(pow10 + scale - frac_digits)
+  const char* inexact = scale == 3 ? "finer than the smallest unit, one thousandth (1m)"
+                                   : "not a whole number of units";
   i128 v = mantissa;
+  int exp10 = suffix.pow10 + scale - frac_digits;
+  // Cancel 2 * 10^-1 = 5^-1 first, so that "1.5Ei" = 15 * 2^60 / 10 = 3 * 2^59 does
+  // not overflow on the way. 2^pow2 has no factor 5: v must have it, or it is inexact.
+  for (; exp10 < 0 && suffix.pow2 > 0; ++exp10, --suffix.pow2) {
+    if (v % 5 != 0) return Err(Invalid(text, inexact));
+    v /= 5;
+  }
   for (int k = 0; k < suffix.pow2; ++k) {
     v *= 2;
     if (v > kMax) return Err(Invalid(text, "too large"));
   }
-  int exp10 = suffix.pow10 + scale - frac_digits;
   for (; exp10 > 0; --exp10) {
     v *= 10;
     if (v > kMax) return Err(Invalid(text, "too large"));
   }
   for (; exp10 < 0; ++exp10) {
-    if (v % 10 != 0) {
-      return Err(Invalid(text, scale == 3 ? "finer than the smallest unit, one thousandth (1m)"
-                                          : "not a whole number of units"));
-    }
+    if (v % 10 != 0) return Err(Invalid(text, inexact));
     v /= 10;
   }
+  // Without scaling, up to 30 digits can exceed int64 ("9223372036854775808").
+  if (v > kMax) return Err(Invalid(text, "too large"));
   return static_cast<int64_t>(v);
 }
 

@@ -19,7 +19,15 @@ class Limit {
   constexpr int64_t value() const { return v_; }  // REQUIRES: !unlimited()
 
   constexpr bool Allows(int64_t amount) const { return unlimited() || amount <= v_; }
-  friend constexpr Limit operator+(Limit a, int64_t b) { return a.unlimited() ? a : Limit(a.v_ + b); }
+  // Saturating: a finite sum past the int64 range is Unlimited, not a wrapped negative.
+  friend constexpr Limit operator+(Limit a, int64_t b) {
+    int64_t sum = 0;
+    if (a.unlimited()) return a;
+    if (__builtin_add_overflow(a.v_, b, &sum)) {
+      return b > 0 ? Unlimited() : Limit(std::numeric_limits<int64_t>::min());
+    }
+    return Limit(sum);
+  }
   friend constexpr Limit Min(Limit a, Limit b) { return Limit(std::min(a.v_, b.v_)); }
   friend constexpr bool operator==(Limit, Limit) = default;
 

@@ -31,6 +31,7 @@ struct Candidate {
   bool other_queue_borrower;
   int64_t lost;  // GPU-milli x ms of work since the last checkpoint
   Timestamp start;
+  Timestamp created;
   PreemptionReason reason;
 };
 
@@ -53,6 +54,7 @@ class Cycle {
   };
 
   void ClassifyWorkloads();
+  bool MustBorrow(int32_t w, int32_t cq) const;
   void Process(int32_t w, int32_t cq);
   void Pending(int32_t w, int32_t cq, PendingReason reason);
   const ResourceGroup* PrimaryGroup(const ClusterQueue& cq, const PodSet& ps) const;
@@ -87,6 +89,7 @@ class Cycle {
   std::vector<HeldReservation> reservations_;
   std::vector<std::pair<Timestamp, int32_t>> ends_;  // admitted work by end time, built lazily
   bool ends_built_ = false;
+  bool any_evicting_ = false;
 };
 
 Plan Cycle::Run() {
@@ -94,21 +97,25 @@ Plan Cycle::Run() {
   released_.assign(snap_.workloads.size(), false);
   ClassifyWorkloads();
 
-  // Queue heads, lowest key first. Keys: weighted share (0 within nominal), then
-  // the head's priority (higher first), creation time, snapshot position.
-  using Key = std::tuple<int64_t, int32_t, int64_t, int32_t, int32_t>;  // ..., cq
+  // Queue heads, lowest key first: heads that fit within their queue's nominal
+  // quota before heads that must borrow (so reclaimed quota goes to its owner,
+  // not back to a borrower); borrowers by weighted share; then the head's
+  // priority (higher first), creation time, snapshot position.
+  using Key = std::tuple<bool, int64_t, int32_t, int64_t, int32_t, int32_t>;  // ..., cq
   std::priority_queue<Key, std::vector<Key>, std::greater<>> heads;
   auto push = [&](int32_t cq) {
     QueueWork& q = queues_[cq];
     if (q.next >= q.pending.size()) return;
-    const Workload& w = snap_.workloads[q.pending[q.next]];
-    const int64_t share = config_.enable_fair_sharing ? state_.quota().WeightedShare(cq) : 0;
-    heads.emplace(share, -w.priority, w.creation_time.ms, q.pending[q.next], cq);
+    const int32_t w = q.pending[q.next];
+    const bool borrows = MustBorrow(w, cq);
+    const int64_t share = borrows && config_.enable_fair_sharing ? state_.quota().WeightedShare(cq) : 0;
+    const Workload& wl = snap_.workloads[w];
+    heads.emplace(borrows, share, -wl.priority, wl.creation_time.ms, w, cq);
   };
   for (int32_t cq = 0; cq < static_cast<int32_t>(queues_.size()); ++cq) push(cq);
 
   while (!heads.empty()) {
-    const int32_t cq = std::get<4>(heads.top());
+    const int32_t cq = std::get<5>(heads.top());
     heads.pop();
     QueueWork& q = queues_[cq];
     Process(q.pending[q.next++], cq);
@@ -129,10 +136,25 @@ Plan Cycle::Run() {
   return std::move(plan_);
 }
 
+bool Cycle::MustBorrow(int32_t w, int32_t cq) const {
+  const Workload& wl = snap_.workloads[w];
+  const PodSet& ps = wl.pod_sets.front();
+  const ResourceGroup* group = PrimaryGroup(snap_.cluster_queues[cq], ps);
+  if (group == nullptr) return false;
+  for (const FlavorQuotas& fq : group->flavors) {
+    if (!fq.flavor.valid()) continue;
+    if (state_.quota().WithinNominal(cq, fq.flavor.value(), QuotaEstimate(ps, fq.flavor.value(), ps.MinCount()))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void Cycle::ClassifyWorkloads() {
   for (int32_t i = 0; i < static_cast<int32_t>(snap_.workloads.size()); ++i) {
     const Workload& w = snap_.workloads[i];
     if (w.admitted()) {
+      any_evicting_ = any_evicting_ || w.evicting;
       if (w.admission->cluster_queue.valid()) queues_[w.admission->cluster_queue.value()].admitted.push_back(i);
       continue;
     }
@@ -367,11 +389,12 @@ std::vector<Candidate> Cycle::Candidates(int32_t w, int32_t cq, int32_t flavor) 
     const Workload& vw = snap_.workloads[v];
     if (released_[v] || !uses_flavor(vw)) return;
     if (vw.evicting) {
-      out.push_back(Candidate{v, true, vw.priority, borrower, 0, vw.start_time, PreemptionReason::kInClusterQueue});
+      out.push_back(Candidate{v, true, vw.priority, borrower, 0, vw.start_time, vw.creation_time,
+                              PreemptionReason::kInClusterQueue});
       return;
     }
     if (!reason || vw.non_preemptible) return;
-    out.push_back(Candidate{v, false, vw.priority, borrower, lost(vw), vw.start_time, *reason});
+    out.push_back(Candidate{v, false, vw.priority, borrower, lost(vw), vw.start_time, vw.creation_time, *reason});
   };
 
   // Same queue: by priority, per withinClusterQueue.
@@ -423,6 +446,13 @@ std::vector<Candidate> Cycle::Candidates(int32_t w, int32_t cq, int32_t flavor) 
 bool Cycle::TryPreempt(int32_t w, int32_t cq, PendingReason* why) {
   const Workload& wl = snap_.workloads[w];
   QueueWork& q = queues_[cq];
+  const PreemptionConfig& policy = snap_.cluster_queues[cq].preemption;
+  if (policy.within_cluster_queue == WithinClusterQueuePolicy::kNever &&
+      policy.reclaim_within_cohort == ReclaimWithinCohortPolicy::kNever &&
+      policy.borrow_within_cohort == BorrowWithinCohortPolicy::kNever) {
+    // Without a policy only terminating workloads can make room to wait for.
+    if (!any_evicting_) return false;
+  }
   if (q.preemption_failed_at && wl.priority <= *q.preemption_failed_at) return false;
   if (plan_.counters.preemption_searches >= config_.max_preemption_searches) return false;
   ++plan_.counters.preemption_searches;
@@ -435,10 +465,11 @@ bool Cycle::TryPreempt(int32_t w, int32_t cq, PendingReason* why) {
     std::vector<Candidate> candidates = Candidates(w, cq, f);
     if (candidates.empty()) continue;
     // Cheapest first: already terminating, lowest priority, borrowers from other
-    // queues, least work lost since the last checkpoint, newest, position.
+    // queues, least work lost since the last checkpoint, started last, created
+    // last, position.
     std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-      return std::tie(b.evicting, a.priority, b.other_queue_borrower, a.lost, b.start, a.workload) <
-             std::tie(a.evicting, b.priority, a.other_queue_borrower, b.lost, a.start, b.workload);
+      return std::tie(b.evicting, a.priority, b.other_queue_borrower, a.lost, b.start, b.created, a.workload) <
+             std::tie(a.evicting, b.priority, a.other_queue_borrower, b.lost, a.start, a.created, b.workload);
     });
 
     const size_t cp = state_.Checkpoint();

@@ -151,7 +151,7 @@ std::string DescribePending(const ClusterSnapshot& s, WorkloadId id, const Pendi
       break;
   }
   if (r.preemption_never) out += "; preemptionPolicy Never: it waits and preempts nothing";
-  if (r.no_victims) out += "; no lower-priority workload can be preempted to make room";
+  if (r.no_victims) out += "; no workload its ClusterQueue's preemption policy lets it preempt would make room";
   if (!r.estimated_start.never()) {
     out += fmt::format("; estimated start in {} (capacity reserved)", FormatDuration(r.estimated_start - now));
   }

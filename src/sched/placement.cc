@@ -42,6 +42,10 @@ struct Placer::Context {
   std::vector<int32_t> used_nodes;
   bool quota_stopped = false;
   FlavorAttempt* why = nullptr;
+  // The flavor's capacity before this pod set was placed, for explanations.
+  int64_t largest_whole_before = 0;
+  int64_t best_fraction_before = 0;
+  int64_t free_before = 0;
 };
 
 bool Placer::Accepts(const Context& ctx, int32_t node, int64_t pods_on_node) const {
@@ -272,42 +276,28 @@ void Placer::ExplainCapacity(const Context& ctx, int32_t placed, FlavorAttempt* 
   why->pod_set = static_cast<int32_t>(ctx.ps - ctx.w->pod_sets.data());
   why->pods_needed = ctx.ps->MinCount();
   why->pods_placed = placed;
-  why->free_gpu_milli = idx.free_milli;
+  why->free_gpu_milli = ctx.free_before;
   why->nodes = static_cast<int32_t>(idx.members.size());
   if (ctx.whole > 0) {
     why->pod_gpu_milli = ctx.whole * 1000;
-    why->largest_free_milli = cap.LargestWholeBlock(ctx.flavor) * 1000;
-    why->bottleneck = why->largest_free_milli < why->pod_gpu_milli ? CapacityBottleneck::kWholeGpus
-                      : placed > 0                                  ? CapacityBottleneck::kGangSize
-                                                                    : CapacityBottleneck::kCpuMemory;
+    why->largest_free_milli = ctx.largest_whole_before * 1000;
   } else if (ctx.fraction > 0 || ctx.gpu_memory > 0) {
     why->pod_gpu_milli = ctx.gpu_memory > 0 ? GpuMemoryToMilli(ctx.gpu_memory, idx.max_device_memory) : ctx.fraction;
-    int64_t best = idx.whole_free > 0 ? 1000 : (idx.partial.empty() ? 0 : idx.partial.rbegin()->first);
-    why->largest_free_milli = best;
-    why->bottleneck = best < why->pod_gpu_milli ? CapacityBottleneck::kFraction
-                      : placed > 0              ? CapacityBottleneck::kGangSize
-                                                : CapacityBottleneck::kCpuMemory;
-  } else {
-    why->bottleneck = placed > 0 ? CapacityBottleneck::kGangSize : CapacityBottleneck::kCpuMemory;
+    why->largest_free_milli = ctx.best_fraction_before;
   }
+  const bool gpus_short = why->pod_gpu_milli > 0 && why->largest_free_milli < why->pod_gpu_milli;
+  why->bottleneck = gpus_short    ? (ctx.whole > 0 ? CapacityBottleneck::kWholeGpus : CapacityBottleneck::kFraction)
+                    : placed > 0 ? CapacityBottleneck::kGangSize
+                                 : CapacityBottleneck::kCpuMemory;
   if (why->code == PendingCode::kNoCapacity && why->bottleneck == CapacityBottleneck::kCpuMemory &&
       (!ctx.ps->node_selector.empty() || idx.any_tainted)) {
-    // Selectors or taints may be what excludes the nodes; say so only when none accepts at all.
-    bool any = false;
-    Context probe = ctx;
-    probe.rack = -1;
-    probe.avoid_used = false;
-    for (int32_t n : idx.members) {
-      const auto& s = cap.node(n);
+    // Selectors or taints may be what excludes the nodes: say so when none accepts at all.
+    std::vector<Toleration> tols = ctx.ps->tolerations;
+    tols.insert(tols.end(), ctx.flavor_tolerations->begin(), ctx.flavor_tolerations->end());
+    const bool any = std::any_of(idx.members.begin(), idx.members.end(), [&](int32_t n) {
       const Node& node = state_.snapshot().nodes[n];
-      if (!s.schedulable) continue;
-      if (probe.needs_label_check && !node.labels.Matches(ctx.ps->node_selector)) continue;
-      std::vector<Toleration> tols = ctx.ps->tolerations;
-      tols.insert(tols.end(), ctx.flavor_tolerations->begin(), ctx.flavor_tolerations->end());
-      if (!ToleratesAll(node.taints, tols)) continue;
-      any = true;
-      break;
-    }
+      return node.labels.Matches(ctx.ps->node_selector) && ToleratesAll(node.taints, tols);
+    });
     if (!any) why->code = PendingCode::kNoMatchingNodes;
   }
 }
@@ -343,6 +333,12 @@ bool Placer::PlacePodSet(const Workload& w, int p, int32_t cq, int32_t flavor, P
   ctx.needs_label_check = !ps.node_selector.empty();
   ctx.needs_taint_check = cap.flavor(flavor).any_tainted;
   ctx.require_nvlink = ps.topology == TopologyPreference::kSameNvlink;
+  if (why != nullptr) {
+    const auto& idx = cap.flavor(flavor);
+    ctx.largest_whole_before = cap.LargestWholeBlock(flavor);
+    ctx.best_fraction_before = idx.whole_free > 0 ? 1000 : (idx.partial.empty() ? 0 : idx.partial.rbegin()->first);
+    ctx.free_before = idx.free_milli;
+  }
 
   out->flavor = FlavorId(flavor);
   out->count = 0;
