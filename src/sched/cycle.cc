@@ -48,7 +48,9 @@ class Cycle {
     size_t next = 0;
     std::vector<int32_t> admitted;  // in the snapshot
     WorkloadId strict_blocker;      // StrictFIFO: the head that could not be admitted
-    std::optional<int32_t> preemption_failed_at;  // priority of the last failed search
+    // The last failed preemption search: (priority, GPU milli requested). Work of
+    // no higher priority asking no less cannot succeed either this cycle.
+    std::optional<std::pair<int32_t, int64_t>> preemption_failed;
     bool reserved = false;          // one reservation per queue per cycle
     int32_t position = 0;
   };
@@ -130,7 +132,7 @@ Plan Cycle::Run() {
   plan_.fragmentation = state_.capacity().Fragmentation();
   plan_.counters.placement_attempts = placer_.placement_attempts();
   if (config_.check_invariants) {
-    Status s = CheckPlanInvariants(snap_, plan_);
+    Status s = CheckPlanInvariants(snap_, plan_, config_);
     TESSERA_CHECK(s.ok(), "{}", s.ToString());
   }
   return std::move(plan_);
@@ -453,7 +455,11 @@ bool Cycle::TryPreempt(int32_t w, int32_t cq, PendingReason* why) {
     // Without a policy only terminating workloads can make room to wait for.
     if (!any_evicting_) return false;
   }
-  if (q.preemption_failed_at && wl.priority <= *q.preemption_failed_at) return false;
+  const int64_t gpu_request = wl.TotalRequests().gpu();
+  if (q.preemption_failed && wl.priority <= q.preemption_failed->first && gpu_request >= q.preemption_failed->second) {
+    why->no_victims = true;
+    return false;
+  }
   if (plan_.counters.preemption_searches >= config_.max_preemption_searches) return false;
   ++plan_.counters.preemption_searches;
 
@@ -513,7 +519,7 @@ bool Cycle::TryPreempt(int32_t w, int32_t cq, PendingReason* why) {
     }
     return true;
   }
-  q.preemption_failed_at = wl.priority;
+  q.preemption_failed = std::pair{wl.priority, gpu_request};
   why->no_victims = true;
   return false;
 }

@@ -1,0 +1,36 @@
+# The two set-up commands of the README: `make run` and `make test`.
+# Both install what is missing (scripts/install-deps.sh), configure and build.
+BUILD_DIR ?= build
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+JOBS ?= $(shell nproc)
+
+.PHONY: all deps configure build test bench run asan clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+configure: deps
+	@test -f $(BUILD_DIR)/build.ninja || cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS)
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+bench: build
+	bench/run_all.sh $(BUILD_DIR)
+
+# Until the API server lands, `make run` shows the scheduler core at work on a
+# generated fleet.
+run: build
+	$(BUILD_DIR)/src/tessera demo
+
+# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
+asan:
+	$(MAKE) test BUILD_DIR=build-asan CMAKE_FLAGS="-DCMAKE_BUILD_TYPE=Debug -DTESSERA_SANITIZE=ON -DTESSERA_BUILD_BENCH=OFF"
+
+clean:
+	rm -rf $(BUILD_DIR) build-asan
