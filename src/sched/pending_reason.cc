@@ -24,6 +24,10 @@ std::string DescribeAttempt(const ClusterSnapshot& s, const Workload& w, const s
                                     ResourceName(a.resource), flavor, FormatAmount(a.resource, a.used),
                                     FormatAmount(a.resource, a.nominal), FormatAmount(a.resource, a.requested));
       if (!a.in_cohort) return out + ", not in a cohort (cannot borrow)";
+      if (a.used + a.requested <= a.nominal) {
+        return out + ": within nominal, but the cohort has lent the rest to other queues; it returns as their work ends "
+                     "or is reclaimed by preemption (reclaimWithinCohort)";
+      }
       out += fmt::format(", cohort can lend {}", FormatAmount(a.resource, a.cohort_can_lend));
       if (!a.borrowing_limit.unlimited()) {
         out += fmt::format(", borrowing limit {}", FormatAmount(a.resource, a.borrowing_limit.value()));

@@ -74,7 +74,7 @@ ClusterSnapshot MakeSyntheticFleet(const SyntheticFleetSpec& spec) {
 
   // Equal nominal shares of each flavor's GPUs (and CPU/memory in proportion).
   const int64_t flavor_gpus = int64_t{spec.nodes / 2} * spec.gpus_per_node;
-  const int64_t per_queue_gpu = flavor_gpus * 1000 / std::max(1, spec.cluster_queues);
+  const int64_t per_queue_gpu = flavor_gpus / std::max(1, spec.cluster_queues) * 1000;  // whole GPUs
   const auto classes = DefaultPriorityClasses();
   for (int32_t q = 0; q < spec.cluster_queues; ++q) {
     ClusterQueue cq;

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "domain/quantity.h"
+#include "sched/apply_plan.h"
 #include "sched/cycle.h"
 #include "sched/invariants.h"
 #include "sched/pending_reason.h"
@@ -53,6 +54,14 @@ struct Options {
     return it == kv.end() ? def : it->second;
   }
 };
+
+// A misspelt option must not be silently ignored.
+Status AllUsed(const Options& o) {
+  for (const auto& [k, v] : o.kv) {
+    if (!o.used.count(k)) return Status::InvalidArgument(fmt::format("unknown option \"{}\"", k));
+  }
+  return Status::Ok();
+}
 
 Options ParseOptions(const std::vector<std::string>& words, size_t from) {
   Options o;
@@ -231,7 +240,7 @@ Status Runner::AddNode(const std::string& name, Options& o) {
     }
   }
   snap_.nodes.push_back(std::move(n));
-  return Status::Ok();
+  return AllUsed(o);
 }
 
 Result<Workload> Runner::ParseWorkload(const std::string& key, Options& o) {
@@ -294,6 +303,7 @@ Status Runner::Line(const std::vector<std::string>& words, const std::string& ra
     ResourceFlavor f{.name = words[1]};
     ASSIGN_OR_RETURN(f.node_labels, ParseLabels(o.Get("labels")));
     ASSIGN_OR_RETURN(f.tolerations, ParseTolerations(o.Get("tolerations")));
+    RETURN_IF_ERROR(AllUsed(o));
     snap_.flavors.push_back(std::move(f));
   } else if (cmd == "node") {
     RETURN_IF_ERROR(need(2));
@@ -339,6 +349,7 @@ Status Runner::Line(const std::vector<std::string>& words, const std::string& ra
       cq.preemption.borrow_max_priority_threshold = static_cast<int32_t>(t);
     }
     cq.stopped = o.Get("stopped") == "true";
+    RETURN_IF_ERROR(AllUsed(o));
     snap_.cluster_queues.push_back(std::move(cq));
   } else if (cmd == "quota") {
     RETURN_IF_ERROR(need(4));
@@ -487,6 +498,7 @@ Status Runner::Line(const std::vector<std::string>& words, const std::string& ra
       }
       w.evicting = o.Get("evicting") == "true";
     }
+    RETURN_IF_ERROR(AllUsed(o));
     w.ns = NamespaceId(NamespaceIndex(w.namespace_name));
     snap_.workloads.push_back(std::move(w));
   } else if (cmd == "repeat") {
@@ -701,18 +713,7 @@ Status Runner::RunCycleAndCheck() {
   line_no_ = saved_line;
   expectations_.clear();
 
-  // Apply: admitted -> running; victims -> pending again (requeued).
-  for (const AdmitDecision& a : plan.admissions) {
-    Workload& w = snap_.workloads[a.workload.value()];
-    w.admission = a.admission;
-    w.start_time = now_;
-  }
-  for (const PreemptDecision& p : plan.preemptions) {
-    Workload& w = snap_.workloads[p.victim.value()];
-    w.admission.reset();
-    w.evicting = false;
-    w.last_checkpoint.reset();
-  }
+  ApplyPlan(snap_, plan, now_);
   return Status::Ok();
 }
 
