@@ -159,17 +159,24 @@ std::string FormatMilliDecimal(int64_t milli) {
 
 std::string FormatBytes(int64_t bytes) {
   if (bytes == 0) return "0";
-  static constexpr const char* kBinary[] = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
+  // The shortest exact form; binary suffixes win ties ("256Gi", "1500M", "1E").
+  std::string best = fmt::format("{}", bytes);
+  static constexpr const char* kBinary[] = {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
   for (int i = 0; i < 6; ++i) {
-    int64_t unit = int64_t{1} << (10 * (6 - i));
-    if (bytes % unit == 0) return fmt::format("{}{}", bytes / unit, kBinary[i]);
+    const int64_t unit = int64_t{1} << (10 * (i + 1));
+    if (bytes % unit != 0) break;
+    std::string s = fmt::format("{}{}", bytes / unit, kBinary[i]);
+    if (s.size() <= best.size()) best = std::move(s);
   }
-  static constexpr const char* kDecimal[] = {"E", "P", "T", "G", "M", "k"};
-  int64_t unit = 1'000'000'000'000'000'000;
-  for (int i = 0; i < 6; ++i, unit /= 1000) {
-    if (bytes % unit == 0) return fmt::format("{}{}", bytes / unit, kDecimal[i]);
+  static constexpr const char* kDecimal[] = {"k", "M", "G", "T", "P", "E"};
+  int64_t unit = 1;
+  for (int i = 0; i < 6; ++i) {
+    unit *= 1000;
+    if (bytes % unit != 0) break;
+    std::string s = fmt::format("{}{}", bytes / unit, kDecimal[i]);
+    if (s.size() < best.size()) best = std::move(s);
   }
-  return fmt::format("{}", bytes);
+  return best;
 }
 
 }  // namespace tessera

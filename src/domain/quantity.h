@@ -38,8 +38,8 @@ std::string FormatMilli(int64_t milli);
 // "4" for 4000, "0.25" for 250: the form a data scientist types for GPUs.
 std::string FormatMilliDecimal(int64_t milli);
 
-// "256Gi" when exact in a binary suffix, "1500M" when exact in a decimal one
-// (largest suffix first), else plain bytes.
+// The shortest exact form: "256Gi", "1500M", "1E", or plain bytes; binary
+// suffixes win ties.
 std::string FormatBytes(int64_t bytes);
 
 }  // namespace tessera
