@@ -74,6 +74,8 @@ class Cycle {
   void Reserve(int32_t w, int32_t cq, int32_t flavor, PendingReason* why);
   void HoldReservation(HeldReservation& r);
   void LiftReservation(HeldReservation& r);
+  // Takes, where free, the part of a reservation's devices it could not hold when made.
+  void ClaimUnheld(const HeldReservation& r);
 
   Timestamp EndOf(const Workload& w) const {
     if (w.evicting) return now_;
@@ -212,11 +214,15 @@ const ResourceGroup* Cycle::PrimaryGroup(const ClusterQueue& cq, const PodSet& p
 Resources Cycle::QuotaEstimate(const PodSet& ps, int32_t flavor, int32_t pods) const {
   Resources r = ps.requests;
   int64_t gpu = r.gpu();
-  if (gpu == 0 && r.get(ResourceKind::kGpuMemory) > 0) {
-    // Lower bound: the fraction on the flavor's largest device.
-    gpu = GpuMemoryToMilli(r.get(ResourceKind::kGpuMemory), state_.capacity().flavor(flavor).max_device_memory);
+  const int64_t gpu_memory = r.get(ResourceKind::kGpuMemory);
+  if (gpu == 0 && gpu_memory > 0) {
+    // With sharing, a lower bound: the fraction on the flavor's largest device.
+    gpu = config_.enable_gpu_sharing
+              ? GpuMemoryToMilli(gpu_memory, state_.capacity().flavor(flavor).max_device_memory)
+              : 1000;
+  } else if (gpu > 0 && gpu < 1000 && !config_.enable_gpu_sharing) {
+    gpu = 1000;
   }
-  if (gpu > 0 && gpu < 1000 && !config_.enable_gpu_sharing) gpu = 1000;
   r.set(ResourceKind::kGpu, gpu);
   return r * pods;
 }
@@ -503,9 +509,9 @@ bool Cycle::TryPreempt(int32_t w, int32_t cq, PendingReason* why) {
         state_.Apply(v, *v.admission, -1);
       }
     }
-    // Hold the room for the preemptor so that nothing else takes it this cycle.
-    auto held = TryAdmit(w, cq, f, nullptr);
-    TESSERA_CHECK(held.has_value(), "workload {} fitted during the victim search but not after", wl.Key());
+    // Victims keep their room until they have terminated: nothing else may be
+    // placed on it this cycle, and the preemptor is admitted in a later one.
+    state_.Rollback(cp);
     why->code = PendingCode::kWaitingForPreemption;
     why->victims = 0;
     for (size_t i = 0; i < chosen; ++i) {
@@ -581,20 +587,39 @@ void Cycle::Reserve(int32_t w, int32_t cq, int32_t flavor, PendingReason* why) {
   for (const PodSet& ps : wl.pod_sets) whole_needed += (ps.requests.gpu() / 1000) * ps.MinCount();
 
   // Replay the ends of running work in time order until the workload fits.
+  // Victims chosen this cycle end now. Earlier reservations claim, from their
+  // start, the part of their devices that was still busy when they were made.
   const size_t cp = state_.Checkpoint();
   std::optional<Admission> found;
   Timestamp start = Timestamp::Never();
-  for (size_t i = 0; i < ends_.size() && !found; ++i) {
-    const auto [end, v] = ends_[i];
-    if (released_[v]) continue;
-    const Workload& vw = snap_.workloads[v];
-    state_.Apply(vw, *vw.admission, -1);
-    if (i + 1 < ends_.size() && ends_[i + 1].first == end) continue;  // release all that end together
-    if (state_.capacity().flavor(flavor).whole_free < whole_needed) continue;
+  std::vector<bool> claimed(reservations_.size(), false);
+  auto claim_started = [&](Timestamp t) {
+    for (size_t r = 0; r < reservations_.size(); ++r) {
+      if (claimed[r] || reservations_[r].reservation.start > t) continue;
+      claimed[r] = true;
+      ClaimUnheld(reservations_[r]);
+    }
+  };
+  auto try_at = [&](Timestamp t) {
+    claim_started(t);
+    if (state_.capacity().flavor(flavor).whole_free < whole_needed) return;
     const size_t sub = state_.Checkpoint();
     found = TryAdmit(w, cq, flavor, nullptr);
     state_.Rollback(sub);
-    if (found) start = end;
+    if (found) start = t;
+  };
+  bool any_released = false;
+  for (size_t v = 0; v < released_.size(); ++v) {
+    if (!released_[v]) continue;
+    state_.Apply(snap_.workloads[v], *snap_.workloads[v].admission, -1);
+    any_released = true;
+  }
+  if (any_released) try_at(now_);
+  for (size_t i = 0; i < ends_.size() && !found; ++i) {
+    const auto [end, v] = ends_[i];
+    if (!released_[v]) state_.Apply(snap_.workloads[v], *snap_.workloads[v].admission, -1);
+    if (i + 1 < ends_.size() && ends_[i + 1].first == end) continue;  // release all that end together
+    try_at(end);
   }
   state_.Rollback(cp);
   if (!found) return;
@@ -637,6 +662,23 @@ void Cycle::HoldReservation(HeldReservation& r) {
     }
   }
   r.lifted = false;
+}
+
+void Cycle::ClaimUnheld(const HeldReservation& r) {
+  const CapacityState& cap = state_.capacity();
+  for (const PodSetAssignment& a : r.admission.pod_sets) {
+    for (const PodPlacement& pod : a.pods) {
+      const int32_t first = cap.node(pod.node.value()).first_device;
+      for (const DeviceShare& s : pod.gpus) {
+        int64_t held = 0;
+        for (const auto& [d, milli] : r.held_devices) {
+          if (d == first + s.device) held += milli;
+        }
+        const int64_t take = std::min(s.milli - held, std::max<int64_t>(0, cap.device(first + s.device).free_milli));
+        if (take > 0) state_.TakeDevice(first + s.device, take);
+      }
+    }
+  }
 }
 
 void Cycle::LiftReservation(HeldReservation& r) {

@@ -50,7 +50,7 @@ Status CheckPlanInvariants(const ClusterSnapshot& s, const Plan& plan, const Sch
   std::map<Cell, int64_t> usage;
   std::set<Cell> touched;
   std::vector<Resources> ns_requests(s.namespaces.size()), ns_limits(s.namespaces.size());
-  std::set<int32_t> ns_touched;
+  std::set<std::pair<int32_t, int>> ns_touched;  // (namespace, kind) this plan adds to
   std::set<std::pair<int32_t, int32_t>> devices_touched;
   std::set<int32_t> nodes_touched;
 
@@ -74,9 +74,12 @@ Status CheckPlanInvariants(const ClusterSnapshot& s, const Plan& plan, const Sch
           if (is_new && charge.get(k) > 0) touched.insert(c);
         }
         if (w.ns.valid()) {
+          const Resources limit = PodLimitCharge(ps, pod);
           ns_requests[w.ns.value()] += charge;
-          ns_limits[w.ns.value()] += PodLimitCharge(ps, pod);
-          if (is_new) ns_touched.insert(w.ns.value());
+          ns_limits[w.ns.value()] += limit;
+          for (ResourceKind k : kAllResourceKinds) {
+            if (is_new && (charge.get(k) > 0 || limit.get(k) > 0)) ns_touched.insert({w.ns.value(), static_cast<int>(k)});
+          }
         }
       }
     }
@@ -195,15 +198,14 @@ Status CheckPlanInvariants(const ClusterSnapshot& s, const Plan& plan, const Sch
       }
     }
   }
-  for (int32_t ns : ns_touched) {
+  for (const auto& [ns, kind_index] : ns_touched) {
+    const auto k = static_cast<ResourceKind>(kind_index);
     for (const ResourceQuota& rq : s.namespaces[ns].quotas) {
-      for (ResourceKind k : kAllResourceKinds) {
-        const auto& hr = rq.hard_requests[static_cast<int>(k)];
-        const auto& hl = rq.hard_limits[static_cast<int>(k)];
-        if ((hr && ns_requests[ns].get(k) > *hr) || (hl && ns_limits[ns].get(k) > *hl)) {
-          return Broken(fmt::format("namespace {} exceeds ResourceQuota {} on {}", s.namespaces[ns].name, rq.name,
-                                    ResourceName(k)));
-        }
+      const auto& hr = rq.hard_requests[kind_index];
+      const auto& hl = rq.hard_limits[kind_index];
+      if ((hr && ns_requests[ns].get(k) > *hr) || (hl && ns_limits[ns].get(k) > *hl)) {
+        return Broken(fmt::format("namespace {} exceeds ResourceQuota {} on {}", s.namespaces[ns].name, rq.name,
+                                  ResourceName(k)));
       }
     }
   }

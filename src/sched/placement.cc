@@ -38,6 +38,7 @@ struct Placer::Context {
   bool require_nvlink = false;
   int32_t rack = -1;             // restrict to this rack
   int32_t pin_node = -1;         // restrict to this node (same-node pod sets)
+  int64_t min_device_memory = 0; // whole devices must have this much memory
   bool avoid_used = false;       // spread: skip nodes this pod set already uses
   std::vector<int32_t> used_nodes;
   bool quota_stopped = false;
@@ -70,6 +71,14 @@ bool Placer::Accepts(const Context& ctx, int32_t node, int64_t pods_on_node) con
     }
   }
   if (ctx.require_nvlink && ctx.whole > 1 && !HasNvlinkBlock(node, ctx.whole)) return false;
+  if (ctx.min_device_memory > 0 && ctx.whole > 0) {
+    int32_t big_enough = 0;
+    const CapacityState& cap = state_.capacity();
+    for (int32_t d = s.first_device; d < s.first_device + s.num_devices; ++d) {
+      if (cap.device(d).free_milli == 1000 && cap.device(d).memory_bytes >= ctx.min_device_memory) ++big_enough;
+    }
+    if (big_enough < ctx.whole * pods_on_node) return false;
+  }
   return true;
 }
 
@@ -124,13 +133,13 @@ int32_t Placer::PickWholeNode(const Context& ctx, int32_t k, int64_t pods_on_nod
   return fallback;
 }
 
-std::vector<int32_t> Placer::ChooseWholeDevices(int32_t node, int32_t k) const {
+std::vector<int32_t> Placer::ChooseWholeDevices(int32_t node, int32_t k, int64_t min_memory) const {
   const CapacityState& cap = state_.capacity();
   const auto& s = cap.node(node);
   // Group free devices by domain, in device order.
   std::vector<std::pair<int32_t, std::vector<int32_t>>> domains;
   for (int32_t d = s.first_device; d < s.first_device + s.num_devices; ++d) {
-    if (cap.device(d).free_milli != 1000) continue;
+    if (cap.device(d).free_milli != 1000 || cap.device(d).memory_bytes < min_memory) continue;
     const int32_t dom = cap.device(d).nvlink_domain;
     auto it = std::find_if(domains.begin(), domains.end(), [&](const auto& e) { return e.first == dom; });
     if (it == domains.end()) {
@@ -166,7 +175,7 @@ bool Placer::PlaceOnePod(Context& ctx, PodSetAssignment* out) {
   if (ctx.whole > 0) {
     node = PickWholeNode(ctx, ctx.whole, 1);
     if (node < 0) return false;
-    for (int32_t d : ChooseWholeDevices(node, ctx.whole)) takes.emplace_back(d, 1000);
+    for (int32_t d : ChooseWholeDevices(node, ctx.whole, ctx.min_device_memory)) takes.emplace_back(d, 1000);
   } else if (ctx.fraction > 0 || ctx.gpu_memory > 0) {
     const auto& idx = cap.flavor(ctx.flavor);
     auto need_on = [&](int32_t d) {
@@ -327,7 +336,9 @@ bool Placer::PlacePodSet(const Workload& w, int p, int32_t cq, int32_t flavor, P
     if (config_.enable_gpu_sharing) {
       ctx.gpu_memory = ps.requests.get(ResourceKind::kGpuMemory);
     } else {
+      // Without sharing: a whole device that has at least that much memory.
       ctx.whole = 1;
+      ctx.min_device_memory = ps.requests.get(ResourceKind::kGpuMemory);
     }
   }
   ctx.needs_label_check = !ps.node_selector.empty();

@@ -45,7 +45,7 @@ class Placer {
   bool Accepts(const Context& ctx, int32_t node, int64_t pods_on_node) const;
   int32_t PickWholeNode(const Context& ctx, int32_t k, int64_t pods_on_node) const;
   bool HasNvlinkBlock(int32_t node, int32_t k) const;
-  std::vector<int32_t> ChooseWholeDevices(int32_t node, int32_t k) const;
+  std::vector<int32_t> ChooseWholeDevices(int32_t node, int32_t k, int64_t min_memory) const;
   bool PlaceOnePod(Context& ctx, PodSetAssignment* out);
   int32_t PlaceLoop(Context& ctx, int32_t count, PodSetAssignment* out);
   bool PlaceSameNode(Context& ctx, int32_t count, PodSetAssignment* out);
