@@ -122,19 +122,22 @@ void CapacityState::IndexDevice(int32_t device, bool insert) {
 void CapacityState::TakeDevice(int32_t device, int64_t milli) {
   Device& d = devices_[device];
   NodeState& s = nodes_[d.node];
-  const bool indexed = !s.flavors.empty();
-  if (indexed) {
-    IndexNode(d.node, false);
-    IndexDevice(device, false);
-  }
-  if (d.free_milli == 1000) --s.whole_free;
+  const int64_t old_free = std::max<int64_t>(d.free_milli, 0);
+  const bool was_whole = d.free_milli == 1000;
   d.free_milli -= milli;
-  if (d.free_milli == 1000) ++s.whole_free;
   TESSERA_CHECK(d.free_milli <= 1000, "device {} of node {} would have {}m free", d.local, d.node, d.free_milli);
-  if (indexed) {
-    IndexDevice(device, true);
-    IndexNode(d.node, true);
+  const int64_t new_free = std::max<int64_t>(d.free_milli, 0);
+  const bool now_whole = d.free_milli == 1000;
+  // Only the node's bucket changes when a device turns whole or stops being whole.
+  if (was_whole != now_whole) IndexNode(d.node, false);
+  s.whole_free += static_cast<int32_t>(now_whole) - static_cast<int32_t>(was_whole);
+  for (int32_t f : s.flavors) {
+    FlavorIndex& idx = flavors_[f];
+    idx.free_milli += new_free - old_free;
+    if (old_free > 0 && old_free < 1000) idx.partial.erase({old_free, device});
+    if (new_free > 0 && new_free < 1000) idx.partial.emplace(new_free, device);
   }
+  if (was_whole != now_whole) IndexNode(d.node, true);
 }
 
 void CapacityState::TakeNodeResources(int32_t node, int64_t cpu_milli, int64_t memory_bytes) {

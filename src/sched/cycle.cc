@@ -43,8 +43,21 @@ class Cycle {
   Plan Run();
 
  private:
+  // What ordering and the first checks need of a pending workload, packed so that
+  // serving 100,000 queue heads does not chase pointers into every Workload.
+  struct Entry {
+    int32_t priority;
+    int64_t created_ms;
+    int32_t workload;
+    int32_t min_count;      // of the first pod set
+    bool wants_gpu;
+    bool single_pod_set;
+    bool never_preempts;    // preemptionPolicy Never
+    int64_t total_gpu;      // milli-GPU of the whole workload at full count
+    Resources requests;     // per pod, of the first pod set
+  };
   struct QueueWork {
-    std::vector<int32_t> pending;   // ordered
+    std::vector<Entry> pending;     // ordered
     size_t next = 0;
     std::vector<int32_t> admitted;  // in the snapshot
     WorkloadId strict_blocker;      // StrictFIFO: the head that could not be admitted
@@ -56,17 +69,29 @@ class Cycle {
   };
 
   void ClassifyWorkloads();
-  bool MustBorrow(int32_t w, int32_t cq) const;
-  void Process(int32_t w, int32_t cq);
-  void Pending(int32_t w, int32_t cq, PendingReason reason);
-  const ResourceGroup* PrimaryGroup(const ClusterQueue& cq, const PodSet& ps) const;
-  Resources QuotaEstimate(const PodSet& ps, int32_t flavor, int32_t pods) const;
+  bool MustBorrow(const Entry& e, int32_t cq) const;
+  void Process(const Entry& e, int32_t cq);
+  // Fast path for the common case of a full queue: true when no flavor's quota
+  // can take even the gang minimum, with the reason filled in as TryAdmit would,
+  // without touching the Workload itself (a cache miss per workload at scale).
+  bool QuotaExhausted(const Entry& e, int32_t cq, PendingReason* why) const;
+  void Pending(int32_t w, int32_t cq, PendingReason&& reason);
+  // The resource group whose flavors a pod set is tried in: the one covering GPUs
+  // for GPU work, the one covering CPU otherwise.
+  const ResourceGroup* PrimaryGroup(const ClusterQueue& cq, bool wants_gpu) const;
+  const ResourceGroup* PrimaryGroup(const ClusterQueue& cq, const PodSet& ps) const {
+    return PrimaryGroup(cq, ps.requests.gpu() > 0 || ps.requests.get(ResourceKind::kGpuMemory) > 0);
+  }
+  Resources QuotaEstimate(const PodSet& ps, int32_t flavor, int32_t pods) const {
+    return QuotaEstimate(ps.requests, flavor, pods);
+  }
+  Resources QuotaEstimate(const Resources& per_pod, int32_t flavor, int32_t pods) const;
 
   // Admission attempts. On success the admission's usage stays applied.
   std::optional<Admission> TryAdmit(int32_t w, int32_t cq, int32_t only_flavor, PendingReason* why);
   bool FitsNow(int32_t w, int32_t cq, int32_t flavor);  // tries and rolls back
 
-  bool TryPreempt(int32_t w, int32_t cq, PendingReason* why);
+  bool TryPreempt(const Entry& e, int32_t cq, PendingReason* why);
   std::vector<Candidate> Candidates(int32_t w, int32_t cq, int32_t flavor) const;
 
   std::optional<Admission> TryBackfillShort(int32_t w, int32_t cq, PendingReason* why);
@@ -99,6 +124,7 @@ class Cycle {
 Plan Cycle::Run() {
   queues_.resize(snap_.cluster_queues.size());
   released_.assign(snap_.workloads.size(), false);
+  plan_.pending.reserve(snap_.workloads.size());
   ClassifyWorkloads();
 
   // Queue heads, lowest key first: heads that fit within their queue's nominal
@@ -110,11 +136,10 @@ Plan Cycle::Run() {
   auto push = [&](int32_t cq) {
     QueueWork& q = queues_[cq];
     if (q.next >= q.pending.size()) return;
-    const int32_t w = q.pending[q.next];
-    const bool borrows = MustBorrow(w, cq);
+    const Entry& e = q.pending[q.next];
+    const bool borrows = MustBorrow(e, cq);
     const int64_t share = borrows && config_.enable_fair_sharing ? state_.quota().WeightedShare(cq) : 0;
-    const Workload& wl = snap_.workloads[w];
-    heads.emplace(borrows, share, -wl.priority, wl.creation_time.ms, w, cq);
+    heads.emplace(borrows, share, -e.priority, e.created_ms, e.workload, cq);
   };
   for (int32_t cq = 0; cq < static_cast<int32_t>(queues_.size()); ++cq) push(cq);
 
@@ -140,14 +165,12 @@ Plan Cycle::Run() {
   return std::move(plan_);
 }
 
-bool Cycle::MustBorrow(int32_t w, int32_t cq) const {
-  const Workload& wl = snap_.workloads[w];
-  const PodSet& ps = wl.pod_sets.front();
-  const ResourceGroup* group = PrimaryGroup(snap_.cluster_queues[cq], ps);
+bool Cycle::MustBorrow(const Entry& e, int32_t cq) const {
+  const ResourceGroup* group = PrimaryGroup(snap_.cluster_queues[cq], e.wants_gpu);
   if (group == nullptr) return false;
   for (const FlavorQuotas& fq : group->flavors) {
     if (!fq.flavor.valid()) continue;
-    if (state_.quota().WithinNominal(cq, fq.flavor.value(), QuotaEstimate(ps, fq.flavor.value(), ps.MinCount()))) {
+    if (state_.quota().WithinNominal(cq, fq.flavor.value(), QuotaEstimate(e.requests, fq.flavor.value(), e.min_count))) {
       return false;
     }
   }
@@ -165,54 +188,61 @@ void Cycle::ClassifyWorkloads() {
     PendingReason reason;
     if (!w.local_queue.valid()) {
       reason.code = PendingCode::kNoLocalQueue;
-      Pending(i, -1, reason);
+      Pending(i, -1, std::move(reason));
       continue;
     }
     const LocalQueue& lq = snap_.local_queue(w.local_queue);
     if (!lq.cluster_queue.valid()) {
       reason.code = PendingCode::kNoClusterQueue;
-      Pending(i, -1, reason);
+      Pending(i, -1, std::move(reason));
       continue;
     }
     const int32_t cq = lq.cluster_queue.value();
     const ClusterQueue& q = snap_.cluster_queues[cq];
     if (q.stopped || !q.inactive_reason.empty()) {
       reason.code = PendingCode::kClusterQueueInactive;
-      Pending(i, cq, reason);
+      Pending(i, cq, std::move(reason));
       continue;
     }
     if (q.namespace_selector && w.ns.valid() && !snap_.namespaces[w.ns.value()].labels.Matches(*q.namespace_selector)) {
       reason.code = PendingCode::kNamespaceNotSelected;
-      Pending(i, cq, reason);
+      Pending(i, cq, std::move(reason));
       continue;
     }
-    queues_[cq].pending.push_back(i);
+    const PodSet& first = w.pod_sets.front();
+    const bool wants_gpu = std::any_of(w.pod_sets.begin(), w.pod_sets.end(), [](const PodSet& ps) {
+      return ps.requests.gpu() > 0 || ps.requests.get(ResourceKind::kGpuMemory) > 0;
+    });
+    queues_[cq].pending.push_back(Entry{.priority = w.priority,
+                                        .created_ms = w.creation_time.ms,
+                                        .workload = i,
+                                        .min_count = first.MinCount(),
+                                        .wants_gpu = wants_gpu,
+                                        .single_pod_set = w.pod_sets.size() == 1,
+                                        .never_preempts = w.preemption_policy == PreemptionPolicy::kNever,
+                                        .total_gpu = w.TotalRequests().gpu(),
+                                        .requests = first.requests});
   }
   for (QueueWork& q : queues_) {
-    std::sort(q.pending.begin(), q.pending.end(), [&](int32_t a, int32_t b) {
-      const Workload& wa = snap_.workloads[a];
-      const Workload& wb = snap_.workloads[b];
-      if (wa.priority != wb.priority) return wa.priority > wb.priority;
-      if (wa.creation_time != wb.creation_time) return wa.creation_time < wb.creation_time;
-      return a < b;
+    std::sort(q.pending.begin(), q.pending.end(), [](const Entry& a, const Entry& b) {
+      return std::tie(b.priority, a.created_ms, a.workload) < std::tie(a.priority, b.created_ms, b.workload);
     });
   }
 }
 
-void Cycle::Pending(int32_t w, int32_t cq, PendingReason reason) {
+void Cycle::Pending(int32_t w, int32_t cq, PendingReason&& reason) {
   if (cq >= 0) reason.queue_position = ++queues_[cq].position;
   plan_.pending.push_back(PendingDecision{.workload = WorkloadId(w), .reason = std::move(reason)});
 }
 
-const ResourceGroup* Cycle::PrimaryGroup(const ClusterQueue& cq, const PodSet& ps) const {
-  const bool wants_gpu = ps.requests.gpu() > 0 || ps.requests.get(ResourceKind::kGpuMemory) > 0;
+const ResourceGroup* Cycle::PrimaryGroup(const ClusterQueue& cq, bool wants_gpu) const {
   const ResourceGroup* g = cq.GroupFor(wants_gpu ? ResourceKind::kGpu : ResourceKind::kCpu);
   if (g == nullptr && !wants_gpu && !cq.resource_groups.empty()) g = &cq.resource_groups.front();
   return g;
 }
 
-Resources Cycle::QuotaEstimate(const PodSet& ps, int32_t flavor, int32_t pods) const {
-  Resources r = ps.requests;
+Resources Cycle::QuotaEstimate(const Resources& per_pod, int32_t flavor, int32_t pods) const {
+  Resources r = per_pod;
   int64_t gpu = r.gpu();
   const int64_t gpu_memory = r.get(ResourceKind::kGpuMemory);
   if (gpu == 0 && gpu_memory > 0) {
@@ -232,7 +262,10 @@ std::optional<Admission> Cycle::TryAdmit(int32_t w, int32_t cq, int32_t only_fla
   const ClusterQueue& q = snap_.cluster_queues[cq];
   const size_t cp = state_.Checkpoint();
   Admission admission{.cluster_queue = ClusterQueueId(cq)};
-  if (why != nullptr) why->flavors.clear();
+  if (why != nullptr) {
+    why->flavors.clear();
+    if (const ResourceGroup* g = PrimaryGroup(q, wl.pod_sets.front())) why->flavors.reserve(g->flavors.size());
+  }
 
   for (int p = 0; p < static_cast<int>(wl.pod_sets.size()); ++p) {
     const PodSet& ps = wl.pod_sets[p];
@@ -308,61 +341,73 @@ bool Cycle::FitsNow(int32_t w, int32_t cq, int32_t flavor) {
   return fits;
 }
 
-void Cycle::Process(int32_t w, int32_t cq) {
+bool Cycle::QuotaExhausted(const Entry& e, int32_t cq, PendingReason* why) const {
+  if (!e.single_pod_set) return false;
+  const ResourceGroup* group = PrimaryGroup(snap_.cluster_queues[cq], e.wants_gpu);
+  if (group == nullptr) return false;
+  why->flavors.reserve(group->flavors.size());
+  for (const FlavorQuotas& fq : group->flavors) {
+    if (!fq.flavor.valid()) continue;
+    FlavorAttempt attempt{.flavor = fq.flavor};
+    if (state_.quota().Fits(cq, fq.flavor.value(), QuotaEstimate(e.requests, fq.flavor.value(), e.min_count), &attempt)) {
+      why->flavors.clear();
+      return false;
+    }
+    why->flavors.push_back(attempt);
+  }
+  if (why->flavors.empty()) return false;
+  why->code = why->flavors.front().code;
+  return true;
+}
+
+void Cycle::Process(const Entry& e, int32_t cq) {
   ++plan_.counters.workloads_considered;
-  const Workload& wl = snap_.workloads[w];
+  const int32_t w = e.workload;
   QueueWork& q = queues_[cq];
-  const ClusterQueue& cluster_queue = snap_.cluster_queues[cq];
   PendingReason reason;
 
   if (q.strict_blocker.valid()) {
     reason.code = PendingCode::kBlockedByStrictFIFO;
     reason.blocker = q.strict_blocker;
-    Pending(w, cq, reason);
+    Pending(w, cq, std::move(reason));
     return;
   }
-  const bool wants_gpu = std::any_of(wl.pod_sets.begin(), wl.pod_sets.end(), [](const PodSet& ps) {
-    return ps.requests.gpu() > 0 || ps.requests.get(ResourceKind::kGpuMemory) > 0;
-  });
-  if (wants_gpu && !state_.quota().Covers(cq, ResourceKind::kGpu)) {
+  if (e.wants_gpu && !state_.quota().Covers(cq, ResourceKind::kGpu)) {
     reason.code = PendingCode::kResourceNotCovered;
     reason.flavors.push_back(FlavorAttempt{.code = PendingCode::kResourceNotCovered, .resource = ResourceKind::kGpu});
-    Pending(w, cq, reason);
+    Pending(w, cq, std::move(reason));
     return;
   }
 
-  if (auto admission = TryAdmit(w, cq, -1, &reason)) {
-    plan_.admissions.push_back(AdmitDecision{.workload = WorkloadId(w), .admission = std::move(*admission)});
-    return;
-  }
-  const PendingCode first_code = reason.code;
-  const auto first_flavors = reason.flavors;
-
-  if (reason.code == PendingCode::kNoCapacity || reason.code == PendingCode::kClusterQueueQuota) {
-    if (wl.preemption_policy == PreemptionPolicy::kNever) {
-      reason.preemption_never = true;
-    } else if (config_.enable_preemption) {
-      if (TryPreempt(w, cq, &reason)) {
-        Pending(w, cq, reason);
-        return;
-      }
-    }
-  }
-  if (config_.enable_backfill && first_code == PendingCode::kNoCapacity && !reservations_.empty()) {
-    if (auto admission = TryBackfillShort(w, cq, nullptr)) {
+  if (!QuotaExhausted(e, cq, &reason)) {
+    if (auto admission = TryAdmit(w, cq, -1, &reason)) {
       plan_.admissions.push_back(AdmitDecision{.workload = WorkloadId(w), .admission = std::move(*admission)});
       return;
     }
   }
-  reason.code = first_code;
-  reason.flavors = first_flavors;
-  if (config_.enable_backfill && first_code == PendingCode::kNoCapacity) {
+  // The later actions leave the reason's code and flavors alone unless they succeed.
+  const PendingCode code = reason.code;
+  if (code == PendingCode::kNoCapacity || code == PendingCode::kClusterQueueQuota) {
+    if (e.never_preempts) {
+      reason.preemption_never = true;
+    } else if (config_.enable_preemption && TryPreempt(e, cq, &reason)) {
+      Pending(w, cq, std::move(reason));
+      return;
+    }
+  }
+  if (config_.enable_backfill && code == PendingCode::kNoCapacity) {
+    if (!reservations_.empty()) {
+      if (auto admission = TryBackfillShort(w, cq, nullptr)) {
+        plan_.admissions.push_back(AdmitDecision{.workload = WorkloadId(w), .admission = std::move(*admission)});
+        return;
+      }
+    }
     WorkloadId holder;
     if (!reservations_.empty() && FitsWithoutReservations(w, cq, &holder)) {
       reason.code = PendingCode::kReservedForOther;
       reason.blocker = holder;
     } else if (!q.reserved && static_cast<int32_t>(reservations_.size()) < config_.max_reservations) {
-      for (const FlavorAttempt& a : first_flavors) {
+      for (const FlavorAttempt& a : reason.flavors) {
         if (a.code != PendingCode::kNoCapacity) continue;
         q.reserved = true;
         Reserve(w, cq, a.flavor.value(), &reason);
@@ -370,8 +415,8 @@ void Cycle::Process(int32_t w, int32_t cq) {
       }
     }
   }
-  if (cluster_queue.queueing_strategy == QueueingStrategy::kStrictFIFO) q.strict_blocker = WorkloadId(w);
-  Pending(w, cq, reason);
+  if (snap_.cluster_queues[cq].queueing_strategy == QueueingStrategy::kStrictFIFO) q.strict_blocker = WorkloadId(w);
+  Pending(w, cq, std::move(reason));
 }
 
 std::vector<Candidate> Cycle::Candidates(int32_t w, int32_t cq, int32_t flavor) const {
@@ -451,8 +496,8 @@ std::vector<Candidate> Cycle::Candidates(int32_t w, int32_t cq, int32_t flavor) 
   return out;
 }
 
-bool Cycle::TryPreempt(int32_t w, int32_t cq, PendingReason* why) {
-  const Workload& wl = snap_.workloads[w];
+bool Cycle::TryPreempt(const Entry& e, int32_t cq, PendingReason* why) {
+  const int32_t w = e.workload;
   QueueWork& q = queues_[cq];
   const PreemptionConfig& policy = snap_.cluster_queues[cq].preemption;
   if (policy.within_cluster_queue == WithinClusterQueuePolicy::kNever &&
@@ -461,12 +506,13 @@ bool Cycle::TryPreempt(int32_t w, int32_t cq, PendingReason* why) {
     // Without a policy only terminating workloads can make room to wait for.
     if (!any_evicting_) return false;
   }
-  const int64_t gpu_request = wl.TotalRequests().gpu();
-  if (q.preemption_failed && wl.priority <= q.preemption_failed->first && gpu_request >= q.preemption_failed->second) {
+  const int64_t gpu_request = e.total_gpu;
+  if (q.preemption_failed && e.priority <= q.preemption_failed->first && gpu_request >= q.preemption_failed->second) {
     why->no_victims = true;
     return false;
   }
   if (plan_.counters.preemption_searches >= config_.max_preemption_searches) return false;
+  const Workload& wl = snap_.workloads[w];
   ++plan_.counters.preemption_searches;
 
   const ResourceGroup* group = PrimaryGroup(snap_.cluster_queues[cq], wl.pod_sets.front());

@@ -136,34 +136,54 @@ int32_t Placer::PickWholeNode(const Context& ctx, int32_t k, int64_t pods_on_nod
 std::vector<int32_t> Placer::ChooseWholeDevices(int32_t node, int32_t k, int64_t min_memory) const {
   const CapacityState& cap = state_.capacity();
   const auto& s = cap.node(node);
-  // Group free devices by domain, in device order.
-  std::vector<std::pair<int32_t, std::vector<int32_t>>> domains;
+  auto usable = [&](int32_t d) { return cap.device(d).free_milli == 1000 && cap.device(d).memory_bytes >= min_memory; };
+  // Free devices per NVLink domain (few domains per node: a small linear table).
+  constexpr int kMaxDomains = 16;
+  std::array<int32_t, kMaxDomains> domain{}, count{};
+  int domains = 0;
+  bool overflow = false;
   for (int32_t d = s.first_device; d < s.first_device + s.num_devices; ++d) {
-    if (cap.device(d).free_milli != 1000 || cap.device(d).memory_bytes < min_memory) continue;
+    if (!usable(d)) continue;
     const int32_t dom = cap.device(d).nvlink_domain;
-    auto it = std::find_if(domains.begin(), domains.end(), [&](const auto& e) { return e.first == dom; });
-    if (it == domains.end()) {
-      domains.push_back({dom, {d}});
-    } else {
-      it->second.push_back(d);
+    int i = 0;
+    while (i < domains && domain[i] != dom) ++i;
+    if (i == domains) {
+      if (domains == kMaxDomains) {
+        overflow = true;
+        continue;
+      }
+      domain[domains++] = dom;
     }
+    ++count[i];
   }
-  // Tightest domain that holds all k; else the largest domains first.
-  const std::vector<int32_t>* best = nullptr;
-  for (const auto& [dom, devs] : domains) {
-    if (static_cast<int32_t>(devs.size()) >= k && (best == nullptr || devs.size() < best->size())) best = &devs;
-  }
-  if (best != nullptr) return {best->begin(), best->begin() + k};
-  std::stable_sort(domains.begin(), domains.end(),
-                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
   std::vector<int32_t> out;
-  for (const auto& [dom, devs] : domains) {
-    for (int32_t d : devs) {
-      if (static_cast<int32_t>(out.size()) == k) return out;
-      out.push_back(d);
+  out.reserve(k);
+  auto take_from = [&](int32_t dom) {
+    for (int32_t d = s.first_device; d < s.first_device + s.num_devices && static_cast<int32_t>(out.size()) < k; ++d) {
+      if (usable(d) && cap.device(d).nvlink_domain == dom &&
+          std::find(out.begin(), out.end(), d) == out.end()) {
+        out.push_back(d);
+      }
     }
+  };
+  // The tightest domain that holds all k.
+  int best = -1;
+  for (int i = 0; i < domains; ++i) {
+    if (count[i] >= k && (best < 0 || count[i] < count[best])) best = i;
   }
-  TESSERA_CHECK(static_cast<int32_t>(out.size()) == k, "node {} had fewer than {} whole devices", node, k);
+  if (best >= 0 && !overflow) {
+    take_from(domain[best]);
+    return out;
+  }
+  // Else the largest domains first, so the pod spans as few as possible.
+  std::array<int, kMaxDomains> order{};
+  for (int i = 0; i < domains; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.begin() + domains, [&](int a, int b) { return count[a] > count[b]; });
+  for (int i = 0; i < domains && static_cast<int32_t>(out.size()) < k; ++i) take_from(domain[order[i]]);
+  for (int32_t d = s.first_device; d < s.first_device + s.num_devices && static_cast<int32_t>(out.size()) < k; ++d) {
+    if (usable(d) && std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+  }
+  TESSERA_CHECK(static_cast<int32_t>(out.size()) == k, "node {} had fewer than {} usable whole devices", node, k);
   return out;
 }
 
@@ -383,11 +403,12 @@ bool Placer::PlacePodSet(const Workload& w, int p, int32_t cq, int32_t flavor, P
     for (int32_t r = 0; r < cap.num_racks(); ++r) {
       if (rack_free[r] >= need) racks.push_back(r);
     }
-    // Best-fitting rack first: the one with the least room that holds the gang.
-    std::sort(racks.begin(), racks.end(), [&](int32_t a, int32_t b) {
+    // Best-fitting racks first: those with the least room that holds the gang.
+    const size_t tries = std::min(racks.size(), static_cast<size_t>(kRackTries));
+    std::partial_sort(racks.begin(), racks.begin() + tries, racks.end(), [&](int32_t a, int32_t b) {
       return rack_free[a] != rack_free[b] ? rack_free[a] < rack_free[b] : a < b;
     });
-    if (racks.size() > static_cast<size_t>(kRackTries)) racks.resize(kRackTries);
+    racks.resize(tries);
     for (int32_t r : racks) {
       const size_t cp = state_.Checkpoint();
       ctx.rack = r;

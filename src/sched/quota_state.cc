@@ -9,6 +9,8 @@ namespace tessera {
 QuotaState::QuotaState(const ClusterSnapshot& snapshot, const SchedulerConfig& config)
     : num_flavors_(static_cast<int32_t>(snapshot.flavors.size())), borrowing_(config.enable_borrowing) {
   queues_.resize(snapshot.cluster_queues.size());
+  share_cache_.assign(queues_.size(), 0);
+  share_valid_.assign(queues_.size(), false);
   pools_.resize(snapshot.cohorts.size() * snapshot.flavors.size() * kResourceKinds);
   for (size_t q = 0; q < snapshot.cluster_queues.size(); ++q) {
     const ClusterQueue& cq = snapshot.cluster_queues[q];
@@ -114,6 +116,7 @@ bool QuotaState::WithinNominal(int32_t cq, int32_t flavor, const Resources& delt
 
 void QuotaState::Add(int32_t cq, int32_t flavor, const Resources& delta) {
   Queue& q = queues_[cq];
+  share_valid_[cq] = false;
   QueueFlavor* qf = FindFlavor(cq, flavor);
   if (qf == nullptr) return;  // usage in a flavor the queue no longer lists: not accounted
   for (ResourceKind kind : kAllResourceKinds) {
@@ -140,6 +143,13 @@ bool QuotaState::IsBorrowing(int32_t cq, int32_t flavor) const {
 }
 
 int64_t QuotaState::WeightedShare(int32_t cq) const {
+  if (share_valid_[cq]) return share_cache_[cq];
+  share_valid_[cq] = true;
+  share_cache_[cq] = ComputeWeightedShare(cq);
+  return share_cache_[cq];
+}
+
+int64_t QuotaState::ComputeWeightedShare(int32_t cq) const {
   const Queue& q = queues_[cq];
   if (q.cohort < 0) return 0;
   int64_t share = 0;  // millionths of the pool

@@ -79,6 +79,7 @@ class QuotaState {
     int64_t used = 0;
   };
 
+  int64_t ComputeWeightedShare(int32_t cq) const;
   const QueueFlavor* FindFlavor(int32_t cq, int32_t flavor) const;
   QueueFlavor* FindFlavor(int32_t cq, int32_t flavor);
   PoolCell& Pool(int32_t cohort, int32_t flavor, int kind) {
@@ -89,6 +90,9 @@ class QuotaState {
   }
 
   std::vector<Queue> queues_;
+  // WeightedShare per queue, recomputed only after the queue's usage changed.
+  mutable std::vector<int64_t> share_cache_;
+  mutable std::vector<bool> share_valid_;
   std::vector<PoolCell> pools_;  // [cohort][flavor][kind]
   int32_t num_flavors_ = 0;
   bool borrowing_ = true;
