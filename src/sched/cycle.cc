@@ -9,6 +9,7 @@
 #include "sched/cluster_state.h"
 #include "sched/invariants.h"
 #include "sched/placement.h"
+#include "sched/workload_usage.h"
 
 namespace tessera {
 namespace {
@@ -315,14 +316,8 @@ std::optional<Admission> Cycle::TryAdmit(int32_t w, int32_t cq, int32_t only_fla
     Resources requests, limits;
     for (size_t p = 0; p < admission.pod_sets.size(); ++p) {
       for (const PodPlacement& pod : admission.pod_sets[p].pods) {
-        Resources r = wl.pod_sets[p].requests;
-        Resources l = wl.pod_sets[p].limits;
-        int64_t gpu = 0;
-        for (const DeviceShare& s : pod.gpus) gpu += s.milli;
-        r.set(ResourceKind::kGpu, gpu);
-        l.set(ResourceKind::kGpu, gpu);
-        requests += r;
-        limits += l;
+        requests += PodCharge(wl.pod_sets[p], pod);
+        limits += PodLimitCharge(wl.pod_sets[p], pod);
       }
     }
     if (!state_.NamespaceFits(wl.ns.value(), requests, limits, why)) {

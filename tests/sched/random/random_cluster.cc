@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "domain/quantity.h"
+#include "sched/apply_plan.h"
 #include "sched/cycle.h"
 #include "sched/pending_reason.h"
 #include "sched/snapshot_builder.h"
@@ -428,17 +429,8 @@ ClusterSnapshot CarryOutPlan(const ClusterSnapshot& snapshot, const Plan& plan, 
       was_running[i] = true;
     }
   }
-  for (const PreemptDecision& p : plan.preemptions) {
-    ClearAdmission(s.workloads[p.victim.value()]);
-    was_running[p.victim.value()] = false;
-  }
-  for (const AdmitDecision& a : plan.admissions) {
-    Workload& w = s.workloads[a.workload.value()];
-    w.admission = a.admission;
-    w.start_time = now;
-    w.last_checkpoint.reset();
-    w.evicting = false;
-  }
+  for (const PreemptDecision& p : plan.preemptions) was_running[p.victim.value()] = false;
+  ApplyPlan(s, plan, now);  // admitted start now; victims go back to their queue
   for (size_t i = 0; i < s.workloads.size(); ++i) {
     Workload& w = s.workloads[i];
     if (!w.admitted() || w.evicting) continue;
