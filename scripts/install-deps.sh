@@ -7,6 +7,12 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libfmt-dev        # formatting (GCC 12 has no std::format)
   libcli11-dev      # command-line parsing
+  libboost1.81-dev  # Asio and Beast: the HTTP server and client
+  libssl-dev        # TLS for the API server
+  nlohmann-json3-dev
+  libyaml-cpp-dev   # manifests in YAML
+  libsqlite3-dev    # the embedded store
+  libspdlog-dev     # logging
   libgtest-dev libgmock-dev
   libbenchmark-dev
 )

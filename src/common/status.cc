@@ -9,6 +9,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kNotFound: return "NotFound";
     case StatusCode::kAlreadyExists: return "AlreadyExists";
     case StatusCode::kConflict: return "Conflict";
+    case StatusCode::kGone: return "Gone";
     case StatusCode::kUnavailable: return "Unavailable";
     case StatusCode::kCorruption: return "Corruption";
     case StatusCode::kIoError: return "IoError";

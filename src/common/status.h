@@ -16,6 +16,7 @@ enum class StatusCode {
   kNotFound,
   kAlreadyExists,
   kConflict,
+  kGone,  // a resourceVersion older than the retained event window
   kUnavailable,
   kCorruption,
   kIoError,
@@ -35,6 +36,7 @@ class Status {
   static Status NotFound(std::string msg) { return {StatusCode::kNotFound, std::move(msg)}; }
   static Status AlreadyExists(std::string msg) { return {StatusCode::kAlreadyExists, std::move(msg)}; }
   static Status Conflict(std::string msg) { return {StatusCode::kConflict, std::move(msg)}; }
+  static Status Gone(std::string msg) { return {StatusCode::kGone, std::move(msg)}; }
   static Status Unavailable(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
   static Status Corruption(std::string msg) { return {StatusCode::kCorruption, std::move(msg)}; }
   static Status IoError(std::string msg) { return {StatusCode::kIoError, std::move(msg)}; }

@@ -1,0 +1,95 @@
+// Store: the persistent object store behind the API server (DESIGN.md section 7).
+//
+// Objects are JSON documents keyed by (kind, namespace, name). Every write gets
+// the next value of one global, strictly increasing revision, which becomes the
+// object's metadata.resourceVersion; every write also appends an event to an
+// event log, so that a watch can resume from any revision still in the log.
+//
+// Contract, for every implementation (tests/store/store_contract_test.h checks it):
+//   - Create sets metadata.uid (a new UUID, unless the document has one) and
+//     metadata.resourceVersion (the decimal revision, as a string) in the stored
+//     document, and fails with AlreadyExists when the key exists.
+//   - Update and Delete take the resourceVersion the caller last saw; when it is
+//     not 0 and differs from the stored one they fail with Conflict and change
+//     nothing. Update keeps metadata.uid; it sets the new resourceVersion.
+//   - Get/Update/Delete of a missing key fail with NotFound.
+//   - A write either happens whole (object, revision and event together) or not
+//     at all. Once a call returned, its write survives a crash of the process.
+//   - EventsSince(rev) returns the events after `rev` in revision order; when
+//     events after `rev` were already compacted away it fails with Gone (the
+//     client must list again). Compaction keeps at least the newest
+//     `keep_events` events.
+//   - Thread-safe: any number of threads may call any method concurrently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+
+namespace tessera {
+
+// kind is "<group>/<Kind>" with an empty group for the core API: "/Pod",
+// "kueue.x-k8s.io/ClusterQueue". ns is empty for cluster-scoped objects.
+struct ObjectKey {
+  std::string kind;
+  std::string ns;
+  std::string name;
+  friend bool operator==(const ObjectKey&, const ObjectKey&) = default;
+};
+
+struct StoredObject {
+  ObjectKey key;
+  int64_t revision = 0;  // == metadata.resourceVersion
+  nlohmann::json object;
+};
+
+enum class EventType { kAdded, kModified, kDeleted };
+
+struct StoreEvent {
+  int64_t revision = 0;
+  EventType type = EventType::kAdded;
+  StoredObject object;  // for kDeleted: the object as it was, with the deletion's revision
+};
+
+struct ListResult {
+  std::vector<StoredObject> items;  // ordered by namespace, then name
+  int64_t revision = 0;             // the store's revision when the list was taken
+};
+
+// One write of a batch (Store::Apply).
+struct WriteOp {
+  enum class Kind { kCreate, kUpdate, kDelete } op = Kind::kCreate;
+  ObjectKey key;
+  nlohmann::json object;         // kCreate, kUpdate
+  int64_t expected_revision = 0; // kUpdate, kDelete: 0 = unconditional
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  virtual Result<StoredObject> Create(const ObjectKey& key, nlohmann::json object) = 0;
+  virtual Result<StoredObject> Get(const ObjectKey& key) = 0;
+  // All objects of a kind; in one namespace unless `ns` is empty.
+  virtual Result<ListResult> List(std::string_view kind, std::string_view ns) = 0;
+  virtual Result<StoredObject> Update(const ObjectKey& key, nlohmann::json object, int64_t expected_revision) = 0;
+  virtual Result<StoredObject> Delete(const ObjectKey& key, int64_t expected_revision) = 0;
+  // Several writes in one transaction: all succeed, or none is applied and the
+  // first failure is returned. Each write gets its own revision, in order.
+  virtual Result<std::vector<StoredObject>> Apply(std::vector<WriteOp> ops) = 0;
+
+  // Events with revision > `revision`, oldest first, at most `limit`.
+  virtual Result<std::vector<StoreEvent>> EventsSince(int64_t revision, size_t limit) = 0;
+  // The newest revision (0 for an empty store).
+  virtual int64_t Revision() = 0;
+  // Drops all but the newest `keep_events` events.
+  virtual Status Compact(int64_t keep_events) = 0;
+};
+
+}  // namespace tessera
