@@ -21,5 +21,6 @@ check sched store api server agent sim cli
 check store domain sched api server agent sim cli
 check api sched store server agent sim cli
 check sim store server agent cli
+check agent sched store server sim cli
 echo "layering: $([ $fail -eq 0 ] && echo ok || echo BROKEN)"
 exit $fail

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/demo.h"
+#include "cli/serve_commands.h"
 #include "tessera_version.h"
 
 int main(int argc, char** argv) {
@@ -23,6 +24,22 @@ int main(int argc, char** argv) {
   demo->add_option("--seed", demo_options.seed, "Random seed");
   int rc = 0;
   demo->callback([&] { rc = tessera::RunDemo(demo_options, std::cout); });
+
+  tessera::ServeOptions serve;
+  auto add_serve_flags = [&](CLI::App* cmd) {
+    cmd->add_option("--listen", serve.listen, "Address to serve the API on (HOST:PORT; port 0 picks a free one)");
+    cmd->add_option("--data-dir", serve.server.data_dir, "Where the store and the admin token live");
+    cmd->add_option("--tls-cert", serve.server.http.tls_cert_file, "PEM certificate chain: serve HTTPS");
+    cmd->add_option("--tls-key", serve.server.http.tls_key_file, "PEM private key for --tls-cert");
+    cmd->add_option("--threads", serve.server.http.threads, "HTTP I/O threads")->check(CLI::Range(1, 64));
+  };
+  auto* server = app.add_subcommand("server", "Run the control plane (API server) in the foreground");
+  add_serve_flags(server);
+  server->callback([&] { rc = tessera::RunServerCommand(serve); });
+  auto* up = app.add_subcommand("up", "Run Tessera on this machine: the control plane, with this machine as a node");
+  add_serve_flags(up);
+  up->add_option("--gpus", serve.gpus, "Simulated GPU inventory when there is no NVIDIA driver (COUNTxMODEL-MEMORY)");
+  up->callback([&] { rc = tessera::RunUpCommand(serve); });
 
   CLI11_PARSE(app, argc, argv);
   return rc;

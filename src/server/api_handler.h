@@ -1,0 +1,75 @@
+// ApiHandler: the Kubernetes-style REST API over the Store.
+//
+// Paths (DESIGN.md section 3):
+//   /api/v1/{plural}[/{name}]                          cluster-scoped kinds, or all namespaces
+//   /api/v1/namespaces/{ns}/{plural}[/{name}[/status]] namespaced core kinds
+//   /apis/{group}/{version}/... the same for other groups
+//   /healthz, /readyz, /version (no token needed), /api, /apis (discovery)
+// Verbs: GET (get, list with ?labelSelector=, watch with ?watch=true&resourceVersion=N),
+// POST (create), PUT (update; 409 when metadata.resourceVersion is stale),
+// PATCH (JSON merge patch), DELETE. Bodies are JSON or YAML. Every error is a
+// Kubernetes Status object whose message says what to fix; nothing is stored
+// when a request fails.
+//
+// Authentication: `Authorization: Bearer <token>`; every request carries an
+// Identity (the seam for per-team RBAC).
+//
+// Thread-safe: called concurrently from the HTTP server's I/O threads.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "server/http_server.h"
+#include "server/watch_hub.h"
+#include "store/store.h"
+
+namespace tessera {
+
+struct Identity {
+  std::string user;
+  std::vector<std::string> groups;
+  bool admin = false;
+};
+
+// Maps a bearer token to an identity; nullopt when the token is unknown.
+using Authenticator = std::function<std::optional<Identity>(const std::string& token)>;
+
+// The clock is a seam so that tests can pin creationTimestamp.
+using WallClock = std::function<std::string()>;  // RFC 3339, UTC
+
+std::string Rfc3339Now();
+
+class ApiHandler {
+ public:
+  ApiHandler(Store& store, WatchHub& watches, Authenticator authenticate, WallClock clock = Rfc3339Now);
+
+  HttpResponse Handle(const HttpRequest& request);
+
+  // Called after every successful write (the scheduler loop hooks in here).
+  void OnWrite(std::function<void()> callback) { on_write_ = std::move(callback); }
+
+ private:
+  struct Route;
+  HttpResponse Get(const Route& r, const HttpRequest& req);
+  HttpResponse List(const Route& r, const HttpRequest& req);
+  HttpResponse Watch(const Route& r, const HttpRequest& req);
+  HttpResponse Create(const Route& r, const HttpRequest& req);
+  HttpResponse Update(const Route& r, const HttpRequest& req);
+  HttpResponse Patch(const Route& r, const HttpRequest& req);
+  HttpResponse Delete(const Route& r, const HttpRequest& req);
+  void Written();
+
+  Store& store_;
+  WatchHub& watches_;
+  Authenticator authenticate_;
+  WallClock clock_;
+  std::function<void()> on_write_;
+};
+
+// An error as an HTTP response carrying a Kubernetes Status object.
+HttpResponse StatusResponse(int http_code, std::string_view reason, std::string_view message);
+HttpResponse ErrorResponse(const Status& status);
+
+}  // namespace tessera

@@ -1,0 +1,351 @@
+#include "server/http_server.h"
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast.hpp>
+#include <boost/beast/ssl.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <deque>
+#include <optional>
+
+namespace tessera {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+namespace ssl = net::ssl;
+using tcp = net::ip::tcp;
+
+constexpr auto kIdleTimeout = std::chrono::seconds(300);
+
+std::string StatusJson(int code, std::string_view reason, std::string_view message) {
+  // Kubernetes' Status object; the message is JSON-escaped by hand (ASCII text of ours).
+  std::string escaped;
+  for (char c : message) {
+    if (c == '"' || c == '\\') escaped += '\\';
+    escaped += c;
+  }
+  return fmt::format(R"({{"kind":"Status","apiVersion":"v1","metadata":{{}},"status":"Failure","message":"{}","reason":"{}","code":{}}})",
+                     escaped, reason, code);
+}
+
+HttpRequest Convert(const http::request<http::string_body>& req, const std::string& remote) {
+  HttpRequest r;
+  r.method = std::string(req.method_string());
+  const std::string target(req.target());
+  const auto q = target.find('?');
+  r.path = UrlDecode(target.substr(0, q), false);
+  if (q != std::string::npos) {
+    std::string_view rest = std::string_view(target).substr(q + 1);
+    while (!rest.empty()) {
+      const auto amp = rest.find('&');
+      std::string_view pair = rest.substr(0, amp);
+      const auto eq = pair.find('=');
+      r.query[UrlDecode(pair.substr(0, eq), true)] =
+          eq == std::string_view::npos ? std::string() : UrlDecode(pair.substr(eq + 1), true);
+      if (amp == std::string_view::npos) break;
+      rest.remove_prefix(amp + 1);
+    }
+  }
+  for (const auto& field : req) {
+    std::string name(field.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    r.headers[name] = std::string(field.value());
+  }
+  r.body = req.body();
+  r.remote = remote;
+  return r;
+}
+
+}  // namespace
+
+std::string UrlDecode(std::string_view s, bool query_component) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      auto hex = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+      };
+      const int hi = hex(s[i + 1]), lo = hex(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        continue;
+      }
+    }
+    out += (query_component && s[i] == '+') ? ' ' : s[i];
+  }
+  return out;
+}
+
+struct HttpServer::Impl {
+  HttpServerOptions options;
+  HttpHandler handler;
+  net::io_context ioc;
+  std::optional<ssl::context> ssl_ctx;
+  tcp::acceptor acceptor{ioc};
+  std::vector<std::thread> threads;
+  std::atomic<bool> stopping{false};
+
+  void Accept();
+};
+
+namespace {
+
+template <class Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  Session(HttpServer::Impl& server, Stream stream, std::string remote)
+      : server_(server), stream_(std::move(stream)), remote_(std::move(remote)) {}
+
+  void Run() {
+    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->Handshake(); });
+  }
+
+  // Called through the sink, from any thread.
+  void Enqueue(std::string data, bool last) {
+    net::post(stream_.get_executor(), [self = this->shared_from_this(), data = std::move(data), last]() mutable {
+      if (self->closed_) return;
+      if (!data.empty()) self->queue_.push_back(fmt::format("{:x}\r\n{}\r\n", data.size(), data));
+      if (last) {
+        self->queue_.push_back("0\r\n\r\n");
+        self->close_after_write_ = true;
+      }
+      if (!self->writing_) self->WriteNext();
+    });
+  }
+  bool closed() const { return closed_flag_.load(); }
+
+ private:
+  void Handshake() {
+    if constexpr (std::is_same_v<Stream, beast::ssl_stream<beast::tcp_stream>>) {
+      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(30));
+      stream_.async_handshake(ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (ec) return self->Shutdown();
+                                self->Read();
+                              });
+    } else {
+      Read();
+    }
+  }
+
+  void Read() {
+    parser_.emplace();
+    parser_->body_limit(server_.options.max_body_bytes);
+    parser_->header_limit(64 * 1024);
+    beast::get_lowest_layer(stream_).expires_after(kIdleTimeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+  }
+
+  void OnRead(beast::error_code ec) {
+    if (ec == http::error::body_limit) {
+      HttpResponse r;
+      r.status = 413;
+      r.body = StatusJson(413, "RequestEntityTooLarge",
+                          fmt::format("request body exceeds the limit of {} bytes; split the request",
+                                      server_.options.max_body_bytes));
+      return Respond(std::move(r), 11, false);
+    }
+    if (ec) return Shutdown();
+    http::request<http::string_body> req = parser_->release();
+    const bool keep_alive = req.keep_alive();
+    const unsigned version = req.version();
+    HttpResponse response;
+    try {
+      response = server_.handler(Convert(req, remote_));
+    } catch (const std::exception& e) {
+      spdlog::error("handler for {} {} threw: {}", std::string(req.method_string()), std::string(req.target()), e.what());
+      response.status = 500;
+      response.body = StatusJson(500, "InternalError", "internal error; see the server log");
+    }
+    if (response.stream) return StartStream(std::move(response), version);
+    Respond(std::move(response), version, keep_alive);
+  }
+
+  void Respond(HttpResponse r, unsigned version, bool keep_alive) {
+    auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(r.status), version);
+    res->set(http::field::server, "tessera");
+    if (!r.content_type.empty()) res->set(http::field::content_type, r.content_type);
+    for (const auto& [k, v] : r.headers) res->set(k, v);
+    res->body() = std::move(r.body);
+    res->keep_alive(keep_alive);
+    res->prepare_payload();
+    http::async_write(stream_, *res, [self = this->shared_from_this(), res, keep_alive](beast::error_code ec, size_t) {
+      if (ec || !keep_alive) return self->Shutdown();
+      self->Read();
+    });
+  }
+
+  void StartStream(HttpResponse r, unsigned version);
+
+  void WriteNext() {
+    writing_ = true;
+    net::async_write(stream_, net::buffer(queue_.front()),
+                     [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                       self->queue_.pop_front();
+                       if (ec) return self->Shutdown();
+                       if (!self->queue_.empty()) return self->WriteNext();
+                       self->writing_ = false;
+                       if (self->close_after_write_) self->Shutdown();
+                     });
+  }
+
+  // While streaming, a read only notices that the client went away.
+  void WatchForClose() {
+    stream_.async_read_some(net::buffer(probe_), [self = this->shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) return self->Shutdown();
+      self->WatchForClose();
+    });
+  }
+
+  void Shutdown() {
+    if (closed_) return;
+    closed_ = true;
+    closed_flag_ = true;
+    queue_.clear();
+    beast::error_code ec;
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ec);
+    beast::get_lowest_layer(stream_).close();
+  }
+
+  HttpServer::Impl& server_;
+  Stream stream_;
+  std::string remote_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::deque<std::string> queue_;
+  bool writing_ = false;
+  bool close_after_write_ = false;
+  bool closed_ = false;
+  std::atomic<bool> closed_flag_{false};
+  std::array<char, 512> probe_{};
+};
+
+// Holds the session weakly: the I/O handlers own sessions, so stopping the server
+// never waits for whoever still holds a sink.
+template <class Stream>
+class SessionSink : public StreamSink {
+ public:
+  explicit SessionSink(std::weak_ptr<Session<Stream>> s) : session_(std::move(s)) {}
+  bool Write(std::string chunk) override {
+    if (closed_) return false;
+    auto s = session_.lock();
+    if (!s || s->closed()) return false;
+    s->Enqueue(std::move(chunk), false);
+    return true;
+  }
+  void Close() override {
+    if (closed_.exchange(true)) return;
+    if (auto s = session_.lock()) s->Enqueue(std::string(), true);
+  }
+  bool open() const override {
+    auto s = session_.lock();
+    return !closed_ && s && !s->closed();
+  }
+
+ private:
+  std::weak_ptr<Session<Stream>> session_;
+  std::atomic<bool> closed_{false};
+};
+
+template <class Stream>
+void Session<Stream>::StartStream(HttpResponse r, unsigned version) {
+  beast::get_lowest_layer(stream_).expires_never();
+  std::string head = fmt::format("HTTP/1.{} {} OK\r\nServer: tessera\r\nContent-Type: {}\r\nCache-Control: no-cache\r\n",
+                                 version == 10 ? 0 : 1, r.status, r.content_type);
+  for (const auto& [k, v] : r.headers) head += fmt::format("{}: {}\r\n", k, v);
+  head += "Transfer-Encoding: chunked\r\n\r\n";
+  queue_.push_back(std::move(head));
+  WriteNext();
+  WatchForClose();
+  r.stream(std::make_shared<SessionSink<Stream>>(this->weak_from_this()));
+}
+
+}  // namespace
+
+void HttpServer::Impl::Accept() {
+  acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+    if (stopping) return;
+    if (!ec) {
+      beast::error_code rec;
+      const auto ep = socket.remote_endpoint(rec);
+      const std::string remote = rec ? "?" : fmt::format("{}:{}", ep.address().to_string(), ep.port());
+      socket.set_option(tcp::no_delay(true), rec);
+      if (ssl_ctx) {
+        std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
+            *this, beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *ssl_ctx), remote)
+            ->Run();
+      } else {
+        std::make_shared<Session<beast::tcp_stream>>(*this, beast::tcp_stream(std::move(socket)), remote)->Run();
+      }
+    }
+    Accept();
+  });
+}
+
+HttpServer::HttpServer(HttpServerOptions options, HttpHandler handler) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->handler = std::move(handler);
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+bool HttpServer::tls() const { return impl_->ssl_ctx.has_value(); }
+
+Status HttpServer::Start() {
+  Impl& s = *impl_;
+  if (!s.options.tls_cert_file.empty() || !s.options.tls_key_file.empty()) {
+    if (s.options.tls_cert_file.empty() || s.options.tls_key_file.empty()) {
+      return Status::InvalidArgument("TLS needs both a certificate (--tls-cert) and a key (--tls-key)");
+    }
+    s.ssl_ctx.emplace(ssl::context::tls_server);
+    beast::error_code ec;
+    s.ssl_ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                           ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+    s.ssl_ctx->use_certificate_chain_file(s.options.tls_cert_file, ec);
+    if (ec) return Status::InvalidArgument(fmt::format("TLS certificate {}: {}", s.options.tls_cert_file, ec.message()));
+    s.ssl_ctx->use_private_key_file(s.options.tls_key_file, ssl::context::pem, ec);
+    if (ec) return Status::InvalidArgument(fmt::format("TLS key {}: {}", s.options.tls_key_file, ec.message()));
+  }
+  beast::error_code ec;
+  const auto address = net::ip::make_address(s.options.host, ec);
+  if (ec) return Status::InvalidArgument(fmt::format("listen address \"{}\": {}", s.options.host, ec.message()));
+  const tcp::endpoint endpoint(address, s.options.port);
+  s.acceptor.open(endpoint.protocol(), ec);
+  if (!ec) s.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) s.acceptor.bind(endpoint, ec);
+  if (!ec) s.acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status::Unavailable(fmt::format("cannot listen on {}:{}: {} (is another server running there? use --listen)",
+                                           s.options.host, s.options.port, ec.message()));
+  }
+  bound_port_ = s.acceptor.local_endpoint().port();
+  s.Accept();
+  for (int i = 0; i < std::max(1, s.options.threads); ++i) s.threads.emplace_back([&s] { s.ioc.run(); });
+  return Status::Ok();
+}
+
+void HttpServer::Stop() {
+  Impl& s = *impl_;
+  if (s.stopping.exchange(true)) return;
+  net::post(s.ioc, [&s] {
+    beast::error_code ec;
+    s.acceptor.close(ec);
+  });
+  s.ioc.stop();
+  for (auto& t : s.threads) {
+    if (t.joinable()) t.join();
+  }
+}
+
+}  // namespace tessera

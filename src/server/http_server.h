@@ -1,0 +1,101 @@
+// HttpServer: HTTP/1.1 on Boost.Beast, with keep-alive, a request body limit,
+// optional TLS, and streamed responses for long-lived watches.
+//
+// Threading: `threads` I/O threads run an io_context; each connection is served
+// on its own strand, so a handler for one connection never runs concurrently
+// with another handler of the same connection. Handlers run on I/O threads and
+// must not block for long: a plain request is answered by returning an
+// HttpResponse; a watch is answered with HttpResponse::Stream, after which the
+// server writes whatever the returned StreamSink is given, as chunks, until the
+// client goes away or the sink is closed.
+//
+// Thread-safety: Start/Stop from one thread; StreamSink is safe to use from any.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/result.h"
+
+namespace tessera {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string path;    // decoded path, without the query
+  std::map<std::string, std::string> query;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+  std::string remote;  // "ip:port"
+
+  std::string Header(const std::string& lower_name) const {
+    auto it = headers.find(lower_name);
+    return it == headers.end() ? std::string() : it->second;
+  }
+  std::string Query(const std::string& name) const {
+    auto it = query.find(name);
+    return it == query.end() ? std::string() : it->second;
+  }
+};
+
+// Where a streamed response goes. Write returns false once the client is gone;
+// after that, or after Close, writes are dropped.
+class StreamSink {
+ public:
+  virtual ~StreamSink() = default;
+  virtual bool Write(std::string chunk) = 0;
+  virtual void Close() = 0;
+  virtual bool open() const = 0;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  // When set, the response is streamed (chunked): the server sends the status
+  // and headers, then calls `stream` once with the sink to write the body to.
+  std::function<void(std::shared_ptr<StreamSink>)> stream;
+};
+
+using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 7070;  // 0: any free port (see HttpServer::port())
+  int threads = 2;
+  size_t max_body_bytes = 3 * 1024 * 1024;  // like the Kubernetes API server's limit
+  std::string tls_cert_file;                // both set: HTTPS
+  std::string tls_key_file;
+};
+
+class HttpServer {
+ public:
+  HttpServer(HttpServerOptions options, HttpHandler handler);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and starts the I/O threads. Errors say which address could not be bound.
+  Status Start();
+  // Stops accepting, closes every connection (streams included) and joins.
+  void Stop();
+  uint16_t port() const { return bound_port_; }
+  bool tls() const;
+
+  struct Impl;  // the Asio/Beast machinery; in http_server.cc
+
+ private:
+  std::unique_ptr<Impl> impl_;
+  uint16_t bound_port_ = 0;
+};
+
+// Percent-decoding of a URL path or query component ('+' is a space in queries).
+std::string UrlDecode(std::string_view s, bool query_component);
+
+}  // namespace tessera

@@ -1,0 +1,139 @@
+#include "server/server.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "domain/priority_class.h"
+#include "server/api_handler.h"
+#include "server/watch_hub.h"
+#include "store/sqlite_store.h"
+
+namespace tessera {
+
+struct Server::Parts {
+  std::unique_ptr<Store> store;
+  std::unique_ptr<WatchHub> watches;
+  std::unique_ptr<ApiHandler> api;
+  std::unique_ptr<HttpServer> http;
+};
+
+Result<std::string> LoadOrCreateAdminToken(const std::string& data_dir) {
+  const std::string path = data_dir + "/admin.token";
+  std::ifstream in(path);
+  if (in) {
+    std::string token;
+    std::getline(in, token);
+    if (!token.empty()) return token;
+  }
+  std::random_device rd;
+  std::string token;
+  for (int i = 0; i < 4; ++i) token += fmt::format("{:016x}", (uint64_t{rd()} << 32) | rd());
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) return Err(Status::IoError(fmt::format("cannot write {}: {}", path, std::strerror(errno))));
+  const std::string line = token + "\n";
+  const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) return Err(Status::IoError(fmt::format("cannot write {}", path)));
+  ::chmod(path.c_str(), 0600);
+  return token;
+}
+
+Status BootstrapDefaults(Store& store, const std::string& now) {
+  auto ensure = [&](const std::string& kind, const std::string& ns, nlohmann::json obj) -> Status {
+    const std::string name = obj["metadata"]["name"];
+    if (store.Get(ObjectKey{kind, ns, name})) return Status::Ok();
+    obj["metadata"]["creationTimestamp"] = now;
+    obj["metadata"]["generation"] = 1;
+    obj["metadata"]["labels"]["tessera.dev/default"] = "true";
+    auto created = store.Create(ObjectKey{kind, ns, name}, std::move(obj));
+    if (!created && created.error().code() != StatusCode::kAlreadyExists) return created.error();
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(ensure("/Namespace", "", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
+  for (const PriorityClass& pc : DefaultPriorityClasses()) {
+    nlohmann::json obj{{"apiVersion", "scheduling.k8s.io/v1"},
+                       {"kind", "PriorityClass"},
+                       {"metadata", {{"name", pc.name}}},
+                       {"value", pc.value},
+                       {"globalDefault", pc.global_default},
+                       {"preemptionPolicy", pc.preemption_policy == PreemptionPolicy::kNever ? "Never" : "PreemptLowerPriority"}};
+    if (pc.non_preemptible) obj["metadata"]["annotations"]["tessera.dev/non-preemptible"] = "true";
+    RETURN_IF_ERROR(ensure("scheduling.k8s.io/PriorityClass", "", std::move(obj)));
+  }
+  RETURN_IF_ERROR(ensure("kueue.x-k8s.io/ResourceFlavor", "",
+                         {{"apiVersion", "kueue.x-k8s.io/v1beta1"}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "default"}}}}));
+  // Nominal quota large enough that, until an admin sets real quotas, capacity is the only limit.
+  RETURN_IF_ERROR(ensure(
+      "kueue.x-k8s.io/ClusterQueue", "",
+      {{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+       {"kind", "ClusterQueue"},
+       {"metadata", {{"name", "default"}}},
+       {"spec",
+        {{"namespaceSelector", nlohmann::json::object()},
+         {"preemption", {{"withinClusterQueue", "LowerPriority"}}},
+         {"resourceGroups",
+          {{{"coveredResources", {"cpu", "memory", "nvidia.com/gpu"}},
+            {"flavors",
+             {{{"name", "default"},
+               {"resources",
+                {{{"name", "cpu"}, {"nominalQuota", "100000"}},
+                 {{"name", "memory"}, {"nominalQuota", "1000Ti"}},
+                 {{"name", "nvidia.com/gpu"}, {"nominalQuota", "10000"}}}}}}}}}}}}}));
+  RETURN_IF_ERROR(ensure("kueue.x-k8s.io/LocalQueue", "default",
+                         {{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+                          {"kind", "LocalQueue"},
+                          {"metadata", {{"name", "default"}, {"namespace", "default"}}},
+                          {"spec", {{"clusterQueue", "default"}}}}));
+  return Status::Ok();
+}
+
+Server::~Server() { Stop(); }
+
+Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
+  std::error_code ec;
+  std::filesystem::create_directories(options.data_dir, ec);
+  if (ec) {
+    return Err(Status::IoError(fmt::format("cannot create data directory {}: {}", options.data_dir, ec.message())));
+  }
+  std::unique_ptr<Server> server(new Server());
+  server->parts_ = std::make_unique<Parts>();
+  Parts& p = *server->parts_;
+  ASSIGN_OR_RETURN(p.store, OpenSqliteStore(options.data_dir + "/tessera.db"));
+  ASSIGN_OR_RETURN(server->admin_token_, LoadOrCreateAdminToken(options.data_dir));
+  RETURN_IF_ERROR(BootstrapDefaults(*p.store, Rfc3339Now()));
+  p.watches = std::make_unique<WatchHub>(*p.store);
+  const std::string admin = server->admin_token_;
+  p.api = std::make_unique<ApiHandler>(*p.store, *p.watches, [admin](const std::string& token) -> std::optional<Identity> {
+    if (token == admin) return Identity{.user = "admin", .groups = {"system:masters"}, .admin = true};
+    return std::nullopt;
+  });
+  ApiHandler* api = p.api.get();
+  p.http = std::make_unique<HttpServer>(options.http, [api](const HttpRequest& r) { return api->Handle(r); });
+  RETURN_IF_ERROR(p.http->Start());
+  server->scheme_ = p.http->tls() ? "https" : "http";
+  server->host_ = options.http.host;
+  return server;
+}
+
+void Server::Stop() {
+  if (!parts_) return;
+  if (parts_->http) parts_->http->Stop();
+  parts_->watches.reset();
+  parts_->api.reset();
+  parts_->http.reset();
+  parts_->store.reset();
+  parts_.reset();
+}
+
+uint16_t Server::port() const { return parts_ && parts_->http ? parts_->http->port() : 0; }
+
+std::string Server::url() const { return fmt::format("{}://{}:{}", scheme_, host_, port()); }
+
+}  // namespace tessera

@@ -1,0 +1,121 @@
+#include "server/watch_hub.h"
+
+#include <spdlog/spdlog.h>
+
+namespace tessera {
+namespace {
+
+constexpr size_t kBatch = 4096;
+constexpr auto kPollInterval = std::chrono::milliseconds(500);
+
+std::map<std::string, std::string> LabelsOf(const nlohmann::json& obj) {
+  std::map<std::string, std::string> out;
+  auto meta = obj.find("metadata");
+  if (meta == obj.end()) return out;
+  auto labels = meta->find("labels");
+  if (labels == meta->end() || !labels->is_object()) return out;
+  for (const auto& [k, v] : labels->items()) {
+    if (v.is_string()) out[k] = v.get<std::string>();
+  }
+  return out;
+}
+
+}  // namespace
+
+WatchHub::WatchHub(Store& store) : store_(store) {
+  dispatched_ = store_.Revision();
+  thread_ = std::thread([this] { Run(); });
+}
+
+WatchHub::~WatchHub() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+  for (Watcher& w : watchers_) w.sink->Close();
+}
+
+std::string WatchHub::EncodeEvent(const StoreEvent& e) {
+  const char* type = e.type == EventType::kAdded ? "ADDED" : e.type == EventType::kModified ? "MODIFIED" : "DELETED";
+  std::string out = R"({"type":")";
+  out += type;
+  out += R"(","object":)";
+  out += e.object.object.dump();
+  out += "}\n";
+  return out;
+}
+
+bool WatchHub::Deliver(Watcher& w, const StoreEvent& e, const std::string& encoded) {
+  if (e.revision <= w.seen) return true;
+  w.seen = e.revision;
+  const ObjectKey& k = e.object.key;
+  if (k.kind != w.filter.kind || (!w.filter.ns.empty() && k.ns != w.filter.ns)) return true;
+  if (!w.filter.selector.empty() && !w.filter.selector.Matches(LabelsOf(e.object.object))) return true;
+  return w.sink->Write(encoded);
+}
+
+Status WatchHub::Subscribe(WatchFilter filter, int64_t from_revision, std::shared_ptr<StreamSink> sink) {
+  std::lock_guard lock(mu_);
+  Watcher w{.filter = std::move(filter), .seen = from_revision, .sink = std::move(sink)};
+  // Catch up to what every other watcher has seen; live events continue from there.
+  int64_t at = from_revision;
+  while (at < dispatched_) {
+    auto events = store_.EventsSince(at, kBatch);
+    if (!events) return events.error();
+    if (events->empty()) break;
+    for (const StoreEvent& e : *events) {
+      if (e.revision > dispatched_) break;
+      if (!Deliver(w, e, EncodeEvent(e))) return Status::Ok();  // client already gone
+      at = e.revision;
+    }
+    if (events->back().revision >= dispatched_) break;
+  }
+  w.seen = std::max(w.seen, dispatched_);
+  watchers_.push_back(std::move(w));
+  return Status::Ok();
+}
+
+void WatchHub::Notify() {
+  {
+    std::lock_guard lock(mu_);
+    notified_ = true;
+  }
+  cv_.notify_one();
+}
+
+size_t WatchHub::watchers() const {
+  std::lock_guard lock(mu_);
+  return watchers_.size();
+}
+
+void WatchHub::Run() {
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    cv_.wait_for(lock, kPollInterval, [this] { return notified_ || stop_; });
+    if (stop_) break;
+    notified_ = false;
+    for (;;) {
+      auto events = store_.EventsSince(dispatched_, kBatch);
+      if (!events) {
+        // The log moved past us (compaction under a burst): watchers must relist.
+        spdlog::warn("watch dispatcher: {}; closing {} watch streams", events.error().message(), watchers_.size());
+        for (Watcher& w : watchers_) w.sink->Close();
+        watchers_.clear();
+        dispatched_ = store_.Revision();
+        break;
+      }
+      if (events->empty()) break;
+      for (const StoreEvent& e : *events) {
+        const std::string encoded = EncodeEvent(e);
+        std::erase_if(watchers_, [&](Watcher& w) { return !Deliver(w, e, encoded); });
+        dispatched_ = e.revision;
+      }
+      if (events->size() < kBatch) break;
+    }
+    std::erase_if(watchers_, [](const Watcher& w) { return !w.sink->open(); });
+  }
+}
+
+}  // namespace tessera

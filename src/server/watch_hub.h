@@ -1,0 +1,67 @@
+// WatchHub: fans the store's event log out to watch streams.
+//
+// A watcher names a kind, optionally a namespace and a label selector, and the
+// revision it has seen; it first receives every matching event after that
+// revision still in the log (or Gone when the log was compacted past it), then
+// live events, in revision order, without gaps or repeats. One dispatcher thread
+// reads the log once per batch of writes (Notify) and encodes each event once,
+// however many watchers it goes to; it also polls, so writes made by another
+// server process on the same store are seen too.
+//
+// Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/http_server.h"
+#include "server/label_selector.h"
+#include "store/store.h"
+
+namespace tessera {
+
+struct WatchFilter {
+  std::string kind;  // store kind, "<group>/<Kind>"
+  std::string ns;    // empty: all namespaces
+  LabelSelector selector;
+};
+
+class WatchHub {
+ public:
+  explicit WatchHub(Store& store);
+  ~WatchHub();
+
+  // Starts streaming to `sink`. Fails with Gone when `from_revision` is older
+  // than the retained event log.
+  Status Subscribe(WatchFilter filter, int64_t from_revision, std::shared_ptr<StreamSink> sink);
+  // Wakes the dispatcher: call after writes.
+  void Notify();
+  size_t watchers() const;
+
+  // {"type":"ADDED","object":{...}}\n
+  static std::string EncodeEvent(const StoreEvent& e);
+
+ private:
+  struct Watcher {
+    WatchFilter filter;
+    int64_t seen = 0;
+    std::shared_ptr<StreamSink> sink;
+  };
+  void Run();
+  bool Deliver(Watcher& w, const StoreEvent& e, const std::string& encoded);
+
+  Store& store_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Watcher> watchers_;
+  int64_t dispatched_ = 0;  // every event up to here went to every watcher
+  bool notified_ = false;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace tessera

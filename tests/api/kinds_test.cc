@@ -1,0 +1,154 @@
+#include "api/kinds.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+namespace tessera {
+namespace {
+
+// A manifest names its kind by apiVersion and kind; core kinds use "v1".
+TEST(KindsTest, FindsCoreKindByApiVersionAndKind) {
+  const KindInfo* pod = FindKindByApiVersion("v1", "Pod");
+  ASSERT_NE(pod, nullptr);
+  EXPECT_EQ(pod->group, "");
+  EXPECT_EQ(pod->plural, "pods");
+  EXPECT_TRUE(pod->namespaced);
+  EXPECT_EQ(pod->store_key, "/Pod");
+}
+
+// Group kinds carry their group in the apiVersion and in the store key.
+TEST(KindsTest, FindsGroupKindByApiVersionAndKind) {
+  const KindInfo* cq = FindKindByApiVersion("kueue.x-k8s.io/v1beta1", "ClusterQueue");
+  ASSERT_NE(cq, nullptr);
+  EXPECT_EQ(cq->group, "kueue.x-k8s.io");
+  EXPECT_EQ(cq->version, "v1beta1");
+  EXPECT_FALSE(cq->namespaced);
+  EXPECT_EQ(cq->store_key, "kueue.x-k8s.io/ClusterQueue");
+}
+
+// batch/v1 Job and Volcano's Job share the Kind "Job"; the apiVersion tells them apart.
+TEST(KindsTest, ApiVersionSeparatesBatchJobFromVolcanoJob) {
+  const KindInfo* batch = FindKindByApiVersion("batch/v1", "Job");
+  const KindInfo* volcano = FindKindByApiVersion("batch.volcano.sh/v1alpha1", "Job");
+  ASSERT_NE(batch, nullptr);
+  ASSERT_NE(volcano, nullptr);
+  EXPECT_NE(batch, volcano);
+  EXPECT_EQ(batch->store_key, "batch/Job");
+  EXPECT_EQ(volcano->store_key, "batch.volcano.sh/Job");
+}
+
+// Kind comparison is exact, as in Kubernetes; unknown pairs give nullptr.
+TEST(KindsTest, UnknownApiVersionOrKindIsNotFound) {
+  EXPECT_EQ(FindKindByApiVersion("v1", "pod"), nullptr);
+  EXPECT_EQ(FindKindByApiVersion("v2", "Pod"), nullptr);
+  EXPECT_EQ(FindKindByApiVersion("kueue.x-k8s.io/v1alpha1", "ClusterQueue"), nullptr);
+  EXPECT_EQ(FindKindByApiVersion("v1", "Deployment"), nullptr);
+}
+
+// /api/v1/namespaces/ns/pods and /apis/{group}/{version}/{plural} resolve by group, version, plural.
+TEST(KindsTest, FindsKindByUrlPathParts) {
+  EXPECT_EQ(FindKindByResource("", "v1", "pods"), FindKindByApiVersion("v1", "Pod"));
+  EXPECT_EQ(FindKindByResource("", "v1", "resourcequotas"), FindKindByApiVersion("v1", "ResourceQuota"));
+  EXPECT_EQ(FindKindByResource("kueue.x-k8s.io", "v1beta1", "clusterqueues"),
+            FindKindByApiVersion("kueue.x-k8s.io/v1beta1", "ClusterQueue"));
+  EXPECT_EQ(FindKindByResource("batch.volcano.sh", "v1alpha1", "jobs"),
+            FindKindByApiVersion("batch.volcano.sh/v1alpha1", "Job"));
+  EXPECT_EQ(FindKindByResource("rbac.authorization.k8s.io", "v1", "clusterrolebindings"),
+            FindKindByApiVersion("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"));
+}
+
+// A URL with a wrong version or an unknown plural serves nothing.
+TEST(KindsTest, UnknownUrlPathPartsAreNotFound) {
+  EXPECT_EQ(FindKindByResource("", "v1", "pod"), nullptr);       // singular
+  EXPECT_EQ(FindKindByResource("", "v2", "pods"), nullptr);
+  EXPECT_EQ(FindKindByResource("batch", "v1", "cronjobs"), nullptr);
+}
+
+// kubectl's short names work from the CLI.
+TEST(KindsTest, CliShortNames) {
+  EXPECT_EQ(FindKindByCliName("ns")->kind, "Namespace");
+  EXPECT_EQ(FindKindByCliName("quota")->kind, "ResourceQuota");
+  EXPECT_EQ(FindKindByCliName("po")->kind, "Pod");
+  EXPECT_EQ(FindKindByCliName("no")->kind, "Node");
+  EXPECT_EQ(FindKindByCliName("pc")->kind, "PriorityClass");
+  EXPECT_EQ(FindKindByCliName("netpol")->kind, "NetworkPolicy");
+  EXPECT_EQ(FindKindByCliName("cq")->kind, "ClusterQueue");
+  EXPECT_EQ(FindKindByCliName("lq")->kind, "LocalQueue");
+  EXPECT_EQ(FindKindByCliName("wl")->kind, "Workload");
+  EXPECT_EQ(FindKindByCliName("rf")->kind, "ResourceFlavor");
+  EXPECT_EQ(FindKindByCliName("vcjob")->group, "batch.volcano.sh");
+}
+
+// Plural, singular and Kind all resolve, in any case.
+TEST(KindsTest, CliPluralSingularAndKindIgnoreCase) {
+  const KindInfo* cq = FindKindByApiVersion("kueue.x-k8s.io/v1beta1", "ClusterQueue");
+  EXPECT_EQ(FindKindByCliName("clusterqueues"), cq);
+  EXPECT_EQ(FindKindByCliName("clusterqueue"), cq);
+  EXPECT_EQ(FindKindByCliName("ClusterQueue"), cq);
+  EXPECT_EQ(FindKindByCliName("CLUSTERQUEUES"), cq);
+  EXPECT_EQ(FindKindByCliName("CQ"), cq);
+}
+
+// "jobs" is batch/v1 (the built-in group wins, as in kubectl); a group suffix picks Volcano.
+TEST(KindsTest, CliJobsPreferBatchAndGroupSuffixSelects) {
+  EXPECT_EQ(FindKindByCliName("jobs")->group, "batch");
+  EXPECT_EQ(FindKindByCliName("job")->group, "batch");
+  EXPECT_EQ(FindKindByCliName("jobs.batch")->group, "batch");
+  EXPECT_EQ(FindKindByCliName("jobs.batch.volcano.sh")->group, "batch.volcano.sh");
+  EXPECT_EQ(FindKindByCliName("jobs.v1alpha1.batch.volcano.sh")->group, "batch.volcano.sh");
+  EXPECT_EQ(FindKindByCliName("clusterqueues.kueue.x-k8s.io")->kind, "ClusterQueue");
+}
+
+// Names that match nothing, or a name with the wrong group, give nullptr.
+TEST(KindsTest, CliUnknownNamesAreNotFound) {
+  EXPECT_EQ(FindKindByCliName(""), nullptr);
+  EXPECT_EQ(FindKindByCliName("deployments"), nullptr);
+  EXPECT_EQ(FindKindByCliName("pods.batch"), nullptr);
+  EXPECT_EQ(FindKindByCliName("jobs.v2.batch"), nullptr);
+}
+
+// Every kind from DESIGN.md section 4 is registered, with a store key found again by lookup.
+TEST(KindsTest, RegistryHoldsEveryKindWithUniqueStoreKeys) {
+  std::set<std::string_view> keys;
+  for (const KindInfo& k : AllKinds()) {
+    EXPECT_TRUE(keys.insert(k.store_key).second) << k.store_key;
+    EXPECT_EQ(FindKindByStoreKey(k.store_key), &k);
+    EXPECT_EQ(FindKindByResource(k.group, k.version, k.plural), &k);
+    EXPECT_EQ(FindKindByApiVersion(k.api_version, k.kind), &k);
+    std::string expected_key = std::string(k.group) + "/" + std::string(k.kind);
+    EXPECT_EQ(k.store_key, expected_key);
+    std::string expected_av = k.group.empty() ? std::string(k.version)
+                                              : std::string(k.group) + "/" + std::string(k.version);
+    EXPECT_EQ(k.api_version, expected_av);
+  }
+  EXPECT_EQ(keys.size(), 17u);  // 5 core + PriorityClass + 4 RBAC + NetworkPolicy + 4 Kueue + 2 Jobs
+}
+
+// Cluster-scoped kinds are those Kubernetes, Kueue and Volcano define so.
+TEST(KindsTest, ScopeOfEachKind) {
+  for (std::string_view cluster : {"/Namespace", "/Node", "scheduling.k8s.io/PriorityClass",
+                                   "rbac.authorization.k8s.io/ClusterRole",
+                                   "rbac.authorization.k8s.io/ClusterRoleBinding",
+                                   "kueue.x-k8s.io/ResourceFlavor", "kueue.x-k8s.io/ClusterQueue"}) {
+    EXPECT_FALSE(FindKindByStoreKey(cluster)->namespaced) << cluster;
+  }
+  for (std::string_view ns : {"/Pod", "/Event", "/ResourceQuota", "batch/Job", "batch.volcano.sh/Job",
+                              "kueue.x-k8s.io/LocalQueue", "kueue.x-k8s.io/Workload",
+                              "rbac.authorization.k8s.io/Role", "networking.k8s.io/NetworkPolicy"}) {
+    EXPECT_TRUE(FindKindByStoreKey(ns)->namespaced) << ns;
+  }
+}
+
+// Error messages can list where a Kind is served.
+TEST(KindsTest, ApiVersionsServingKindListsBothJobs) {
+  auto versions = ApiVersionsServingKind("Job");
+  ASSERT_EQ(versions.size(), 2u);
+  EXPECT_EQ(versions[0], "batch/v1");
+  EXPECT_EQ(versions[1], "batch.volcano.sh/v1alpha1");
+  EXPECT_TRUE(ApiVersionsServingKind("Deployment").empty());
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,286 @@
+// The API server over real HTTP on 127.0.0.1 and a real SQLite file: CRUD,
+// conflicts, watches, authentication, bad input, and the seed's manifests.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "api/kinds.h"
+#include "api/manifest.h"
+#include "cli/api_client.h"
+#include "server/server.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+
+class ApiServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tessera-api-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    StartServer();
+  }
+  void TearDown() override {
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void StartServer() {
+    ServerOptions options;
+    options.data_dir = dir_.string();
+    options.http.port = 0;
+    auto s = Server::Start(options);
+    ASSERT_TRUE(s.has_value()) << s.error().ToString();
+    server_ = std::move(*s);
+  }
+  ApiClient Client(const std::string& token) { return ApiClient(server_->url(), token); }
+  ApiClient Admin() { return Client(server_->admin_token()); }
+
+  // POSTs a manifest (YAML or JSON) to the path its kind lives at.
+  ApiResponse CreateManifest(ApiClient& c, const json& obj) {
+    const KindInfo* kind = FindKindByApiVersion(obj.value("apiVersion", ""), obj.value("kind", ""));
+    EXPECT_NE(kind, nullptr) << obj.dump();
+    const std::string ns = obj["metadata"].value("namespace", kind->namespaced ? "default" : "");
+    auto r = c.Request("POST", CollectionPath(*kind, ns), obj.dump());
+    EXPECT_TRUE(r.has_value());
+    return *r;
+  }
+  static std::string CollectionPath(const KindInfo& k, const std::string& ns) {
+    std::string base = k.group.empty() ? "/api/" + std::string(k.version)
+                                       : "/apis/" + std::string(k.group) + "/" + std::string(k.version);
+    if (k.namespaced) base += "/namespaces/" + ns;
+    return base + "/" + std::string(k.plural);
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Server> server_;
+};
+
+json Body(const ApiResponse& r) { return json::parse(r.body); }
+
+TEST_F(ApiServerTest, RequestsWithoutAValidTokenAreUnauthorized) {
+  // No token and a wrong token both get 401 with a Status saying how to authenticate.
+  auto anonymous = Client("");
+  auto r = anonymous.Request("GET", "/api/v1/namespaces");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 401);
+  EXPECT_EQ(Body(*r)["reason"], "Unauthorized");
+  auto wrong = Client("not-the-token");
+  EXPECT_EQ(wrong.Request("GET", "/api/v1/namespaces")->status, 401);
+  // Health needs no token.
+  EXPECT_EQ(anonymous.Request("GET", "/healthz")->status, 200);
+}
+
+TEST_F(ApiServerTest, AdminTokenFileIsPrivate) {
+  const auto perms = std::filesystem::status(dir_ / "admin.token").permissions();
+  EXPECT_EQ(perms & std::filesystem::perms::all, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+}
+
+TEST_F(ApiServerTest, FirstStartHasDefaultsToSubmitTo) {
+  auto c = Admin();
+  auto pcs = Body(*c.Request("GET", "/apis/scheduling.k8s.io/v1/priorityclasses"));
+  std::vector<std::string> names;
+  for (const auto& item : pcs["items"]) names.push_back(item["metadata"]["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"batch", "development", "production", "training"}));
+  EXPECT_EQ(c.Request("GET", "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/default")->status, 200);
+  EXPECT_EQ(c.Request("GET", "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/localqueues/default")->status, 200);
+  EXPECT_EQ(c.Request("GET", "/apis/kueue.x-k8s.io/v1beta1/resourceflavors/default")->status, 200);
+}
+
+TEST_F(ApiServerTest, CreateGetListAndSelectByLabel) {
+  auto c = Admin();
+  for (const char* name : {"team-a", "team-b"}) {
+    json ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}, {"labels", {{"tier", name == std::string("team-a") ? "gold" : "silver"}}}}}};
+    auto r = c.Request("POST", "/api/v1/namespaces", ns.dump());
+    ASSERT_EQ(r->status, 201) << r->body;
+    EXPECT_FALSE(Body(*r)["metadata"]["uid"].get<std::string>().empty());
+    EXPECT_FALSE(Body(*r)["metadata"]["resourceVersion"].get<std::string>().empty());
+  }
+  auto got = c.Request("GET", "/api/v1/namespaces/team-a");
+  EXPECT_EQ(got->status, 200);
+  EXPECT_EQ(Body(*got)["metadata"]["labels"]["tier"], "gold");
+  auto list = Body(*c.Request("GET", "/api/v1/namespaces?labelSelector=tier%3Dsilver"));
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(list["items"][0]["metadata"]["name"], "team-b");
+  EXPECT_EQ(list["kind"], "NamespaceList");
+}
+
+TEST_F(ApiServerTest, AlreadyExistsAndNotFoundAreStatuses) {
+  auto c = Admin();
+  json ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "dup"}}}};
+  EXPECT_EQ(c.Request("POST", "/api/v1/namespaces", ns.dump())->status, 201);
+  auto again = c.Request("POST", "/api/v1/namespaces", ns.dump());
+  EXPECT_EQ(again->status, 409);
+  EXPECT_EQ(Body(*again)["reason"], "AlreadyExists");
+  auto missing = c.Request("GET", "/api/v1/namespaces/nope");
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(Body(*missing)["kind"], "Status");
+}
+
+TEST_F(ApiServerTest, StaleUpdateConflictsAndExactlyOneConcurrentWriterWins) {
+  auto c = Admin();
+  json ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "race"}}}};
+  const json created = Body(*c.Request("POST", "/api/v1/namespaces", ns.dump()));
+  // Two writers both start from the same resourceVersion.
+  std::vector<int> codes(8);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      ApiClient w = Admin();
+      json next = created;
+      next["metadata"]["labels"]["writer"] = std::to_string(i);
+      codes[i] = w.Request("PUT", "/api/v1/namespaces/race", next.dump())->status;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(std::count(codes.begin(), codes.end(), 200), 1);
+  EXPECT_EQ(std::count(codes.begin(), codes.end(), 409), 7);
+}
+
+TEST_F(ApiServerTest, MergePatchChangesOnlyWhatItNames) {
+  auto c = Admin();
+  json ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "patched"}, {"labels", {{"a", "1"}, {"b", "2"}}}}}};
+  c.Request("POST", "/api/v1/namespaces", ns.dump());
+  auto r = c.Request("PATCH", "/api/v1/namespaces/patched", R"({"metadata":{"labels":{"b":null,"c":"3"}}})",
+                     "application/merge-patch+json");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(*r)["metadata"]["labels"], (json{{"a", "1"}, {"c", "3"}}));
+}
+
+TEST_F(ApiServerTest, DeleteRemovesTheObject) {
+  auto c = Admin();
+  json ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "gone"}}}};
+  c.Request("POST", "/api/v1/namespaces", ns.dump());
+  EXPECT_EQ(c.Request("DELETE", "/api/v1/namespaces/gone")->status, 200);
+  EXPECT_EQ(c.Request("GET", "/api/v1/namespaces/gone")->status, 404);
+}
+
+TEST_F(ApiServerTest, BadInputIsRefusedWithAStatusThatNamesTheProblem) {
+  auto c = Admin();
+  struct Case {
+    std::string path, body;
+    int code;
+    std::string in_message;
+  };
+  const std::string cq = "/apis/kueue.x-k8s.io/v1beta1/clusterqueues";
+  const std::vector<Case> cases = {
+      {"/api/v1/namespaces", "metadata: [unclosed", 400, "line"},
+      {"/api/v1/namespaces", "{\"apiVersion\": \"v1\",", 400, ""},
+      {cq, R"({"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"ClusterQueue","metadata":{"name":"x"},"spec":{"cohort":7}})", 422, "spec.cohort"},
+      {cq, R"({"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"ClusterQueue","metadata":{"name":"x"},"spec":{"cohrt":"a"}})", 422, "spec.cohrt"},
+      {cq, R"({"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"ClusterQueue","metadata":{"name":"x"},"spec":{"resourceGroups":[{"coveredResources":["nvidia.com/gpu"],"flavors":[{"name":"f","resources":[{"name":"nvidia.com/gpu","nominalQuota":"-1"}]}]}]}})", 422, "nominalQuota"},
+      {cq, R"({"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"ClusterQueue","metadata":{"name":"x"},"spec":{"resourceGroups":[{"coveredResources":["nvidia.com/gpu"],"flavors":[{"name":"f","resources":[{"name":"nvidia.com/gpu","nominalQuota":"1.5"}]}]}]}})", 422, "1.5"},
+      {"/apis/example.com/v1/widgets", R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}})", 404, "widgets"},
+      {"/apis/kueue.x-k8s.io/v1beta1/namespaces/no-such-ns/localqueues",
+       R"({"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"LocalQueue","metadata":{"name":"q"},"spec":{"clusterQueue":"default"}})", 404, "no-such-ns"},
+  };
+  for (const Case& k : cases) {
+    auto r = c.Request("POST", k.path, k.body, "application/yaml");
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, k.code) << k.body << "\n" << r->body;
+    const json status = json::parse(r->body, nullptr, false);
+    ASSERT_FALSE(status.is_discarded()) << r->body;
+    EXPECT_EQ(status["kind"], "Status");
+    EXPECT_NE(status["message"].get<std::string>().find(k.in_message), std::string::npos) << r->body;
+  }
+  // Nothing was stored, and the server still serves.
+  EXPECT_EQ(c.Request("GET", "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/x")->status, 404);
+  EXPECT_EQ(c.Request("GET", "/healthz")->status, 200);
+}
+
+TEST_F(ApiServerTest, OversizedBodyIsRefusedAndTheServerKeepsServing) {
+  auto c = Admin();
+  const std::string huge(20 * 1024 * 1024, 'x');
+  auto r = c.Request("POST", "/api/v1/namespaces", huge);
+  if (r.has_value()) {
+    EXPECT_EQ(r->status, 413);
+  }  // else the server closed the connection mid-upload, which is also a refusal
+  auto again = Admin();
+  EXPECT_EQ(again.Request("GET", "/healthz")->status, 200);
+}
+
+TEST_F(ApiServerTest, WatchStreamsChangesAndResumesFromAResourceVersion) {
+  auto c = Admin();
+  std::vector<json> events;
+  std::thread watcher([&] {
+    ApiClient w = Admin();
+    w.Stream("/api/v1/namespaces?watch=true&labelSelector=watched", [&](const std::string& line) {
+      events.push_back(json::parse(line));
+      return events.size() < 3;
+    });
+  });
+  // Give the watch time to register; then three changes of a labelled namespace.
+  for (int i = 0; i < 100 && events.empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  json ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "w1"}, {"labels", {{"watched", "yes"}}}}}};
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const json created = Body(*c.Request("POST", "/api/v1/namespaces", ns.dump()));
+  c.Request("PATCH", "/api/v1/namespaces/w1", R"({"metadata":{"labels":{"x":"1"}}})", "application/merge-patch+json");
+  c.Request("DELETE", "/api/v1/namespaces/w1");
+  watcher.join();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0]["type"], "ADDED");
+  EXPECT_EQ(events[1]["type"], "MODIFIED");
+  EXPECT_EQ(events[2]["type"], "DELETED");
+
+  // Resuming after the creation replays the two later events, and nothing before.
+  std::vector<json> resumed;
+  ApiClient w = Admin();
+  w.Stream("/api/v1/namespaces?watch=true&labelSelector=watched&resourceVersion=" +
+               created["metadata"]["resourceVersion"].get<std::string>(),
+           [&](const std::string& line) {
+             resumed.push_back(json::parse(line));
+             return resumed.size() < 2;
+           });
+  ASSERT_EQ(resumed.size(), 2u);
+  EXPECT_EQ(resumed[0]["type"], "MODIFIED");
+  EXPECT_EQ(resumed[1]["type"], "DELETED");
+}
+
+TEST_F(ApiServerTest, SeedManifestsApplyUnchanged) {
+  // Every manifest of the seed (../shared/examples/seed) is accepted as written.
+  const std::filesystem::path seed = std::filesystem::path("..") / "shared" / "examples" / "seed";
+  ASSERT_TRUE(std::filesystem::exists(seed)) << "the seed manifests are expected at " << std::filesystem::absolute(seed);
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(seed)) {
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 7u);
+  auto c = Admin();
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto docs = ParseManifests(text.str());
+    ASSERT_TRUE(docs.has_value()) << f << ": " << docs.error().ToString();
+    for (const ManifestDocument& doc : *docs) {
+      // The files are applied in order: 01-namespaces.yaml creates the namespaces the others use.
+      const ApiResponse r = CreateManifest(c, doc.object);
+      EXPECT_EQ(r.status, 201) << f << ": " << doc.object.dump() << "\n" << r.body;
+    }
+  }
+}
+
+TEST_F(ApiServerTest, AcknowledgedWritesSurviveARestart) {
+  auto c = Admin();
+  for (int i = 0; i < 20; ++i) {
+    json ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "keep-" + std::to_string(i)}}}};
+    ASSERT_EQ(c.Request("POST", "/api/v1/namespaces", ns.dump())->status, 201);
+  }
+  const std::string token = server_->admin_token();
+  server_.reset();
+  StartServer();
+  EXPECT_EQ(server_->admin_token(), token);  // the same token after a restart
+  auto again = Admin();
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(again.Request("GET", "/api/v1/namespaces/keep-" + std::to_string(i))->status, 200);
+  }
+}
+
+}  // namespace
+}  // namespace tessera
