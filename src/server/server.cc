@@ -8,10 +8,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <chrono>
 #include <random>
 
 #include "domain/priority_class.h"
 #include "server/api_handler.h"
+#include "server/scheduler_loop.h"
 #include "server/watch_hub.h"
 #include "store/sqlite_store.h"
 
@@ -21,8 +23,17 @@ struct Server::Parts {
   std::unique_ptr<Store> store;
   std::unique_ptr<WatchHub> watches;
   std::unique_ptr<ApiHandler> api;
+  std::unique_ptr<SchedulerLoop> scheduler;
   std::unique_ptr<HttpServer> http;
 };
+
+namespace {
+Timestamp SystemNow() {
+  return Timestamp::FromMillis(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+}  // namespace
 
 Result<std::string> LoadOrCreateAdminToken(const std::string& data_dir) {
   const std::string path = data_dir + "/admin.token";
@@ -114,6 +125,12 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     if (token == admin) return Identity{.user = "admin", .groups = {"system:masters"}, .admin = true};
     return std::nullopt;
   });
+  WatchHub* watches = p.watches.get();
+  p.scheduler = std::make_unique<SchedulerLoop>(*p.store, SchedulerConfig{}, SystemNow, [watches] { watches->Notify(); });
+  SchedulerLoop* scheduler = p.scheduler.get();
+  p.api->OnWrite([scheduler] { scheduler->Kick(); });
+  p.scheduler->Start();
+  p.scheduler->Kick();
   ApiHandler* api = p.api.get();
   p.http = std::make_unique<HttpServer>(options.http, [api](const HttpRequest& r) { return api->Handle(r); });
   RETURN_IF_ERROR(p.http->Start());
@@ -125,6 +142,8 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
 void Server::Stop() {
   if (!parts_) return;
   if (parts_->http) parts_->http->Stop();
+  if (parts_->scheduler) parts_->scheduler->Stop();
+  parts_->scheduler.reset();
   parts_->watches.reset();
   parts_->api.reset();
   parts_->http.reset();

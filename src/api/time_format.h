@@ -1,0 +1,28 @@
+// RFC 3339 timestamps as the API writes them (metadata.creationTimestamp,
+// status.admission.admittedAt): "2026-11-29T16:15:31Z".
+//
+// Parsing accepts what Kubernetes and Go write: a date, 'T' (or 't'), a time
+// with optional fractional seconds (any number of digits; kept to the
+// millisecond, finer digits truncated), and 'Z' or a numeric offset
+// ("+02:00"), which is converted to UTC. Formatting always writes UTC with 'Z',
+// whole seconds when the millisecond part is zero and ".mmm" otherwise, so that
+// FormatRfc3339 -> ParseRfc3339 gives back the same Timestamp.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "common/time.h"
+
+namespace tessera {
+
+// InvalidArgument naming the text and what is wrong with it.
+Result<Timestamp> ParseRfc3339(std::string_view text);
+
+// REQUIRES: !t.never() and a year between 0 and 9999.
+std::string FormatRfc3339(Timestamp t);
+
+}  // namespace tessera

@@ -1,0 +1,71 @@
+// SchedulerLoop: the control loop that turns stored objects into decisions and
+// decisions into stored objects (DESIGN.md sections 3 and 5).
+//
+// One pass (RunOnce):
+//   1. Jobs (batch/v1, Volcano) without a Workload get one (the job controller);
+//      Workloads whose Job is gone are deleted with their Pods.
+//   2. Evicted Workloads whose Pods are all gone go back to their queue.
+//   3. A ClusterSnapshot is built from the store: nodes, flavors, queues,
+//      namespaces with their ResourceQuotas, priority classes, workloads.
+//   4. The scheduler core runs (RunCycle): a pure function of that snapshot.
+//   5. Its plan is written back: admitted Workloads get status.admission, the
+//      QuotaReserved/Admitted conditions and Pods bound to nodes and devices;
+//      pending ones get the core's explanation in their conditions (written only
+//      when it changes); victims are marked Evicted and their Pods terminating;
+//      ClusterQueue and ResourceQuota status show usage.
+// The loop thread runs a pass whenever something relevant changed (Kick),
+// batching bursts of writes into one pass, and at least every few seconds.
+//
+// Thread-safe: Kick from any thread; RunOnce from one thread at a time.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "common/time.h"
+#include "sched/config.h"
+#include "store/store.h"
+
+namespace tessera {
+
+struct SchedulerLoopStats {
+  int64_t passes = 0;
+  int64_t admitted = 0;
+  int64_t preempted = 0;
+  int64_t pending = 0;
+};
+
+class SchedulerLoop {
+ public:
+  using Clock = std::function<Timestamp()>;
+
+  // `written` is called after the loop wrote to the store (to wake watchers).
+  SchedulerLoop(Store& store, SchedulerConfig config, Clock clock, std::function<void()> written);
+  ~SchedulerLoop();
+
+  void Start();
+  void Stop();
+  void Kick();
+
+  // One pass, synchronously (tests call this directly, without Start).
+  Status RunOnce();
+  SchedulerLoopStats stats() const;
+
+ private:
+  void Run();
+
+  Store& store_;
+  SchedulerConfig config_;
+  Clock clock_;
+  std::function<void()> written_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool kicked_ = false;
+  bool stop_ = false;
+  std::thread thread_;
+  SchedulerLoopStats stats_;
+};
+
+}  // namespace tessera

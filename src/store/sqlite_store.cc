@@ -1,0 +1,710 @@
+#include "store/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "store/sqlite_db.h"
+#include "store/sqlite_schema.h"
+#include "store/uuid.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+
+// --- SQL. Statements are cached per connection, keyed by these constants. ---
+
+constexpr const char* kBeginWriteSql = "BEGIN IMMEDIATE";
+constexpr const char* kBeginReadSql = "BEGIN";
+constexpr const char* kCommitSql = "COMMIT";
+constexpr const char* kSavepointSql = "SAVEPOINT one_write";
+constexpr const char* kReleaseSql = "RELEASE one_write";
+constexpr const char* kRollbackToSql = "ROLLBACK TO one_write";
+constexpr const char* kSelectMetaSql = "SELECT value FROM meta WHERE key = ?1";
+constexpr const char* kUpdateMetaSql = "UPDATE meta SET value = ?2 WHERE key = ?1";
+constexpr const char* kSelectObjectSql =
+    "SELECT uid, revision, data FROM objects WHERE kind = ?1 AND ns = ?2 AND name = ?3";
+constexpr const char* kInsertObjectSql =
+    "INSERT INTO objects (kind, ns, name, uid, revision, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+constexpr const char* kUpdateObjectSql =
+    "UPDATE objects SET revision = ?4, data = ?5 WHERE kind = ?1 AND ns = ?2 AND name = ?3";
+constexpr const char* kDeleteObjectSql = "DELETE FROM objects WHERE kind = ?1 AND ns = ?2 AND name = ?3";
+constexpr const char* kInsertEventSql =
+    "INSERT INTO events (revision, type, kind, ns, name, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+constexpr const char* kListKindSql =
+    "SELECT ns, name, revision, data FROM objects WHERE kind = ?1 ORDER BY ns, name";
+constexpr const char* kListKindNamespaceSql =
+    "SELECT ns, name, revision, data FROM objects WHERE kind = ?1 AND ns = ?2 ORDER BY name";
+constexpr const char* kSelectEventsSql =
+    "SELECT revision, type, kind, ns, name, data FROM events WHERE revision > ?1 ORDER BY revision LIMIT ?2";
+constexpr const char* kDeleteEventsSql = "DELETE FROM events WHERE revision <= ?1";
+
+constexpr const char* kRevisionKey = "revision";
+constexpr const char* kCompactedKey = "compacted_revision";
+
+// --- Documents. ---
+
+// "Pod team-a/nb1", "kueue.x-k8s.io/ClusterQueue team-a": for messages.
+std::string Describe(const ObjectKey& key) {
+  std::string_view kind = key.kind;
+  if (kind.starts_with('/')) kind.remove_prefix(1);
+  if (key.ns.empty()) return fmt::format("{} {}", kind, key.name);
+  return fmt::format("{} {}/{}", kind, key.ns, key.name);
+}
+
+Status ValidateKey(const ObjectKey& key) {
+  if (key.kind.empty() || key.name.empty()) {
+    return Status::InvalidArgument(fmt::format(
+        "object key (kind '{}', name '{}') needs a kind and a name", key.kind, key.name));
+  }
+  return Status::Ok();
+}
+
+// The document's metadata object, created when absent.
+Result<json*> Metadata(json& object, const ObjectKey& key) {
+  if (!object.is_object()) {
+    return Err(Status::InvalidArgument(fmt::format(
+        "{}: the document is a JSON {}, not an object: send an object with apiVersion, kind and metadata",
+        Describe(key), object.type_name())));
+  }
+  json& metadata = object["metadata"];
+  if (metadata.is_null()) metadata = json::object();
+  if (!metadata.is_object()) {
+    return Err(Status::InvalidArgument(fmt::format(
+        "{}: metadata is a JSON {}, not an object", Describe(key), metadata.type_name())));
+  }
+  return &metadata;
+}
+
+// Compact text, as stored. Throws nothing: nlohmann's dump throws on strings
+// that are not UTF-8, which is the caller's error.
+Result<std::string> Dump(const json& object, const ObjectKey& key) {
+  try {
+    return object.dump();
+  } catch (const json::exception& e) {
+    return Err(Status::InvalidArgument(fmt::format(
+        "{}: the document cannot be stored: {} (strings must be valid UTF-8)", Describe(key), e.what())));
+  }
+}
+
+Result<json> Parse(std::string_view text, std::string_view what, const std::string& path) {
+  json object = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (object.is_discarded()) {
+    return Err(Status::Corruption(fmt::format(
+        "{} in {} is not valid JSON: the file is damaged; restore it from a backup", what, path)));
+  }
+  return object;
+}
+
+std::string_view EventTypeName(EventType type) {
+  switch (type) {
+    case EventType::kAdded: return "ADDED";
+    case EventType::kModified: return "MODIFIED";
+    case EventType::kDeleted: return "DELETED";
+  }
+  return "UNKNOWN";
+}
+
+Result<EventType> ParseEventType(std::string_view name, const std::string& path) {
+  if (name == "ADDED") return EventType::kAdded;
+  if (name == "MODIFIED") return EventType::kModified;
+  if (name == "DELETED") return EventType::kDeleted;
+  return Err(Status::Corruption(fmt::format(
+      "{} holds an event of unknown type '{}': the file is damaged or was written by a newer Tessera", path, name)));
+}
+
+// --- The store. ---
+
+class SqliteStore final : public Store {
+ public:
+  SqliteStore(std::unique_ptr<SqliteDb> writer, SqliteStoreOptions options)
+      : options_(options), path_(writer->path()), writer_(std::move(writer)) {}
+
+  // Reads the revision and the compaction watermark into the caches.
+  Status Init();
+
+  Result<StoredObject> Create(const ObjectKey& key, json object) override;
+  Result<StoredObject> Get(const ObjectKey& key) override;
+  Result<ListResult> List(std::string_view kind, std::string_view ns) override;
+  Result<StoredObject> Update(const ObjectKey& key, json object, int64_t expected_revision) override;
+  Result<StoredObject> Delete(const ObjectKey& key, int64_t expected_revision) override;
+  Result<std::vector<StoredObject>> Apply(std::vector<WriteOp> ops) override;
+  Result<std::vector<StoreEvent>> EventsSince(int64_t revision, size_t limit) override;
+  int64_t Revision() override;
+  Status Compact(int64_t keep_events) override;
+
+ private:
+  // One write transaction in progress (write_mu_ held).
+  struct WriteTxn {
+    int64_t revision = 0;   // the newest revision, including this transaction's writes
+    int64_t compacted = 0;  // the compaction watermark to record, if raised
+  };
+  using WriteBody = std::function<Status(WriteTxn&)>;
+
+  // A write waiting for, or taking part in, a group commit.
+  struct PendingWrite {
+    explicit PendingWrite(const WriteBody* b) : body(b) {}
+    const WriteBody* body;
+    Status status;                // set by the leader that committed it
+    bool done = false;            // guarded by queue_mu_
+    std::condition_variable cv;   // wakes this writer: done, or now the leader
+  };
+
+  // A reader connection borrowed from the pool; returned when destroyed.
+  class Reader {
+   public:
+    Reader(SqliteStore* store, std::unique_ptr<SqliteDb> db) : store_(store), db_(std::move(db)) {}
+    Reader(Reader&&) = default;
+    ~Reader() {
+      if (db_ != nullptr) store_->ReturnReader(std::move(db_));
+    }
+    SqliteDb& db() { return *db_; }
+
+   private:
+    SqliteStore* store_;
+    std::unique_ptr<SqliteDb> db_;
+  };
+
+  // Runs `body` in a write transaction, possibly together with other threads'
+  // writes (group commit), and returns once that transaction committed or
+  // rolled back. `body` returns an error to undo everything it wrote; it must
+  // raise txn.revision by one per write it made, and must not throw (it may
+  // run on another writer's thread). Safe to call from any thread.
+  Status Write(const WriteBody& body);
+  // The leader's part of Write: commits `group` in one transaction and sets
+  // each write's status. REQUIRES: write_mu_ held.
+  void CommitGroup(const std::vector<PendingWrite*>& group);
+  // Runs one write of a group inside a savepoint, so that its failure undoes
+  // only its own changes. Returns an error only when the whole transaction is
+  // lost (SQLite rolled it back, or the savepoint itself failed).
+  Status RunInSavepoint(PendingWrite& write, WriteTxn& txn);
+
+  Result<StoredObject> CreateIn(WriteTxn& txn, const ObjectKey& key, json object);
+  Result<StoredObject> UpdateIn(WriteTxn& txn, const ObjectKey& key, json object, int64_t expected_revision);
+  Result<StoredObject> DeleteIn(WriteTxn& txn, const ObjectKey& key, int64_t expected_revision);
+  Status AppendEvent(int64_t revision, EventType type, const ObjectKey& key, std::string_view data);
+  Status CompactIn(WriteTxn& txn, int64_t keep_events);
+
+  Result<int64_t> ReadMeta(SqliteDb& db, const char* key);
+
+  Result<Reader> BorrowReader();
+  void ReturnReader(std::unique_ptr<SqliteDb> db);
+
+  const SqliteStoreOptions options_;
+  const std::string path_;
+
+  // Group commit (as LevelDB's writers queue): writers queue here; the one at
+  // the front is the leader and commits the first kMaxGroup queued writes
+  // (itself among them) while the others wait; then it wakes them, and the
+  // next front.
+  static constexpr size_t kMaxGroup = 256;
+  std::mutex queue_mu_;
+  std::deque<PendingWrite*> queue_;  // guarded by queue_mu_
+
+  // Held by the leader while it commits. Only the queue's head leads, so it
+  // is never contended; it states what guards the writer's state.
+  std::mutex write_mu_;
+  std::unique_ptr<SqliteDb> writer_;  // guarded by write_mu_
+  int64_t compacted_ = 0;             // guarded by write_mu_: the watermark as last committed here
+  std::atomic<int64_t> last_revision_{0};  // the newest revision this process has seen
+  UuidGenerator uuids_;
+
+  std::mutex readers_mu_;
+  std::vector<std::unique_ptr<SqliteDb>> idle_readers_;  // guarded by readers_mu_
+};
+
+Status SqliteStore::Init() {
+  std::lock_guard lock(write_mu_);
+  ASSIGN_OR_RETURN(int64_t revision, ReadMeta(*writer_, kRevisionKey));
+  ASSIGN_OR_RETURN(compacted_, ReadMeta(*writer_, kCompactedKey));
+  last_revision_.store(revision);
+  return Status::Ok();
+}
+
+Result<int64_t> SqliteStore::ReadMeta(SqliteDb& db, const char* key) {
+  ASSIGN_OR_RETURN(SqliteStatement select, db.Statement("read store metadata", kSelectMetaSql));
+  select.Bind(1, std::string_view(key));
+  ASSIGN_OR_RETURN(bool row, select.Step());
+  if (!row || select.ColumnIsNull(0)) {
+    return Err(Status::Corruption(fmt::format(
+        "{} has no '{}' in its meta table: the file is damaged; restore it from a backup", path_, key)));
+  }
+  return select.ColumnInt(0);
+}
+
+// --- Writes. ---
+
+Status SqliteStore::Write(const WriteBody& body) {
+  PendingWrite me(&body);
+  std::vector<PendingWrite*> group;
+  {
+    std::unique_lock lock(queue_mu_);
+    queue_.push_back(&me);
+    me.cv.wait(lock, [&] { return me.done || queue_.front() == &me; });
+    if (me.done) return me.status;  // a leader committed it
+    // Lead: the group stays queued while it commits, so newcomers wait.
+    size_t n = std::min(queue_.size(), kMaxGroup);
+    group.assign(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  {
+    std::lock_guard write_lock(write_mu_);
+    CommitGroup(group);
+  }
+  Status status = me.status;
+  std::lock_guard lock(queue_mu_);
+  queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(group.size()));
+  for (PendingWrite* write : group) {
+    if (write == &me) continue;
+    write->done = true;
+    write->cv.notify_one();  // under the lock: it cannot return (and destroy its cv) before we let go
+  }
+  if (!queue_.empty()) queue_.front()->cv.notify_one();
+  return status;
+}
+
+void SqliteStore::CommitGroup(const std::vector<PendingWrite*>& group) {
+  SqliteDb& db = *writer_;
+  WriteTxn txn;
+  auto run = [&]() -> Status {
+    {
+      ASSIGN_OR_RETURN(SqliteStatement begin, db.Statement("begin a write", kBeginWriteSql));
+      RETURN_IF_ERROR(begin.Run());
+    }
+    ASSIGN_OR_RETURN(int64_t start, ReadMeta(db, kRevisionKey));
+    txn.revision = start;
+    txn.compacted = compacted_;
+    if (group.size() == 1) {
+      // Alone: no savepoint needed, a failure rolls the transaction back.
+      group[0]->status = (*group[0]->body)(txn);
+      RETURN_IF_ERROR(group[0]->status);
+    } else {
+      for (PendingWrite* write : group) RETURN_IF_ERROR(RunInSavepoint(*write, txn));
+    }
+    if (txn.revision != start) {
+      {
+        ASSIGN_OR_RETURN(SqliteStatement update, db.Statement("store the revision", kUpdateMetaSql));
+        RETURN_IF_ERROR(update.Bind(1, std::string_view(kRevisionKey)).Bind(2, txn.revision).Run());
+      }
+      // Automatic compaction, when the log has grown compact_every past the window.
+      if (options_.compact_every > 0 &&
+          txn.revision - txn.compacted >= options_.event_window + options_.compact_every) {
+        RETURN_IF_ERROR(CompactIn(txn, options_.event_window));
+      }
+    }
+    ASSIGN_OR_RETURN(SqliteStatement commit, db.Statement("commit a write", kCommitSql));
+    return commit.Run();
+  };
+  Status status = run();
+  if (!status.ok()) {
+    db.RollbackQuietly();
+    // Nothing was committed: every write that had succeeded inside the
+    // transaction fails with the reason (those that failed keep their own).
+    for (PendingWrite* write : group) {
+      if (write->status.ok()) write->status = status;
+    }
+    return;
+  }
+  compacted_ = txn.compacted;
+  // Writes are serialised, so revisions arrive here in increasing order.
+  last_revision_.store(txn.revision);
+}
+
+Status SqliteStore::RunInSavepoint(PendingWrite& write, WriteTxn& txn) {
+  SqliteDb& db = *writer_;
+  {
+    ASSIGN_OR_RETURN(SqliteStatement savepoint, db.Statement("begin one write of a group", kSavepointSql));
+    RETURN_IF_ERROR(savepoint.Run());
+  }
+  WriteTxn before = txn;
+  write.status = (*write.body)(txn);
+  if (!write.status.ok()) {
+    // Some I/O errors make SQLite roll back the whole transaction; then the
+    // group is lost, and every write in it fails with this error.
+    if (!db.InTransaction()) return write.status;
+    txn = before;  // a failed write consumes no revision
+    ASSIGN_OR_RETURN(SqliteStatement rollback, db.Statement("undo one write of a group", kRollbackToSql));
+    RETURN_IF_ERROR(rollback.Run());
+  }
+  ASSIGN_OR_RETURN(SqliteStatement release, db.Statement("end one write of a group", kReleaseSql));
+  return release.Run();
+}
+
+Status SqliteStore::AppendEvent(int64_t revision, EventType type, const ObjectKey& key, std::string_view data) {
+  ASSIGN_OR_RETURN(SqliteStatement insert, writer_->Statement("append an event", kInsertEventSql));
+  return insert.Bind(1, revision)
+      .Bind(2, EventTypeName(type))
+      .Bind(3, key.kind)
+      .Bind(4, key.ns)
+      .Bind(5, key.name)
+      .Bind(6, data)
+      .Run();
+}
+
+Result<StoredObject> SqliteStore::CreateIn(WriteTxn& txn, const ObjectKey& key, json object) {
+  RETURN_IF_ERROR(ValidateKey(key));
+  ASSIGN_OR_RETURN(json* metadata, Metadata(object, key));
+  std::string uid;
+  if (auto it = metadata->find("uid"); it != metadata->end() && !it->is_null()) {
+    if (!it->is_string()) {
+      return Err(Status::InvalidArgument(fmt::format(
+          "{}: metadata.uid is a JSON {}, not a string: leave it out and the store assigns one",
+          Describe(key), it->type_name())));
+    }
+    uid = it->get<std::string>();
+  }
+  if (uid.empty()) uid = uuids_.Next();
+  int64_t revision = txn.revision + 1;
+  (*metadata)["uid"] = uid;
+  (*metadata)["resourceVersion"] = std::to_string(revision);
+  ASSIGN_OR_RETURN(std::string data, Dump(object, key));
+  {
+    ASSIGN_OR_RETURN(SqliteStatement insert, writer_->Statement("insert an object", kInsertObjectSql));
+    insert.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name).Bind(4, uid).Bind(5, revision).Bind(6, data);
+    int rc = insert.StepCode();
+    if (rc == SQLITE_CONSTRAINT_PRIMARYKEY) {
+      return Err(Status::AlreadyExists(fmt::format(
+          "{} already exists: update it instead, or delete it first", Describe(key))));
+    }
+    if (rc != SQLITE_DONE) return Err(insert.Error(rc));
+  }
+  RETURN_IF_ERROR(AppendEvent(revision, EventType::kAdded, key, data));
+  txn.revision = revision;
+  return StoredObject{key, revision, std::move(object)};
+}
+
+Result<StoredObject> SqliteStore::UpdateIn(WriteTxn& txn, const ObjectKey& key, json object,
+                                           int64_t expected_revision) {
+  RETURN_IF_ERROR(ValidateKey(key));
+  if (expected_revision < 0) {
+    return Err(Status::InvalidArgument(fmt::format(
+        "{}: resourceVersion {} is negative: send the one you read, or 0 to update unconditionally",
+        Describe(key), expected_revision)));
+  }
+  ASSIGN_OR_RETURN(json* metadata, Metadata(object, key));
+  std::string uid;
+  {
+    ASSIGN_OR_RETURN(SqliteStatement select, writer_->Statement("read an object", kSelectObjectSql));
+    select.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name);
+    ASSIGN_OR_RETURN(bool found, select.Step());
+    if (!found) return Err(Status::NotFound(fmt::format("{} not found: create it first", Describe(key))));
+    int64_t stored = select.ColumnInt(1);
+    if (expected_revision != 0 && expected_revision != stored) {
+      return Err(Status::Conflict(fmt::format(
+          "{} has changed: you sent resourceVersion {}, the stored one is {}; "
+          "get the object again, reapply your change and retry",
+          Describe(key), expected_revision, stored)));
+    }
+    uid = select.ColumnText(0);
+  }
+  int64_t revision = txn.revision + 1;
+  (*metadata)["uid"] = uid;  // immutable: the stored uid wins
+  (*metadata)["resourceVersion"] = std::to_string(revision);
+  ASSIGN_OR_RETURN(std::string data, Dump(object, key));
+  {
+    ASSIGN_OR_RETURN(SqliteStatement update, writer_->Statement("update an object", kUpdateObjectSql));
+    RETURN_IF_ERROR(
+        update.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name).Bind(4, revision).Bind(5, data).Run());
+  }
+  RETURN_IF_ERROR(AppendEvent(revision, EventType::kModified, key, data));
+  txn.revision = revision;
+  return StoredObject{key, revision, std::move(object)};
+}
+
+Result<StoredObject> SqliteStore::DeleteIn(WriteTxn& txn, const ObjectKey& key, int64_t expected_revision) {
+  RETURN_IF_ERROR(ValidateKey(key));
+  if (expected_revision < 0) {
+    return Err(Status::InvalidArgument(fmt::format(
+        "{}: resourceVersion {} is negative: send the one you read, or 0 to delete unconditionally",
+        Describe(key), expected_revision)));
+  }
+  json object;
+  {
+    ASSIGN_OR_RETURN(SqliteStatement select, writer_->Statement("read an object", kSelectObjectSql));
+    select.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name);
+    ASSIGN_OR_RETURN(bool found, select.Step());
+    if (!found) return Err(Status::NotFound(fmt::format("{} not found: nothing to delete", Describe(key))));
+    int64_t stored = select.ColumnInt(1);
+    if (expected_revision != 0 && expected_revision != stored) {
+      return Err(Status::Conflict(fmt::format(
+          "{} has changed: you sent resourceVersion {}, the stored one is {}; "
+          "get the object again and retry the delete if it still applies",
+          Describe(key), expected_revision, stored)));
+    }
+    ASSIGN_OR_RETURN(object, Parse(select.ColumnText(2), Describe(key), path_));
+  }
+  // The event and the result carry the object as it was, stamped with the
+  // deletion's revision (as Kubernetes does), so a watcher can resume from it.
+  int64_t revision = txn.revision + 1;
+  ASSIGN_OR_RETURN(json* metadata, Metadata(object, key));
+  (*metadata)["resourceVersion"] = std::to_string(revision);
+  ASSIGN_OR_RETURN(std::string data, Dump(object, key));
+  {
+    ASSIGN_OR_RETURN(SqliteStatement remove, writer_->Statement("delete an object", kDeleteObjectSql));
+    RETURN_IF_ERROR(remove.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name).Run());
+  }
+  RETURN_IF_ERROR(AppendEvent(revision, EventType::kDeleted, key, data));
+  txn.revision = revision;
+  return StoredObject{key, revision, std::move(object)};
+}
+
+Status SqliteStore::CompactIn(WriteTxn& txn, int64_t keep_events) {
+  // Events are numbered by revision without gaps above the watermark, so
+  // keeping the newest `keep_events` means dropping revisions <= revision - keep.
+  int64_t cut = txn.revision - keep_events;
+  if (cut <= txn.compacted) return Status::Ok();
+  {
+    ASSIGN_OR_RETURN(SqliteStatement remove, writer_->Statement("compact the event log", kDeleteEventsSql));
+    RETURN_IF_ERROR(remove.Bind(1, cut).Run());
+  }
+  ASSIGN_OR_RETURN(SqliteStatement update, writer_->Statement("store the compaction watermark", kUpdateMetaSql));
+  RETURN_IF_ERROR(update.Bind(1, std::string_view(kCompactedKey)).Bind(2, cut).Run());
+  txn.compacted = cut;
+  return Status::Ok();
+}
+
+Result<StoredObject> SqliteStore::Create(const ObjectKey& key, json object) {
+  Result<StoredObject> result;
+  RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
+    result = CreateIn(txn, key, std::move(object));
+    return internal::ToStatus(result);
+  }));
+  return result;
+}
+
+Result<StoredObject> SqliteStore::Update(const ObjectKey& key, json object, int64_t expected_revision) {
+  Result<StoredObject> result;
+  RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
+    result = UpdateIn(txn, key, std::move(object), expected_revision);
+    return internal::ToStatus(result);
+  }));
+  return result;
+}
+
+Result<StoredObject> SqliteStore::Delete(const ObjectKey& key, int64_t expected_revision) {
+  Result<StoredObject> result;
+  RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
+    result = DeleteIn(txn, key, expected_revision);
+    return internal::ToStatus(result);
+  }));
+  return result;
+}
+
+Result<std::vector<StoredObject>> SqliteStore::Apply(std::vector<WriteOp> ops) {
+  std::vector<StoredObject> results;
+  if (ops.empty()) return results;
+  results.reserve(ops.size());
+  RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      WriteOp& op = ops[i];
+      Result<StoredObject> result;
+      switch (op.op) {
+        case WriteOp::Kind::kCreate:
+          result = CreateIn(txn, op.key, std::move(op.object));
+          break;
+        case WriteOp::Kind::kUpdate:
+          result = UpdateIn(txn, op.key, std::move(op.object), op.expected_revision);
+          break;
+        case WriteOp::Kind::kDelete:
+          result = DeleteIn(txn, op.key, op.expected_revision);
+          break;
+      }
+      if (!result.has_value()) {
+        return result.error().WithContext(
+            fmt::format("write {} of {} in the batch (nothing was applied)", i + 1, ops.size()));
+      }
+      results.push_back(std::move(*result));
+    }
+    return Status::Ok();
+  }));
+  return results;
+}
+
+Status SqliteStore::Compact(int64_t keep_events) {
+  if (keep_events < 0) {
+    return Status::InvalidArgument(fmt::format("Compact({}): keep_events must be 0 or more", keep_events));
+  }
+  return Write([&](WriteTxn& txn) { return CompactIn(txn, keep_events); });
+}
+
+// --- Reads. ---
+
+Result<SqliteStore::Reader> SqliteStore::BorrowReader() {
+  {
+    std::lock_guard lock(readers_mu_);
+    if (!idle_readers_.empty()) {
+      std::unique_ptr<SqliteDb> db = std::move(idle_readers_.back());
+      idle_readers_.pop_back();
+      return Reader(this, std::move(db));
+    }
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(path_, /*create=*/false, options_.busy_timeout_ms));
+  RETURN_IF_ERROR(db->Exec("make a reader connection read-only", "PRAGMA query_only = ON"));
+  return Reader(this, std::move(db));
+}
+
+void SqliteStore::ReturnReader(std::unique_ptr<SqliteDb> db) {
+  db->RollbackQuietly();  // a read that failed midway leaves its transaction open
+  std::lock_guard lock(readers_mu_);
+  if (idle_readers_.size() < options_.max_idle_readers) idle_readers_.push_back(std::move(db));
+}
+
+Result<StoredObject> SqliteStore::Get(const ObjectKey& key) {
+  RETURN_IF_ERROR(ValidateKey(key));
+  ASSIGN_OR_RETURN(Reader reader, BorrowReader());
+  ASSIGN_OR_RETURN(SqliteStatement select, reader.db().Statement("read an object", kSelectObjectSql));
+  select.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name);
+  ASSIGN_OR_RETURN(bool found, select.Step());
+  if (!found) return Err(Status::NotFound(fmt::format("{} not found", Describe(key))));
+  ASSIGN_OR_RETURN(json object, Parse(select.ColumnText(2), Describe(key), path_));
+  return StoredObject{key, select.ColumnInt(1), std::move(object)};
+}
+
+Result<ListResult> SqliteStore::List(std::string_view kind, std::string_view ns) {
+  ASSIGN_OR_RETURN(Reader reader, BorrowReader());
+  SqliteDb& db = reader.db();
+  // One read transaction: the revision and the rows come from the same snapshot.
+  {
+    ASSIGN_OR_RETURN(SqliteStatement begin, db.Statement("begin a read", kBeginReadSql));
+    RETURN_IF_ERROR(begin.Run());
+  }
+  ListResult list;
+  ASSIGN_OR_RETURN(list.revision, ReadMeta(db, kRevisionKey));
+  {
+    ASSIGN_OR_RETURN(SqliteStatement select,
+                     db.Statement("list objects", ns.empty() ? kListKindSql : kListKindNamespaceSql));
+    select.Bind(1, kind);
+    if (!ns.empty()) select.Bind(2, ns);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      StoredObject item;
+      item.key = ObjectKey{std::string(kind), std::string(select.ColumnText(0)), std::string(select.ColumnText(1))};
+      item.revision = select.ColumnInt(2);
+      ASSIGN_OR_RETURN(item.object, Parse(select.ColumnText(3), Describe(item.key), path_));
+      list.items.push_back(std::move(item));
+    }
+  }
+  ASSIGN_OR_RETURN(SqliteStatement commit, db.Statement("end a read", kCommitSql));
+  RETURN_IF_ERROR(commit.Run());
+  return list;
+}
+
+Result<std::vector<StoreEvent>> SqliteStore::EventsSince(int64_t revision, size_t limit) {
+  if (revision < 0) {
+    return Err(Status::InvalidArgument(fmt::format(
+        "resourceVersion {} is negative: watch from 0, or from a list's resourceVersion", revision)));
+  }
+  ASSIGN_OR_RETURN(Reader reader, BorrowReader());
+  SqliteDb& db = reader.db();
+  // One read transaction, so that compaction cannot drop events between the
+  // watermark check and the read.
+  {
+    ASSIGN_OR_RETURN(SqliteStatement begin, db.Statement("begin a read", kBeginReadSql));
+    RETURN_IF_ERROR(begin.Run());
+  }
+  ASSIGN_OR_RETURN(int64_t compacted, ReadMeta(db, kCompactedKey));
+  if (revision < compacted) {
+    return Err(Status::Gone(fmt::format(
+        "resourceVersion {} is too old: the events after it were compacted (the event log starts after "
+        "revision {}); list the objects again and watch from the list's resourceVersion",
+        revision, compacted)));
+  }
+  std::vector<StoreEvent> events;
+  {
+    ASSIGN_OR_RETURN(SqliteStatement select, db.Statement("read events", kSelectEventsSql));
+    // LIMIT takes a signed 64-bit value; a larger limit means "all".
+    int64_t sql_limit = limit > static_cast<size_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(limit);
+    select.Bind(1, revision).Bind(2, sql_limit);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      StoreEvent event;
+      event.revision = select.ColumnInt(0);
+      ASSIGN_OR_RETURN(event.type, ParseEventType(select.ColumnText(1), path_));
+      event.object.key = ObjectKey{std::string(select.ColumnText(2)), std::string(select.ColumnText(3)),
+                                   std::string(select.ColumnText(4))};
+      event.object.revision = event.revision;
+      ASSIGN_OR_RETURN(event.object.object,
+                       Parse(select.ColumnText(5), fmt::format("event {}", event.revision), path_));
+      events.push_back(std::move(event));
+    }
+  }
+  ASSIGN_OR_RETURN(SqliteStatement commit, db.Statement("end a read", kCommitSql));
+  RETURN_IF_ERROR(commit.Run());
+  return events;
+}
+
+int64_t SqliteStore::Revision() {
+  // The file is the truth (another process may have written); when it cannot
+  // be read, the newest revision this process committed or read is still a
+  // revision the store has reached.
+  Result<int64_t> revision = [&]() -> Result<int64_t> {
+    ASSIGN_OR_RETURN(Reader reader, BorrowReader());
+    return ReadMeta(reader.db(), kRevisionKey);
+  }();
+  if (!revision.has_value()) return last_revision_.load();
+  return *revision;
+}
+
+Status ValidateOptions(const std::string& path, const SqliteStoreOptions& options) {
+  if (path.empty() || path == ":memory:" || path.starts_with("file:")) {
+    return Status::InvalidArgument(fmt::format(
+        "SQLite store path '{}' must name a file (not empty, ':memory:' or a URI): "
+        "the store uses several connections to one file",
+        path));
+  }
+  if (options.event_window < 0 || options.compact_every < 0 || options.busy_timeout_ms < 0 ||
+      options.checkpoint_frames < 1) {
+    return Status::InvalidArgument(fmt::format(
+        "SQLite store options: event_window ({}), compact_every ({}) and busy_timeout_ms ({}) must be 0 or "
+        "more, checkpoint_frames ({}) 1 or more",
+        options.event_window, options.compact_every, options.busy_timeout_ms, options.checkpoint_frames));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path, SqliteStoreOptions options) {
+  RETURN_IF_ERROR(ValidateOptions(path, options));
+  if (sqlite3_threadsafe() == 0) {
+    return Err(Status::Internal(
+        "this SQLite library was built without thread support (SQLITE_THREADSAFE=0); "
+        "link against one built with SQLITE_THREADSAFE=1 or 2"));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(path, /*create=*/true, options.busy_timeout_ms));
+  // WAL is a property of the file, kept across opens; the pragma answers the
+  // mode in force, which stays "delete" where WAL is impossible (some network
+  // filesystems).
+  ASSIGN_OR_RETURN(std::string mode, db->QueryText("switch to WAL mode", "PRAGMA journal_mode = WAL"));
+  if (mode != "wal") {
+    return Err(Status::IoError(fmt::format(
+        "{} cannot use SQLite's WAL mode (journal mode stays '{}'): put the store on a local filesystem",
+        path, mode)));
+  }
+  RETURN_IF_ERROR(db->Exec("set the synchronous mode", options.sync == SqliteStoreOptions::Sync::kFull
+                                                           ? "PRAGMA synchronous = FULL"
+                                                           : "PRAGMA synchronous = NORMAL"));
+  std::string autocheckpoint = fmt::format("PRAGMA wal_autocheckpoint = {}", options.checkpoint_frames);
+  RETURN_IF_ERROR(db->Exec("set the checkpoint interval", autocheckpoint.c_str()));
+  // After a checkpoint, SQLite reuses the WAL file from its start; this caps
+  // the size it keeps on disk after an unusually large burst.
+  RETURN_IF_ERROR(db->Exec("limit the WAL size", "PRAGMA journal_size_limit = 67108864"));
+  RETURN_IF_ERROR(MigrateSqliteSchema(*db));
+  auto store = std::make_unique<SqliteStore>(std::move(db), options);
+  RETURN_IF_ERROR(store->Init());
+  return store;
+}
+
+}  // namespace tessera

@@ -1,0 +1,216 @@
+// End to end through the API: the seed's manifests applied unchanged, nodes
+// registered as agents do, jobs submitted; the scheduler loop admits, binds
+// pods, explains what waits, and preempts by priority.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "agent/node_registration.h"
+#include "api/kinds.h"
+#include "api/manifest.h"
+#include "cli/api_client.h"
+#include "server/api_handler.h"
+#include "server/server.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+
+class SchedulingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tessera-sched-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    ServerOptions options;
+    options.data_dir = dir_.string();
+    options.http.port = 0;
+    auto s = Server::Start(options);
+    ASSERT_TRUE(s.has_value()) << s.error().ToString();
+    server_ = std::move(*s);
+    client_ = std::make_unique<ApiClient>(server_->url(), server_->admin_token());
+  }
+  void TearDown() override {
+    client_.reset();
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  static std::string Path(const json& obj, bool item) {
+    const KindInfo* k = FindKindByApiVersion(obj.value("apiVersion", ""), obj.value("kind", ""));
+    EXPECT_NE(k, nullptr) << obj.dump();
+    std::string p = k->group.empty() ? "/api/" + std::string(k->version)
+                                     : "/apis/" + std::string(k->group) + "/" + std::string(k->version);
+    if (k->namespaced) p += "/namespaces/" + obj["metadata"].value("namespace", std::string("default"));
+    p += "/" + std::string(k->plural);
+    if (item) p += "/" + obj["metadata"]["name"].get<std::string>();
+    return p;
+  }
+  void Create(const json& obj) {
+    auto r = client_->Request("POST", Path(obj, false), obj.dump());
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->status, 201) << obj.dump() << "\n" << r->body;
+  }
+  void ApplySeed() {
+    const std::filesystem::path seed = std::filesystem::path("..") / "shared" / "examples" / "seed";
+    ASSERT_TRUE(std::filesystem::exists(seed)) << std::filesystem::absolute(seed);
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(seed)) {
+      if (e.path().extension() == ".yaml") files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      std::ifstream in(f);
+      std::stringstream text;
+      text << in.rdbuf();
+      auto docs = ParseManifests(text.str());
+      ASSERT_TRUE(docs.has_value()) << docs.error().ToString();
+      for (const ManifestDocument& d : *docs) Create(d.object);
+    }
+  }
+  void AddNode(const std::string& name, const std::string& tier, int gpus) {
+    Node n{.name = name, .cpu_milli = 64000, .memory_bytes = int64_t{512} << 30};
+    n.labels.Set("tier", tier);
+    for (int g = 0; g < gpus; ++g) {
+      n.gpus.push_back(GpuDevice{.index = g, .uuid = name + "-gpu" + std::to_string(g), .model = "A100-80GB",
+                                 .memory_bytes = int64_t{80} << 30, .nvlink_domain = g / 4});
+    }
+    Create(NodeObject(n, true, Rfc3339Now()));
+  }
+  // The seed's ClusterQueue names two flavors; an admin defines them for the nodes.
+  void AddFlavors() {
+    for (const char* tier : {"spot", "ondemand"}) {
+      Create(json{{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+                  {"kind", "ResourceFlavor"},
+                  {"metadata", {{"name", std::string("a100-") + tier}}},
+                  {"spec", {{"nodeLabels", {{"tier", tier}}}}}});
+    }
+  }
+  json Job(const std::string& ns, const std::string& name, const std::string& queue, int pods, const std::string& gpus,
+           const std::string& priority_class) {
+    json container{{"name", "main"}, {"image", "busybox"}, {"command", {"sleep", "3600"}},
+                   {"resources", {{"requests", {{"nvidia.com/gpu", gpus}}}, {"limits", {{"nvidia.com/gpu", gpus}}}}}};
+    json spec{{"containers", {container}}, {"restartPolicy", "Never"}};
+    if (!priority_class.empty()) spec["priorityClassName"] = priority_class;
+    return json{{"apiVersion", "batch/v1"},
+                {"kind", "Job"},
+                {"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"kueue.x-k8s.io/queue-name", queue}}}}},
+                {"spec", {{"parallelism", pods}, {"completions", pods}, {"template", {{"spec", spec}}}}}};
+  }
+  // Polls `path` until `ready` holds (the loop runs in the background), up to 10 s.
+  json WaitFor(const std::string& path, const std::function<bool(const json&)>& ready) {
+    json last;
+    for (int i = 0; i < 1000; ++i) {
+      auto r = client_->Request("GET", path);
+      if (r && r->status == 200) {
+        last = json::parse(r->body);
+        if (ready(last)) return last;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ADD_FAILURE() << "timed out waiting on " << path << "; last: " << last.dump();
+    return last;
+  }
+  static std::string Condition(const json& obj, const std::string& type, const char* field) {
+    for (const json& c : obj.value("status", json::object()).value("conditions", json::array())) {
+      if (c.value("type", "") == type) return c.value(field, "");
+    }
+    return "";
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<ApiClient> client_;
+};
+
+TEST_F(SchedulingTest, VolcanoGangOfFourStartsTogetherOnTheSeedsQueue) {
+  // Two spot nodes of 8 GPUs: the seed's gang of 4 x 4 GPUs fits the spot quota (16).
+  ApplySeed();
+  AddFlavors();
+  AddNode("spot-1", "spot", 8);
+  AddNode("spot-2", "spot", 8);
+  const json wl = WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/team-nlp/workloads/vcjob-distributed-llm-training",
+                          [](const json& w) { return Condition(w, "Admitted", "status") == "True"; });
+  const json pods = json::parse(client_->Request("GET", "/api/v1/namespaces/team-nlp/pods")->body);
+  ASSERT_EQ(pods["items"].size(), 4u);
+  std::map<std::string, int> per_node;
+  for (const json& p : pods["items"]) {
+    ++per_node[p["spec"]["nodeName"].get<std::string>()];
+    const std::string devices = p["metadata"]["annotations"]["tessera.dev/gpu-devices"];
+    EXPECT_EQ(std::count(devices.begin(), devices.end(), ','), 3) << devices;  // 4 devices
+  }
+  EXPECT_EQ(per_node, (std::map<std::string, int>{{"spot-1", 2}, {"spot-2", 2}}));
+  EXPECT_EQ(wl["status"]["admission"]["clusterQueue"], "gpu-cluster-queue");
+}
+
+TEST_F(SchedulingTest, WorkBeyondCapacityWaitsWithAReasonAndHoldsNoGpu) {
+  // One spot node of 8 GPUs: the gang of 16 GPUs cannot start; it holds nothing,
+  // and its Workload says why in plain words.
+  ApplySeed();
+  AddFlavors();
+  AddNode("spot-1", "spot", 8);
+  const json wl = WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/team-nlp/workloads/vcjob-distributed-llm-training",
+                          [](const json& w) {
+                            return Condition(w, "QuotaReserved", "message").find("only 2 of the 4") != std::string::npos;
+                          });
+  EXPECT_EQ(Condition(wl, "Admitted", "status"), "False");
+  const std::string message = Condition(wl, "QuotaReserved", "message");
+  EXPECT_NE(message.find("only 2 of the 4 pods"), std::string::npos) << message;
+  EXPECT_EQ(json::parse(client_->Request("GET", "/api/v1/namespaces/team-nlp/pods")->body)["items"].size(), 0u);
+}
+
+TEST_F(SchedulingTest, NamespaceQuotaCeilingHoldsWorkBack) {
+  // ml-research's ResourceQuota allows 8 GPUs of requests: a 3 x 4-GPU job waits with
+  // the numbers, though the queue's quota and the nodes have room (the seed's gang is
+  // deleted so that the spot quota is free).
+  ApplySeed();
+  AddFlavors();
+  ASSERT_EQ(client_->Request("DELETE", "/apis/batch.volcano.sh/v1alpha1/namespaces/team-nlp/jobs/distributed-llm-training")->status, 200);
+  AddNode("spot-1", "spot", 8);
+  AddNode("spot-2", "spot", 8);
+  Create(json{{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+              {"kind", "LocalQueue"},
+              {"metadata", {{"name", "research"}, {"namespace", "ml-research"}}},
+              {"spec", {{"clusterQueue", "gpu-cluster-queue"}}}});
+  Create(Job("ml-research", "big", "research", 3, "4", ""));
+  const json wl = WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/ml-research/workloads/job-big",
+                          [](const json& w) { return Condition(w, "QuotaReserved", "reason") == "ResourceQuotaExceeded"; });
+  EXPECT_EQ(Condition(wl, "QuotaReserved", "reason"), "ResourceQuotaExceeded");
+  EXPECT_NE(Condition(wl, "QuotaReserved", "message").find("ResourceQuota ml-research/ml-team-quota"), std::string::npos)
+      << Condition(wl, "QuotaReserved", "message");
+}
+
+TEST_F(SchedulingTest, ProductionInferencePreemptsTrainingWhichPreemptsNothingBelowNever) {
+  // One on-demand node of 8 GPUs (spot has none): training fills it; production
+  // inference arrives and evicts it; exploratory work (preemptionPolicy Never) waits.
+  ApplySeed();
+  AddFlavors();
+  AddNode("od-1", "ondemand", 8);
+  Create(Job("team-nlp", "train", "team-nlp-queue", 2, "4", "scheduled-training"));
+  WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/team-nlp/workloads/job-train",
+          [](const json& w) { return Condition(w, "Admitted", "status") == "True"; });
+  Create(Job("team-nlp", "notebook", "team-nlp-queue", 1, "1", "exploratory"));
+  const json nb = WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/team-nlp/workloads/job-notebook", [](const json& w) {
+    return Condition(w, "QuotaReserved", "message").find("preemptionPolicy Never") != std::string::npos;
+  });
+  EXPECT_NE(Condition(nb, "QuotaReserved", "message").find("preemptionPolicy Never"), std::string::npos)
+      << Condition(nb, "QuotaReserved", "message");
+  Create(Job("team-nlp", "serve", "team-nlp-queue", 1, "8", "production-inference"));
+  const json victim = WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/team-nlp/workloads/job-train",
+                              [](const json& w) { return Condition(w, "Evicted", "status") == "True"; });
+  EXPECT_NE(Condition(victim, "Evicted", "message").find("team-nlp/job-serve"), std::string::npos);
+  // The victim's pods are marked for termination (the node agent stops them).
+  const json pods = json::parse(client_->Request("GET", "/api/v1/namespaces/team-nlp/pods")->body);
+  int terminating = 0;
+  for (const json& p : pods["items"]) terminating += p["metadata"].contains("deletionTimestamp") ? 1 : 0;
+  EXPECT_EQ(terminating, 2);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,379 @@
+// The Store contract suite against the SQLite store, each test on a real file
+// in a fresh temporary directory; then what is particular to SQLite: WAL mode,
+// schema migrations, durability options, automatic compaction, bad files.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/check.h"
+#include "store/sqlite_schema.h"
+#include "store/sqlite_store.h"
+#include "tests/store/store_contract_test.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+using store_contract::FailsWith;
+using store_contract::Manifest;
+using store_contract::Pod;
+
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "tessera-store-XXXXXX").string();
+    TESSERA_CHECK(mkdtemp(pattern.data()) != nullptr, "mkdtemp({}) failed", pattern);
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The contract suite's factory: one store file per test.
+class SqliteStoreFactory {
+ public:
+  std::string path() const { return (dir_.path() / "store.db").string(); }
+  Result<std::unique_ptr<Store>> Open() { return OpenSqliteStore(path()); }
+
+ private:
+  TempDir dir_;
+};
+
+}  // namespace
+
+namespace store_contract {
+INSTANTIATE_TYPED_TEST_SUITE_P(Sqlite, StoreContractTest, ::testing::Types<SqliteStoreFactory>);
+}  // namespace store_contract
+
+namespace {
+
+// A raw SQLite connection, for setting a file up by hand and inspecting it.
+class RawDb {
+ public:
+  explicit RawDb(const std::string& path) {
+    TESSERA_CHECK(sqlite3_open(path.c_str(), &db_) == SQLITE_OK, "open {}: {}", path, sqlite3_errmsg(db_));
+  }
+  ~RawDb() { sqlite3_close(db_); }
+  RawDb(const RawDb&) = delete;
+  RawDb& operator=(const RawDb&) = delete;
+
+  void Exec(const std::string& sql) {
+    char* message = nullptr;
+    int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message);
+    std::string text = message != nullptr ? message : "";
+    sqlite3_free(message);
+    TESSERA_CHECK(rc == SQLITE_OK, "{}: {}", sql, text);
+  }
+  // The first column of the first row, as text ("" when there is none).
+  std::string QueryText(const std::string& sql) {
+    sqlite3_stmt* stmt = nullptr;
+    TESSERA_CHECK(sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK, "{}: {}", sql,
+                  sqlite3_errmsg(db_));
+    std::string text;
+    if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
+      text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    }
+    sqlite3_finalize(stmt);
+    return text;
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  std::string StorePath() const { return (dir_.path() / "store.db").string(); }
+
+  std::unique_ptr<Store> MustOpen(SqliteStoreOptions options = {}) {
+    Result<std::unique_ptr<Store>> store = OpenSqliteStore(StorePath(), options);
+    EXPECT_TRUE(store.has_value()) << store.error().ToString();
+    return store.has_value() ? std::move(*store) : nullptr;
+  }
+
+  static void MustCreate(Store& store, const ObjectKey& key) {
+    Result<StoredObject> created = store.Create(key, Manifest(key));
+    ASSERT_TRUE(created.has_value()) << created.error().ToString();
+  }
+
+  TempDir dir_;
+};
+
+// The schema as version 1 of the code wrote it. Never change this text: it is
+// what files in the field hold.
+constexpr const char* kSchemaV1 = R"sql(
+  CREATE TABLE objects (
+    kind TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL,
+    revision INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (kind, ns, name));
+  CREATE TABLE events (
+    revision INTEGER PRIMARY KEY, type TEXT NOT NULL, kind TEXT NOT NULL, ns TEXT NOT NULL,
+    name TEXT NOT NULL, data TEXT NOT NULL);
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value);
+)sql";
+
+// A store file is in WAL mode (readers and the writer do not block each other).
+TEST_F(SqliteStoreTest, TheFileIsInWalMode) {
+  std::unique_ptr<Store> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  RawDb raw(StorePath());
+  EXPECT_EQ(raw.QueryText("PRAGMA journal_mode"), "wal");
+}
+
+// A new file is created at the current schema version, recorded in meta.
+TEST_F(SqliteStoreTest, ANewFileIsAtTheCurrentSchemaVersion) {
+  MustOpen();
+  RawDb raw(StorePath());
+  EXPECT_EQ(raw.QueryText("SELECT value FROM meta WHERE key = 'schema_version'"),
+            std::to_string(kSqliteSchemaVersion));
+}
+
+// A file written by schema version 1 (two writes to one pod, no compaction
+// watermark) is upgraded on open: its data reads back, its whole event log is
+// still resumable from 0, writes continue at revision 3, and the file records
+// the current version and a watermark of 0.
+TEST_F(SqliteStoreTest, ASchemaVersion1FileIsUpgradedOnOpen) {
+  {
+    RawDb raw(StorePath());
+    raw.Exec(kSchemaV1);
+    json v1 = Manifest(Pod("team-a", "nb1"), {{"v", 1}});
+    v1["metadata"]["uid"] = "uid-1";
+    v1["metadata"]["resourceVersion"] = "1";
+    json v2 = v1;
+    v2["spec"]["v"] = 2;
+    v2["metadata"]["resourceVersion"] = "2";
+    raw.Exec("INSERT INTO meta VALUES ('schema_version', 1), ('revision', 2)");
+    raw.Exec("INSERT INTO objects VALUES ('/Pod', 'team-a', 'nb1', 'uid-1', 2, '" + v2.dump() + "')");
+    raw.Exec("INSERT INTO events VALUES (1, 'ADDED', '/Pod', 'team-a', 'nb1', '" + v1.dump() + "'), "
+             "(2, 'MODIFIED', '/Pod', 'team-a', 'nb1', '" + v2.dump() + "')");
+  }
+  {
+    std::unique_ptr<Store> store = MustOpen();
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->Revision(), 2);
+    Result<StoredObject> got = store->Get(Pod("team-a", "nb1"));
+    ASSERT_TRUE(got.has_value()) << got.error().ToString();
+    EXPECT_EQ(got->revision, 2);
+    EXPECT_EQ(got->object["spec"]["v"], 2);
+    EXPECT_EQ(got->object["metadata"]["uid"], "uid-1");
+    Result<std::vector<StoreEvent>> events = store->EventsSince(0, 100);
+    ASSERT_TRUE(events.has_value()) << events.error().ToString();
+    EXPECT_EQ(events->size(), 2u);
+    Result<StoredObject> next = store->Create(Pod("team-a", "nb2"), Manifest(Pod("team-a", "nb2")));
+    ASSERT_TRUE(next.has_value()) << next.error().ToString();
+    EXPECT_EQ(next->revision, 3);
+  }
+  RawDb raw(StorePath());
+  EXPECT_EQ(raw.QueryText("SELECT value FROM meta WHERE key = 'schema_version'"),
+            std::to_string(kSqliteSchemaVersion));
+  EXPECT_EQ(raw.QueryText("SELECT value FROM meta WHERE key = 'compacted_revision'"), "0");
+}
+
+// A file whose schema version is newer than this build's is refused with a
+// message that names the versions and what to do, and is left untouched.
+TEST_F(SqliteStoreTest, AFileFromANewerSchemaIsRefused) {
+  MustOpen();
+  RawDb(StorePath()).Exec("UPDATE meta SET value = 99 WHERE key = 'schema_version'");
+  Result<std::unique_ptr<Store>> store = OpenSqliteStore(StorePath());
+  ASSERT_TRUE(FailsWith(store, StatusCode::kInvalidArgument));
+  const std::string& message = store.error().message();
+  EXPECT_NE(message.find("schema version 99"), std::string::npos) << message;
+  EXPECT_NE(message.find("newer"), std::string::npos) << message;
+  EXPECT_NE(message.find(StorePath()), std::string::npos) << message;
+  EXPECT_EQ(RawDb(StorePath()).QueryText("SELECT value FROM meta WHERE key = 'schema_version'"), "99");
+}
+
+// A SQLite file of some other application is not taken over.
+TEST_F(SqliteStoreTest, ASqliteFileOfAnotherApplicationIsRefused) {
+  RawDb(StorePath()).Exec("CREATE TABLE accounts (id INTEGER PRIMARY KEY)");
+  Result<std::unique_ptr<Store>> store = OpenSqliteStore(StorePath());
+  ASSERT_TRUE(FailsWith(store, StatusCode::kInvalidArgument));
+  EXPECT_NE(store.error().message().find("not a Tessera store"), std::string::npos) << store.error().message();
+}
+
+// A file that is not a database at all is reported as Corruption, naming it.
+TEST_F(SqliteStoreTest, AFileThatIsNotADatabaseIsCorruption) {
+  std::ofstream(StorePath()) << std::string(4096, 'x');
+  Result<std::unique_ptr<Store>> store = OpenSqliteStore(StorePath());
+  ASSERT_TRUE(FailsWith(store, StatusCode::kCorruption));
+  EXPECT_NE(store.error().message().find(StorePath()), std::string::npos) << store.error().message();
+}
+
+// A path in a directory that does not exist is an IoError that names the path.
+TEST_F(SqliteStoreTest, AMissingDirectoryIsIoError) {
+  std::string path = (dir_.path() / "no-such-dir" / "store.db").string();
+  Result<std::unique_ptr<Store>> store = OpenSqliteStore(path);
+  ASSERT_TRUE(FailsWith(store, StatusCode::kIoError));
+  EXPECT_NE(store.error().message().find(path), std::string::npos) << store.error().message();
+}
+
+// The store needs a file that several connections share: ':memory:' and an
+// empty path are refused.
+TEST_F(SqliteStoreTest, APathThatIsNotAFileIsInvalidArgument) {
+  EXPECT_TRUE(FailsWith(OpenSqliteStore(":memory:"), StatusCode::kInvalidArgument));
+  EXPECT_TRUE(FailsWith(OpenSqliteStore(""), StatusCode::kInvalidArgument));
+}
+
+// Negative compaction options are refused.
+TEST_F(SqliteStoreTest, NegativeOptionsAreInvalidArgument) {
+  SqliteStoreOptions options;
+  options.event_window = -1;
+  EXPECT_TRUE(FailsWith(OpenSqliteStore(StorePath(), options), StatusCode::kInvalidArgument));
+}
+
+// With synchronous=FULL the store works the same; what it adds (surviving
+// power loss) is beyond a test's reach.
+TEST_F(SqliteStoreTest, FullSyncStoresAndReadsBack) {
+  SqliteStoreOptions options;
+  options.sync = SqliteStoreOptions::Sync::kFull;
+  {
+    std::unique_ptr<Store> store = MustOpen(options);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Create(Pod("team-a", "nb1"), Manifest(Pod("team-a", "nb1"))).has_value());
+  }
+  std::unique_ptr<Store> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(store->Get(Pod("team-a", "nb1")).has_value());
+}
+
+// With synchronous=FULL each commit waits for an fsync, so sixteen writing
+// threads pile up behind it and commit in groups. Within a group, a batch that
+// fails midway (its second create hits an existing key) must undo only itself:
+// the 16 x 20 good creates are stored with consecutive revisions, the failed
+// batches leave nothing.
+TEST_F(SqliteStoreTest, GroupCommitUndoesOnlyTheFailingWrites) {
+  constexpr int kThreads = 16;
+  constexpr int kPerThread = 20;
+  SqliteStoreOptions options;
+  options.sync = SqliteStoreOptions::Sync::kFull;
+  std::unique_ptr<Store> store = MustOpen(options);
+  ASSERT_NE(store, nullptr);
+  ASSERT_NO_FATAL_FAILURE(MustCreate(*store, Pod("shared", "taken")));
+  int64_t base = store->Revision();
+  std::atomic<int> unexpected{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        ObjectKey good = Pod("good", std::to_string(t) + "-" + std::to_string(i));
+        if (!store->Create(good, Manifest(good)).has_value()) ++unexpected;
+        ObjectKey doomed = Pod("doomed", std::to_string(t) + "-" + std::to_string(i));
+        std::vector<WriteOp> batch;
+        batch.push_back({WriteOp::Kind::kCreate, doomed, Manifest(doomed), 0});
+        batch.push_back({WriteOp::Kind::kCreate, Pod("shared", "taken"), Manifest(Pod("shared", "taken")), 0});
+        if (!FailsWith(store->Apply(std::move(batch)), StatusCode::kAlreadyExists)) ++unexpected;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(unexpected.load(), 0);
+  Result<ListResult> good = store->List("/Pod", "good");
+  Result<ListResult> doomed = store->List("/Pod", "doomed");
+  ASSERT_TRUE(good.has_value() && doomed.has_value());
+  EXPECT_EQ(good->items.size(), size_t{kThreads * kPerThread});
+  EXPECT_TRUE(doomed->items.empty());
+  EXPECT_EQ(store->Revision(), base + kThreads * kPerThread);  // one revision per good create
+  Result<std::vector<StoreEvent>> events = store->EventsSince(base, 10'000);
+  ASSERT_TRUE(events.has_value());
+  ASSERT_EQ(events->size(), size_t{kThreads * kPerThread});
+  for (size_t i = 0; i < events->size(); ++i) EXPECT_EQ((*events)[i].revision, base + 1 + static_cast<int64_t>(i));
+}
+
+// With a window of 5 events compacted every 3 writes, 20 creates leave the
+// newest 5 events: compaction runs when the log reaches 5 + 3 = 8 events, at
+// revisions 8, 11, 14, 17 and 20, each time cutting back to 5; after revision
+// 20 the log holds 16..20 and revision 15 is the oldest to resume from.
+TEST_F(SqliteStoreTest, AutomaticCompactionKeepsTheWindow) {
+  SqliteStoreOptions options;
+  options.event_window = 5;
+  options.compact_every = 3;
+  std::unique_ptr<Store> store = MustOpen(options);
+  ASSERT_NE(store, nullptr);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_NO_FATAL_FAILURE(MustCreate(*store, Pod("team-a", "p" + std::to_string(i))));
+  }
+  EXPECT_EQ(store->Revision(), 20);
+  Result<std::vector<StoreEvent>> kept = store->EventsSince(15, 100);
+  ASSERT_TRUE(kept.has_value()) << kept.error().ToString();
+  ASSERT_EQ(kept->size(), 5u);
+  EXPECT_EQ(kept->front().revision, 16);
+  EXPECT_TRUE(FailsWith(store->EventsSince(14, 100), StatusCode::kGone));
+}
+
+// With compact_every = 0 no event is ever dropped.
+TEST_F(SqliteStoreTest, AutomaticCompactionCanBeTurnedOff) {
+  SqliteStoreOptions options;
+  options.event_window = 1;
+  options.compact_every = 0;
+  std::unique_ptr<Store> store = MustOpen(options);
+  ASSERT_NE(store, nullptr);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_NO_FATAL_FAILURE(MustCreate(*store, Pod("team-a", "p" + std::to_string(i))));
+  }
+  Result<std::vector<StoreEvent>> events = store->EventsSince(0, 100);
+  ASSERT_TRUE(events.has_value()) << events.error().ToString();
+  EXPECT_EQ(events->size(), 10u);
+}
+
+// The compaction watermark is kept in the file: after a reopen, revisions
+// before it are still Gone.
+TEST_F(SqliteStoreTest, CompactionSurvivesReopen) {
+  {
+    std::unique_ptr<Store> store = MustOpen();
+    ASSERT_NE(store, nullptr);
+    for (int i = 0; i < 4; ++i) {
+      ASSERT_NO_FATAL_FAILURE(MustCreate(*store, Pod("team-a", "p" + std::to_string(i))));
+    }
+    ASSERT_TRUE(store->Compact(1).ok());  // keeps revision 4's event
+  }
+  std::unique_ptr<Store> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(FailsWith(store->EventsSince(2, 100), StatusCode::kGone));
+  Result<std::vector<StoreEvent>> kept = store->EventsSince(3, 100);
+  ASSERT_TRUE(kept.has_value()) << kept.error().ToString();
+  EXPECT_EQ(kept->size(), 1u);
+}
+
+// Two stores opened on one file (as two processes would) share one revision
+// sequence and see each other's objects.
+TEST_F(SqliteStoreTest, TwoStoresOnOneFileShareTheRevisionSequence) {
+  std::unique_ptr<Store> first = MustOpen();
+  std::unique_ptr<Store> second = MustOpen();
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  Result<StoredObject> a = first->Create(Pod("team-a", "a"), Manifest(Pod("team-a", "a")));
+  Result<StoredObject> b = second->Create(Pod("team-a", "b"), Manifest(Pod("team-a", "b")));
+  ASSERT_TRUE(a.has_value() && b.has_value());
+  EXPECT_EQ(b->revision, a->revision + 1);
+  EXPECT_EQ(first->Revision(), b->revision);
+  EXPECT_TRUE(first->Get(Pod("team-a", "b")).has_value());
+  EXPECT_TRUE(FailsWith(first->Create(Pod("team-a", "b"), Manifest(Pod("team-a", "b"))), StatusCode::kAlreadyExists));
+}
+
+// Stored JSON is compact (no indentation), as dump() writes it.
+TEST_F(SqliteStoreTest, DocumentsAreStoredCompactly) {
+  std::unique_ptr<Store> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  Result<StoredObject> created = store->Create(Pod("team-a", "nb1"), Manifest(Pod("team-a", "nb1"), {{"gpu", "0.25"}}));
+  ASSERT_TRUE(created.has_value());
+  EXPECT_EQ(RawDb(StorePath()).QueryText("SELECT data FROM objects"), created->object.dump());
+}
+
+}  // namespace
+}  // namespace tessera
