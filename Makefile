@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build test bench run asan clean
+.PHONY: all deps configure build test bench run demo asan clean
 
 all: build
 
@@ -23,9 +23,13 @@ test: build
 bench: build
 	bench/run_all.sh $(BUILD_DIR)
 
-# Until the API server lands, `make run` shows the scheduler core at work on a
-# generated fleet.
+# Starts Tessera on this machine (the control plane, with this machine as a node;
+# a simulated GPU inventory without an NVIDIA driver), data under ./tessera-data.
 run: build
+	$(BUILD_DIR)/src/tessera up
+
+# The scheduler core alone on a generated fleet, printing what it decided.
+demo: build
 	$(BUILD_DIR)/src/tessera demo
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.

@@ -389,6 +389,43 @@ Status SchedulerLoop::RunOnce() {
     if (store_.Update(c.key, std::move(next), c.revision)) wrote = true;
   }
 
+  // ResourceQuota status: what admitted work uses against each hard ceiling.
+  std::map<std::string, std::pair<Resources, Resources>> ns_used;  // ns -> (requests, limits)
+  auto charge = [&](const Workload& w, const Admission& a) {
+    for (size_t p = 0; p < a.pod_sets.size(); ++p) {
+      for (const PodPlacement& pod : a.pod_sets[p].pods) {
+        ns_used[w.namespace_name].first += PodCharge(w.pod_sets[p], pod);
+        ns_used[w.namespace_name].second += PodLimitCharge(w.pod_sets[p], pod);
+      }
+    }
+  };
+  for (const Workload& w : snapshot.workloads) {
+    if (w.admission) charge(w, *w.admission);
+  }
+  for (const AdmitDecision& a : plan.admissions) charge(snapshot.workload(a.workload), a.admission);
+  for (const StoredObject& q : quotas.items) {
+    const json hard = q.object.value("spec", json::object()).value("hard", json::object());
+    json used = json::object();
+    for (const auto& [key, value] : hard.items()) {
+      std::string resource = key;
+      bool limits = false;
+      if (resource.rfind("requests.", 0) == 0) resource = resource.substr(9);
+      if (resource.rfind("limits.", 0) == 0) {
+        resource = resource.substr(7);
+        limits = true;
+      }
+      const auto kind = ParseResourceName(resource);
+      if (!kind) continue;  // counted by nothing Tessera runs (persistentvolumeclaims...): not reported
+      const auto& u = ns_used[q.key.ns];
+      used[key] = FormatAmount(*kind, (limits ? u.second : u.first).get(*kind));
+    }
+    json next = q.object;
+    const json status{{"hard", hard}, {"used", used}};
+    if (next.value("status", json::object()) == status) continue;
+    next["status"] = status;
+    if (store_.Update(q.key, std::move(next), q.revision)) wrote = true;
+  }
+
   {
     std::lock_guard lock(mu_);
     ++stats_.passes;

@@ -184,6 +184,11 @@ TEST_F(SchedulingTest, NamespaceQuotaCeilingHoldsWorkBack) {
   EXPECT_EQ(Condition(wl, "QuotaReserved", "reason"), "ResourceQuotaExceeded");
   EXPECT_NE(Condition(wl, "QuotaReserved", "message").find("ResourceQuota ml-research/ml-team-quota"), std::string::npos)
       << Condition(wl, "QuotaReserved", "message");
+  // The quota's status shows used against hard; nothing of ml-research runs yet.
+  const json rq = WaitFor("/api/v1/namespaces/ml-research/resourcequotas/ml-team-quota",
+                          [](const json& q) { return q.contains("status"); });
+  EXPECT_EQ(rq["status"]["hard"]["requests.nvidia.com/gpu"], "8");
+  EXPECT_EQ(rq["status"]["used"]["requests.nvidia.com/gpu"], "0");
 }
 
 TEST_F(SchedulingTest, ProductionInferencePreemptsTrainingWhichPreemptsNothingBelowNever) {

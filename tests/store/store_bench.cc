@@ -5,13 +5,13 @@
 // Each phase starts from the state the previous one left:
 //   build doc   N documents built and dropped: the caller's cost, in every phase below
 //   create      N creates from one thread (the API's path: one transaction each)
-//   create xT   N creates spread over T threads (writes serialise; shows the lock cost)
+//   create xT   N creates spread over T threads (group commit: queued writes share a transaction)
 //   update      N updates with the expected revision, one thread
 //   get         N point reads, one thread
 //   apply       N creates in batches of 100 (one transaction per batch)
-// Documents are ~1 KB Pod manifests. Durability is synchronous=NORMAL unless --full.
+// Documents are ~700-byte Pod manifests. Durability is synchronous=NORMAL unless
+// --full. The store file is created fresh under --dir and removed at the end.
 #include <stdlib.h>
-
 #include <time.h>
 
 #include <chrono>
@@ -163,7 +163,9 @@ int Run(int objects, int threads, bool full, int checkpoint_frames, std::filesys
   Report("apply/100", objects, start);
   if (bytes == 0) std::printf("(no documents built)\n");  // keeps the baseline loop alive
   std::printf("final revision %lld, file %.1f MB\n", static_cast<long long>(store.Revision()),
-              std::filesystem::file_size(path) / 1e6);
+              static_cast<double>(std::filesystem::file_size(path)) / 1e6);
+  opened->reset();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
   return 0;
 }
 
