@@ -5,6 +5,8 @@
 
 #include <iostream>
 
+#include "cli/commands/client_commands.h"
+#include "cli/commands/exit_codes.h"
 #include "cli/demo.h"
 #include "cli/serve_commands.h"
 #include "tessera_version.h"
@@ -12,6 +14,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"Tessera: a self-service GPU platform"};
   app.require_subcommand(1);
+  app.footer(tessera::kExitCodesHelp);
 
   auto* version = app.add_subcommand("version", "Print the version and the build's git commit");
   version->callback([] { fmt::print("tessera {} (commit {})\n", TESSERA_VERSION, TESSERA_GIT_COMMIT); });
@@ -41,6 +44,9 @@ int main(int argc, char** argv) {
   up->add_option("--gpus", serve.gpus, "Simulated GPU inventory when there is no NVIDIA driver (COUNTxMODEL-MEMORY)");
   up->callback([&] { rc = tessera::RunUpCommand(serve); });
 
-  CLI11_PARSE(app, argc, argv);
-  return rc;
+  // apply, get, describe, delete, submit, queues: clients of the API server.
+  tessera::ClientCommands client;
+  client.AddTo(app, &rc);
+
+  return tessera::ParseAndRun(app, argc, argv, rc);
 }

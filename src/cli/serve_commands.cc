@@ -98,8 +98,11 @@ Status RegisterThisMachine(const std::string& url, const std::string& token, con
   ApiClient client(url, token);
   const nlohmann::json obj = NodeObject(node, true, Rfc3339Now());
   ASSIGN_OR_RETURN(ApiResponse r, client.Request("POST", "/api/v1/nodes", obj.dump()));
-  if (r.status == 409) {
+  if (r.status == 409) {  // registered before: refresh its labels, then its status (capacity, readiness)
     ASSIGN_OR_RETURN(r, client.Request("PUT", "/api/v1/nodes/" + node.name, obj.dump()));
+    if (r.status / 100 == 2) {
+      ASSIGN_OR_RETURN(r, client.Request("PUT", "/api/v1/nodes/" + node.name + "/status", obj.dump()));
+    }
   }
   if (r.status / 100 != 2) return Status::Internal(fmt::format("registering node {}: HTTP {}: {}", node.name, r.status, r.body));
   return Status::Ok();

@@ -303,9 +303,13 @@ std::optional<Admission> Cycle::TryAdmit(int32_t w, int32_t cq, int32_t only_fla
     if (!placed) {
       state_.Rollback(cp);
       if (why != nullptr) {
+        // The overall reason is the most actionable one: capacity (preemption or
+        // backfill may help), then quota (preemption or reclaim may), then the first.
         why->code = why->flavors.empty() ? PendingCode::kNoMatchingNodes : why->flavors.front().code;
-        for (const FlavorAttempt& a : why->flavors) {
-          if (a.code == PendingCode::kNoCapacity) why->code = PendingCode::kNoCapacity;
+        for (PendingCode preferred : {PendingCode::kClusterQueueQuota, PendingCode::kNoCapacity}) {
+          for (const FlavorAttempt& a : why->flavors) {
+            if (a.code == preferred) why->code = preferred;
+          }
         }
       }
       return std::nullopt;

@@ -332,8 +332,15 @@ HttpResponse ApiHandler::Update(const Route& r, const HttpRequest& req) {
   auto current = store_.Get(r.Key());
   if (!current) return ErrorResponse(current.error());
   // Immutable metadata comes from the stored object; /status writes only status.
+  // As in Kubernetes: /status writes only status; the object itself keeps the stored status.
   nlohmann::json next = r.subresource == "status" ? current->object : obj;
-  if (r.subresource == "status") next["status"] = obj.value("status", nlohmann::json::object());
+  if (r.subresource == "status") {
+    next["status"] = obj.value("status", nlohmann::json::object());
+  } else if (current->object.contains("status")) {
+    next["status"] = current->object["status"];
+  } else {
+    next.erase("status");
+  }
   for (const char* f : {"uid", "creationTimestamp"}) {
     if (current->object["metadata"].contains(f)) next["metadata"][f] = current->object["metadata"][f];
   }

@@ -1,0 +1,230 @@
+#include "cli/commands/client_commands.h"
+
+#include <fmt/format.h>
+
+#include "api/kinds.h"
+#include "cli/client_config.h"
+#include "cli/commands/exit_codes.h"
+
+namespace tessera {
+namespace {
+
+// Prints a command's own usage line(s) instead of CLI11's generated one.
+class UsageFormatter : public CLI::Formatter {
+ public:
+  explicit UsageFormatter(std::string usage) : usage_(std::move(usage)) {}
+  std::string make_usage(const CLI::App*, std::string) const override { return "Usage: " + usage_ + "\n"; }
+
+ private:
+  std::string usage_;
+};
+
+constexpr const char* kGlobalFlags =
+    "Global flags (before or after the command):\n"
+    "  --server URL        the Tessera API server (else TESSERA_SERVER, else ~/.config/tessera/config.yaml)\n"
+    "  --token TOKEN       bearer token (else TESSERA_TOKEN, else the config file)\n"
+    "  -n, --namespace NS  namespace for namespaced kinds (default \"default\")\n"
+    "Exit codes: 0 success, 1 refused or failed, 2 usage error (nothing sent).";
+
+// "namespaces (ns), nodes (no), ..." for help texts.
+std::string KnownKinds() {
+  std::string out;
+  for (const KindInfo& k : AllKinds()) {
+    if (!out.empty()) out += ", ";
+    out += k.group == "batch.volcano.sh" ? fmt::format("{}.{}", k.plural, k.group) : std::string(k.plural);
+    if (!k.short_names.empty()) out += fmt::format(" ({})", k.short_names.front());
+  }
+  return out;
+}
+
+// Wraps `text` at `width` columns, continuation lines indented by `indent`.
+std::string Wrap(const std::string& text, size_t width, size_t indent) {
+  std::string out, line;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line = std::string(indent, ' ');
+    } else if (!line.empty() && line.find_first_not_of(' ') != std::string::npos) {
+      line += ' ';
+    }
+    line += word;
+    start = end + 1;
+  }
+  return out + line;
+}
+
+CLI::App* AddCommand(CLI::App& app, const std::string& name, const std::string& description, const std::string& usage,
+                     const std::string& footer) {
+  CLI::App* cmd = app.add_subcommand(name, description);
+  cmd->formatter(std::make_shared<UsageFormatter>(usage));
+  cmd->footer(footer + "\n\n" + kGlobalFlags);
+  cmd->fallthrough();  // -n, --server and --token may follow the command
+  return cmd;
+}
+
+}  // namespace
+
+CommandContext ClientCommands::Context() const {
+  CommandContext ctx;
+  ctx.config = ResolveClientConfig(server_, token_);
+  ctx.ns = ns_;
+  ctx.ns_explicit = ns_option_ != nullptr && ns_option_->count() > 0;
+  ctx.out = &out_;
+  ctx.err = &err_;
+  ctx.in = &in_;
+  return ctx;
+}
+
+void ClientCommands::AddTo(CLI::App& app, int* rc) {
+  app.add_option("--server", server_, "Tessera API server URL (else TESSERA_SERVER, else the config file)");
+  app.add_option("--token", token_, "Bearer token (else TESSERA_TOKEN, else the config file)");
+  ns_option_ = app.add_option("-n,--namespace", ns_, "Namespace for namespaced kinds")->capture_default_str();
+
+  // apply
+  CLI::App* apply = AddCommand(
+      app, "apply", "Create or update objects from YAML/JSON manifests (kubectl apply)",
+      "tessera apply -f FILE|DIR|- [-f ...] [-n NAMESPACE]",
+      "Each object is created, or updated when it exists, and printed as created,\n"
+      "configured or unchanged. A directory applies its *.yaml, *.yml and *.json files\n"
+      "in name order; \"-\" reads standard input. Objects without metadata.namespace go to -n.\n"
+      "A failed object is reported with its file and document; the others still apply.\n"
+      "\nExamples:\n"
+      "  tessera apply -f examples/seed/\n"
+      "  tessera apply -f queues.yaml -f train-job.yaml\n"
+      "  cat job.yaml | tessera apply -f -");
+  apply->add_option("-f,--filename", apply_.files, "Manifest file, directory, or - for standard input (repeatable)")
+      ->required()
+      ->type_name("FILE");
+  apply->callback([this, rc] { *rc = RunApply(Context(), apply_); });
+
+  // get
+  CLI::App* get = AddCommand(
+      app, "get", "List objects, or show some, as a table or as YAML/JSON (kubectl get)",
+      "tessera get KIND [NAME...] [-n NAMESPACE | -A] [-o wide|yaml|json|name] [-l SELECTOR] [-w]\n"
+      "       tessera get KIND/NAME...",
+      Wrap("Kinds: " + KnownKinds() + ".", 88, 2) +
+          "\n\nExamples:\n"
+          "  tessera get clusterqueues\n"
+          "  tessera get workloads -n team-nlp -o wide     # wide: why each workload waits\n"
+          "  tessera get pods -A -l kueue.x-k8s.io/queue-name=team-nlp-queue\n"
+          "  tessera get cq gpu-cluster-queue -o yaml\n"
+          "  tessera get workloads -w");
+  get->add_option("KIND", get_.args, "Kind, then names (or KIND/NAME...)")->required()->type_name("");
+  get->add_option("-o,--output", get_.output, "Output format: wide, yaml, json or name")
+      ->check(CLI::IsMember({"wide", "yaml", "json", "name"}))
+      ->type_name("FORMAT");
+  get->add_option("-l,--selector", get_.selector, "Label selector: key=value, key!=value, key in (a,b), key, !key")
+      ->type_name("SELECTOR");
+  get->add_flag("-w,--watch", get_.watch, "After listing, print each change as it happens");
+  get->add_flag("-A,--all-namespaces", get_.all_namespaces, "List across all namespaces");
+  get->callback([this, rc] { *rc = RunGet(Context(), get_); });
+
+  // describe
+  CLI::App* describe = AddCommand(
+      app, "describe", "Show objects in detail: spec, status, conditions, events (kubectl describe)",
+      "tessera describe KIND [NAME...] [-n NAMESPACE | -A] [-l SELECTOR]\n"
+      "       tessera describe KIND/NAME...",
+      "A workload says why it is pending (the scheduler's own words) or, once admitted,\n"
+      "where each pod runs: node and GPU devices. Without NAME, describes every object of\n"
+      "the kind in the namespace.\n"
+      "\nExamples:\n"
+      "  tessera describe workload job-train-1 -n team-nlp\n"
+      "  tessera describe clusterqueue gpu-cluster-queue\n"
+      "  tessera describe namespace team-nlp");
+  describe->add_option("KIND", describe_.args, "Kind, then names (or KIND/NAME...)")->required()->type_name("");
+  describe->add_option("-l,--selector", describe_.selector, "Label selector (without names)")->type_name("SELECTOR");
+  describe->add_flag("-A,--all-namespaces", describe_.all_namespaces, "Across all namespaces (without names)");
+  describe->callback([this, rc] { *rc = RunDescribe(Context(), describe_); });
+
+  // delete
+  CLI::App* del = AddCommand(
+      app, "delete", "Delete objects by name, by label selector or from manifests (kubectl delete)",
+      "tessera delete KIND NAME... [-n NAMESPACE] [--ignore-not-found]\n"
+      "       tessera delete KIND/NAME... | KIND -l SELECTOR | -f FILE|DIR|-",
+      "Prints kind/name deleted for each object. An object that does not exist is an\n"
+      "error (exit 1) unless --ignore-not-found.\n"
+      "\nExamples:\n"
+      "  tessera delete job train-1 -n team-nlp\n"
+      "  tessera delete -f examples/seed/07-volcano-job.yaml\n"
+      "  tessera delete jobs -l kueue.x-k8s.io/queue-name=team-nlp-queue -n team-nlp");
+  del->add_option("KIND", delete_.args, "Kind, then names (or KIND/NAME...)")->type_name("");
+  del->add_option("-f,--filename", delete_.files, "Delete the objects of these manifests")->type_name("FILE");
+  del->add_option("-l,--selector", delete_.selector, "Delete the objects of KIND matching this label selector")
+      ->type_name("SELECTOR");
+  del->add_flag("--ignore-not-found", delete_.ignore_not_found, "Treat objects that do not exist as deleted");
+  del->callback([this, rc] { *rc = RunDelete(Context(), delete_); });
+
+  // submit
+  CLI::App* submit = AddCommand(
+      app, "submit", "Submit a command as a batch/v1 Job to a queue (no YAML needed)",
+      "tessera submit NAME --queue QUEUE [--gpu N] [--cpu N] [--memory SIZE] [--gpu-memory SIZE]\n"
+      "                      [--priority CLASS] [--type job|notebook|training|inference]\n"
+      "                      [--workers N] [--max-run SECONDS] [-n NAMESPACE] -- COMMAND [ARGS...]",
+      "Creates a Job labelled kueue.x-k8s.io/queue-name=QUEUE, with one container named\n"
+      "NAME running COMMAND, requests = limits, and WORKERS pods (indexed when more than\n"
+      "one). --gpu takes a fraction below one (0.25, 250m) or whole GPUs (1, 4).\n"
+      "training restarts its pods OnFailure, the other types Never.\n"
+      "\nExamples:\n"
+      "  tessera submit nb1 --queue team-nlp-queue -n team-nlp --gpu 0.25 --type notebook -- jupyter lab\n"
+      "  tessera submit train-1 --queue team-nlp-queue -n team-nlp --gpu 4 --workers 2 \\\n"
+      "      --type training --priority training --max-run 86400 -- python train.py --epochs 10");
+  submit->add_option("NAME", submit_.name, "Job name (also the container's)")->required()->type_name("");
+  submit->add_option("COMMAND", submit_.command, "The command and its arguments, after --")->type_name("");
+  submit->add_option("--queue", submit_.queue, "LocalQueue to submit to (`tessera get localqueues`)")
+      ->required()
+      ->type_name("QUEUE");
+  submit->add_option("--gpu", submit_.gpu, "GPUs per pod: 0.25, 0.5, 1, 4 ...")->type_name("N");
+  submit->add_option("--cpu", submit_.cpu, "CPUs per pod: 500m, 2 ...")->capture_default_str()->type_name("N");
+  submit->add_option("--memory", submit_.memory, "Memory per pod: 512Mi, 16Gi ...")
+      ->capture_default_str()
+      ->type_name("SIZE");
+  submit->add_option("--gpu-memory", submit_.gpu_memory, "GPU memory per pod instead of a fraction: 20Gi")
+      ->type_name("SIZE");
+  submit->add_option("--priority", submit_.priority, "PriorityClass (`tessera get priorityclasses`)")
+      ->type_name("CLASS");
+  submit->add_option("--type", submit_.type, "What it is: job, notebook, training or inference")
+      ->check(CLI::IsMember({"job", "notebook", "training", "inference"}))
+      ->capture_default_str()
+      ->type_name("TYPE");
+  submit->add_option("--workers", submit_.workers, "Pods that run together")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str()
+      ->type_name("N");
+  submit->add_option("--max-run", submit_max_run_, "Stop it after this many seconds (activeDeadlineSeconds)")
+      ->check(CLI::Range(int64_t{1}, int64_t{10} * 365 * 24 * 3600))
+      ->type_name("SECONDS");
+  submit->callback([this, rc] {
+    SubmitOptions options = submit_;
+    if (submit_max_run_ > 0) options.max_run_seconds = submit_max_run_;
+    *rc = RunSubmit(Context(), options);
+  });
+
+  // queues
+  CLI::App* queues = AddCommand(
+      app, "queues", "Show each ClusterQueue's quota and usage per flavor and resource",
+      "tessera queues [CLUSTERQUEUE...]",
+      "Columns: NOMINAL quota, USED and BORROWED (from the queue's status), and the\n"
+      "queue's PENDING and ADMITTED workloads. GPUs print as they are requested (0.25, 8).\n"
+      "\nExamples:\n"
+      "  tessera queues\n"
+      "  tessera queues gpu-cluster-queue");
+  queues->add_option("CLUSTERQUEUE", queues_.names, "Only these ClusterQueues")->type_name("");
+  queues->callback([this, rc] { *rc = RunQueues(Context(), queues_); });
+}
+
+int ParseAndRun(CLI::App& app, int argc, const char* const* argv, const int& rc, std::ostream& out,
+                std::ostream& err) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e, out, err);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+  return rc;
+}
+
+}  // namespace tessera

@@ -1,0 +1,61 @@
+// The client subcommands of `tessera` (apply, get, describe, delete, submit,
+// queues) on a CLI11 app, with their flags and usage text, and the global flags
+// they share: --server, --token, -n/--namespace. Each subcommand resolves the
+// server and token (client_config.h) and runs its Run* function (one file per
+// command in this directory).
+//
+// Exit codes (exit_codes.h): a command's own; CLI11's parse errors (unknown
+// flag, missing argument, bad value) become 2 through ParseAndRun.
+//
+// Thread-safety: one parse per ClientCommands object.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <string>
+
+#include "cli/commands/apply_command.h"
+#include "cli/commands/delete_command.h"
+#include "cli/commands/describe_command.h"
+#include "cli/commands/get_command.h"
+#include "cli/commands/queues_command.h"
+#include "cli/commands/submit_command.h"
+
+namespace tessera {
+
+class ClientCommands {
+ public:
+  // The streams the commands (and CLI11's messages) write to and read from.
+  explicit ClientCommands(std::ostream& out = std::cout, std::ostream& err = std::cerr, std::istream& in = std::cin)
+      : out_(out), err_(err), in_(in) {}
+
+  // Adds the global flags and the subcommands to `app`; a subcommand that runs
+  // stores its exit code in *rc. `app` and *rc must outlive the parse.
+  void AddTo(CLI::App& app, int* rc);
+
+ private:
+  CommandContext Context() const;
+
+  std::ostream& out_;
+  std::ostream& err_;
+  std::istream& in_;
+  std::string server_;
+  std::string token_;
+  std::string ns_ = "default";
+  CLI::Option* ns_option_ = nullptr;
+  ApplyOptions apply_;
+  GetOptions get_;
+  DescribeOptions describe_;
+  DeleteOptions delete_;
+  SubmitOptions submit_;
+  int64_t submit_max_run_ = 0;
+  QueuesOptions queues_;
+};
+
+// Parses the command line and runs what it names. Returns the command's exit
+// code; help is 0; any parse error prints CLI11's message and returns 2.
+int ParseAndRun(CLI::App& app, int argc, const char* const* argv, const int& rc, std::ostream& out = std::cout,
+                std::ostream& err = std::cerr);
+
+}  // namespace tessera

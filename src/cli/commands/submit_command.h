@@ -1,0 +1,51 @@
+// `tessera submit NAME --queue Q [--gpu 0.25] [--cpu 1] [--memory 4Gi]
+//  [--gpu-memory 20Gi] [--priority development] [--type job|notebook|training|inference]
+//  [--workers N] [--max-run SECONDS] [-n NS] -- CMD ARGS...`
+//
+// The quick form for data scientists: builds a batch/v1 Job, as they would
+// write it for Kueue, and creates it:
+//   metadata.labels[kueue.x-k8s.io/queue-name] = Q
+//   metadata.annotations[tessera.dev/type] = TYPE
+//   spec.parallelism = spec.completions = workers (Indexed completion when
+//     workers > 1, so each worker has a rank); activeDeadlineSeconds = max-run
+//   pod template: one container named NAME running CMD ARGS, requests = limits
+//     (cpu, memory, nvidia.com/gpu, tessera.dev/gpu-memory), priorityClassName,
+//     restartPolicy Never (OnFailure for training, which restarts from its checkpoint)
+// Amounts are checked here with the server's own parsers before any request:
+// `--gpu 1.5` is refused (exit 2) because a GPU request is a fraction below one
+// or a whole number.
+//
+// Prints `job.batch/NAME submitted to queue Q` and how to follow it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands/command_context.h"
+#include "common/result.h"
+
+namespace tessera {
+
+struct SubmitOptions {
+  std::string name;
+  std::string queue;
+  std::string gpu;         // "" : none
+  std::string cpu = "1";
+  std::string memory = "4Gi";
+  std::string gpu_memory;  // "" : none
+  std::string priority;    // "" : the cluster's default priority class
+  std::string type = "job";
+  int workers = 1;
+  std::optional<int64_t> max_run_seconds;
+  std::vector<std::string> command;  // after --
+};
+
+// The Job `submit` creates, or InvalidArgument naming the bad flag and value.
+Result<nlohmann::json> BuildSubmitJob(const SubmitOptions& options, const std::string& ns);
+
+int RunSubmit(const CommandContext& ctx, const SubmitOptions& options);
+
+}  // namespace tessera

@@ -1,0 +1,79 @@
+// The command line itself: flags in kubectl's places, `--` before a submitted
+// command, and exit code 2 for anything CLI11 cannot parse.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "cli/commands/client_commands.h"
+#include "tests/cli/cli_test_fixture.h"
+
+namespace tessera {
+namespace {
+
+class CommandLineTest : public CliTest {
+ protected:
+  // Runs `tessera ARGS...` through the same wiring as main(), with --server and
+  // --token for the test's server first (before the command) unless `connect` is false.
+  CommandRun Tessera(std::vector<std::string> args, bool connect = true) {
+    if (connect) {
+      args.insert(args.begin(), {"--server", server_->url(), "--token", server_->admin_token()});
+    }
+    std::ostringstream out, err;
+    std::istringstream in;
+    CLI::App app{"Tessera"};
+    app.require_subcommand(1);
+    int rc = 0;
+    ClientCommands commands(out, err, in);
+    commands.AddTo(app, &rc);
+    std::vector<const char*> argv = {"tessera"};
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    CommandRun run;
+    run.rc = ParseAndRun(app, static_cast<int>(argv.size()), argv.data(), rc, out, err);
+    run.out = out.str();
+    run.err = err.str();
+    return run;
+  }
+};
+
+// -n and the global flags may come after the subcommand, as with kubectl.
+TEST_F(CommandLineTest, GlobalFlagsAfterTheCommand) {
+  ApplySeed();
+  CommandRun r = Tessera({"get", "localqueues", "-n", "team-nlp", "-o", "name"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "localqueue.kueue.x-k8s.io/team-nlp-queue\n");
+}
+
+// Everything after `--` is the submitted command, flags included.
+TEST_F(CommandLineTest, SubmitTakesTheCommandAfterDoubleDash) {
+  CommandRun r = Tessera({"submit", "nb", "--queue", "default", "--gpu", "0.5", "--", "python", "-m", "train",
+                          "--lr", "3e-4", "-n", "7"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  nlohmann::json job = GetJson("/apis/batch/v1/namespaces/default/jobs/nb");
+  EXPECT_EQ(job["spec"]["template"]["spec"]["containers"][0]["command"],
+            nlohmann::json({"python", "-m", "train", "--lr", "3e-4", "-n", "7"}));
+}
+
+// What CLI11 refuses exits 2 without contacting the server.
+TEST_F(CommandLineTest, ParseErrorsExitTwo) {
+  EXPECT_EQ(Tessera({"get"}, false).rc, 2);                          // KIND missing
+  EXPECT_EQ(Tessera({"get", "ns", "-o", "table"}, false).rc, 2);     // not an output format
+  EXPECT_EQ(Tessera({"submit", "x", "--", "true"}, false).rc, 2);    // --queue missing
+  EXPECT_EQ(Tessera({"submit", "x", "--queue", "q", "--type", "cron", "--", "true"}, false).rc, 2);
+  EXPECT_EQ(Tessera({"submit", "x", "--queue", "q", "--workers", "0", "--", "true"}, false).rc, 2);
+  EXPECT_EQ(Tessera({"apply"}, false).rc, 2);                        // -f missing
+  EXPECT_EQ(Tessera({"get", "ns", "--frobnicate"}, false).rc, 2);
+  CommandRun r = Tessera({"get", "ns", "-o", "table"}, false);
+  EXPECT_NE(r.err.find("--output"), std::string::npos) << r.err;
+}
+
+// --help exits 0 and shows the command's own usage line.
+TEST_F(CommandLineTest, HelpShowsTheUsage) {
+  CommandRun r = Tessera({"delete", "--help"}, false);
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("Usage: tessera delete KIND NAME... [-n NAMESPACE] [--ignore-not-found]\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Exit codes: 0 success, 1 refused or failed, 2 usage error"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace tessera

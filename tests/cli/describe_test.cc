@@ -1,0 +1,144 @@
+// `tessera describe`: kubectl describe's layout, plus what each kind's users
+// look for (why a workload waits, where it runs, a queue's quota, ...).
+#include <gtest/gtest.h>
+
+#include "cli/commands/describe_command.h"
+#include "cli/commands/submit_command.h"
+#include "tests/cli/cli_test_fixture.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+
+class DescribeTest : public CliTest {
+ protected:
+  CommandRun Describe(std::vector<std::string> args, const std::string& ns = "default") {
+    return Run([&](const CommandContext& ctx) { return RunDescribe(ctx, {.args = args}); }, ns);
+  }
+};
+
+bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A namespace: its metadata, the resource quotas in it (used/hard) and the
+// local queues its users submit to.
+TEST_F(DescribeTest, NamespaceShowsQuotasAndQueues) {
+  ApplySeed();
+  CommandRun ds = Describe({"namespace", "team-data-science"});
+  ASSERT_EQ(ds.rc, 0) << ds.err;
+  EXPECT_TRUE(ds.out.starts_with("Name:                team-data-science\n"
+                                 "Labels:              <none>\n"
+                                 "Annotations:         <none>\n"
+                                 "API Version:         v1\n"
+                                 "Kind:                Namespace\n"))
+      << ds.out;
+  EXPECT_TRUE(Has(ds.out, "Resource Quotas:\n  Name:  gpu-quota\n")) << ds.out;
+  EXPECT_TRUE(Has(ds.out, "  requests.nvidia.com/gpu  0     8\n")) << ds.out;  // nothing used of 8
+  EXPECT_TRUE(Has(ds.out, "Local Queues:  <none>")) << ds.out;
+  EXPECT_TRUE(Has(ds.out, "Events:        <none>\n")) << ds.out;
+
+  CommandRun nlp = Describe({"ns/team-nlp"});
+  EXPECT_TRUE(Has(nlp.out, "Local Queues:\n")) << nlp.out;
+  EXPECT_TRUE(Has(nlp.out, "  team-nlp-queue  gpu-cluster-queue")) << nlp.out;
+}
+
+// A ClusterQueue: its spec in kubectl's key: value form, then quota and usage
+// per flavor and resource (GPUs first).
+TEST_F(DescribeTest, ClusterQueueShowsSpecAndUsage) {
+  ApplySeed();
+  CommandRun r = Describe({"cq", "gpu-cluster-queue"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(r.out.starts_with("Name:                gpu-cluster-queue\n")) << r.out;
+  EXPECT_FALSE(Has(r.out, "Namespace:"));  // cluster-scoped
+  EXPECT_TRUE(Has(r.out, "Spec:\n  Namespace Selector:\n  Preemption:\n    Within Cluster Queue:  LowerPriority\n"))
+      << r.out;
+  EXPECT_TRUE(Has(r.out, "        Name:           nvidia.com/gpu\n        Nominal Quota:  16\n")) << r.out;
+  EXPECT_TRUE(Has(r.out, "Usage:\n  Flavor         Resource        Nominal  Borrowing Limit  Used  Borrowed\n"))
+      << r.out;
+  EXPECT_TRUE(Has(r.out, "  a100-spot      nvidia.com/gpu  16       -")) << r.out;
+  EXPECT_TRUE(Has(r.out, "  a100-ondemand  nvidia.com/gpu  8        -")) << r.out;
+  EXPECT_TRUE(Has(r.out, "Events:  <none>\n")) << r.out;
+}
+
+// A pending workload says why it waits, in the scheduler's words (the
+// QuotaReserved condition's message), and lists its conditions as a table.
+TEST_F(DescribeTest, PendingWorkloadSaysWhy) {
+  ApplySeed();  // the seed's queue names flavors that do not exist: nothing can be admitted
+  std::string message;
+  ASSERT_TRUE(Eventually([&] {
+    json wl = GetJson("/apis/kueue.x-k8s.io/v1beta1/namespaces/team-nlp/workloads/vcjob-distributed-llm-training");
+    if (!wl.is_object()) return false;  // the job controller has not made it yet
+    for (const json& c : wl.value("status", json::object()).value("conditions", json::array())) {
+      if (c.value("type", "") == "QuotaReserved" && c.value("status", "") == "False") message = c.value("message", "");
+    }
+    return !message.empty();
+  }));
+  CommandRun r = Describe({"workload", "vcjob-distributed-llm-training"}, "team-nlp");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "Queue:               team-nlp-queue\n")) << r.out;
+  EXPECT_TRUE(Has(r.out, "Pending:             " + message + "\n")) << r.out;
+  EXPECT_TRUE(Has(r.out, "Conditions:\n  Type           Status  Reason")) << r.out;
+  EXPECT_TRUE(Has(r.out, "  QuotaReserved  False   ")) << r.out;
+  // Describing the Volcano job finds its workload and says the same.
+  CommandRun job = Describe({"vcjob", "distributed-llm-training"}, "team-nlp");
+  EXPECT_TRUE(Has(job.out, "Workload:            vcjob-distributed-llm-training\n")) << job.out;
+  EXPECT_TRUE(Has(job.out, "Pending:             " + message + "\n")) << job.out;
+}
+
+// An admitted workload shows where it runs: per pod, the node and its GPU
+// devices (a quarter of device 0 for a 0.25 GPU notebook).
+TEST_F(DescribeTest, AdmittedWorkloadShowsPlacement) {
+  RegisterNode("gpu-node-1", "8xH100-80GB");
+  CommandRun submitted = Run([](const CommandContext& ctx) {
+    return RunSubmit(ctx, {.name = "nb", .queue = "default", .gpu = "0.25", .type = "notebook", .command = {"jupyter"}});
+  });
+  ASSERT_EQ(submitted.rc, 0) << submitted.err;
+  ASSERT_TRUE(Eventually([&] {
+    return GetJson("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-nb")["status"].contains("admission");
+  })) << "the scheduler loop did not admit the notebook";
+  CommandRun r = Describe({"workload", "job-nb"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "Admitted:            in ClusterQueue default\n")) << r.out;
+  EXPECT_FALSE(Has(r.out, "Pending:")) << r.out;
+  EXPECT_TRUE(Has(r.out, "Admission:\n  Cluster Queue:  default\n")) << r.out;
+  EXPECT_TRUE(Has(r.out, "    main  1      default\n")) << r.out;  // pod set, count, flavor
+  EXPECT_TRUE(Has(r.out, "    main     0    gpu-node-1  0 (0.25)\n")) << r.out;
+}
+
+// Events whose involvedObject is the object are listed; others are not.
+TEST_F(DescribeTest, ShowsEventsAboutTheObject) {
+  ApiClient client = Admin();
+  auto event = [&](const std::string& name, const std::string& object, const std::string& reason) {
+    json e{{"apiVersion", "v1"},
+           {"kind", "Event"},
+           {"metadata", {{"name", name}, {"namespace", "default"}}},
+           {"involvedObject", {{"kind", "LocalQueue"}, {"name", object}, {"namespace", "default"}}},
+           {"reason", reason},
+           {"message", reason + " happened"},
+           {"type", "Normal"},
+           {"source", {{"component", "tessera-scheduler"}}}};
+    auto r = client.Request("POST", "/api/v1/namespaces/default/events", e.dump());
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->status, 201) << r->body;
+  };
+  event("e1", "default", "Created");
+  event("e2", "other", "Unrelated");
+  CommandRun r = Describe({"localqueue", "default"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "Events:\n  Type    Reason   Age")) << r.out;
+  EXPECT_TRUE(Has(r.out, "tessera-scheduler  Created happened\n")) << r.out;
+  EXPECT_FALSE(Has(r.out, "Unrelated")) << r.out;
+}
+
+// Several objects are separated by a blank line; a missing one is an error (exit 1).
+TEST_F(DescribeTest, MissingObjectIsAnError) {
+  CommandRun r = Describe({"priorityclass", "training", "nope", "batch"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Has(r.err, "Error from server (NotFound)")) << r.err;
+  EXPECT_TRUE(Has(r.out, "Name:                training\n")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\n\nName:                batch\n")) << r.out;
+  EXPECT_TRUE(Has(r.out, "Value:               100000\n")) << r.out;  // a top-level field of PriorityClass
+}
+
+}  // namespace
+}  // namespace tessera
