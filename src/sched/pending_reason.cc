@@ -20,7 +20,7 @@ std::string DescribeAttempt(const ClusterSnapshot& s, const Workload& w, const s
       return fmt::format("ClusterQueue {} has no quota for {}; an admin adds it to a resourceGroup's coveredResources",
                          cq_name, ResourceName(a.resource));
     case PendingCode::kClusterQueueQuota: {
-      std::string out = fmt::format("ClusterQueue {}: {} in flavor {} {}/{} nominal used, needs {} more", cq_name,
+      std::string out = fmt::format("ClusterQueue {}: {} in flavor {} {}/{} nominal used, the workload asks for {}", cq_name,
                                     ResourceName(a.resource), flavor, FormatAmount(a.resource, a.used),
                                     FormatAmount(a.resource, a.nominal), FormatAmount(a.resource, a.requested));
       if (!a.in_cohort) return out + ", not in a cohort (cannot borrow)";

@@ -12,7 +12,7 @@
 namespace tessera {
 
 // One line, e.g. "ClusterQueue team-nlp: nvidia.com/gpu in flavor a100-ondemand
-// 8/8 nominal used, needs 4 more, cohort can lend 0; flavor a100-spot: largest
+// 8/8 nominal used, the workload asks for 4, cohort can lend 0; flavor a100-spot: largest
 // free block on one node is 2 GPUs, pod needs 4".
 std::string DescribePending(const ClusterSnapshot& snapshot, WorkloadId workload, const PendingReason& reason,
                             Timestamp now);
