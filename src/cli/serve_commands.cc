@@ -53,25 +53,40 @@ bool ParseListen(const std::string& listen, HttpServerOptions& http, std::string
   return true;
 }
 
-int RunServerCommand(ServeOptions options) {
-  sigset_t set;
-  BlockTerminationSignals(&set);
+namespace {
+
+// Blocks the termination signals, then starts the server; on failure prints why
+// and sets `exit_code` (2: a bad --listen, 1: the server could not start).
+std::unique_ptr<Server> StartForeground(ServeOptions& options, sigset_t* set, int* exit_code) {
+  BlockTerminationSignals(set);
   std::string error;
   if (!ParseListen(options.listen, options.server.http, &error)) {
     fmt::print(stderr, "error: {}\n", error);
-    return 2;
+    *exit_code = 2;
+    return nullptr;
   }
   auto server = Server::Start(options.server);
   if (!server) {
     fmt::print(stderr, "error: {}\n", server.error().message());
-    return 1;
+    *exit_code = 1;
+    return nullptr;
   }
+  return std::move(*server);
+}
+
+}  // namespace
+
+int RunServerCommand(ServeOptions options) {
+  sigset_t set;
+  int rc = 0;
+  std::unique_ptr<Server> server = StartForeground(options, &set, &rc);
+  if (!server) return rc;
   // Scripts read this line to find the port when they ask for port 0.
-  fmt::print("tessera server listening on {} (data directory {})\n", (*server)->url(), options.server.data_dir);
+  fmt::print("tessera server listening on {} (data directory {})\n", server->url(), options.server.data_dir);
   std::fflush(stdout);
   const int sig = WaitForTermination(set);
   spdlog::info("signal {}: shutting down", sig);
-  (*server)->Stop();
+  server->Stop();
   return 0;
 }
 
@@ -110,26 +125,18 @@ Status RegisterThisMachine(const std::string& url, const std::string& token, con
 
 int RunUpCommand(ServeOptions options) {
   sigset_t set;
-  BlockTerminationSignals(&set);
-  std::string error;
-  if (!ParseListen(options.listen, options.server.http, &error)) {
-    fmt::print(stderr, "error: {}\n", error);
-    return 2;
-  }
-  auto server = Server::Start(options.server);
-  if (!server) {
-    fmt::print(stderr, "error: {}\n", server.error().message());
-    return 1;
-  }
-  const std::string url = (*server)->url();
+  int rc = 0;
+  std::unique_ptr<Server> server = StartForeground(options, &set, &rc);
+  if (!server) return rc;
+  const std::string url = server->url();
   const std::string data_dir = std::filesystem::absolute(options.server.data_dir).lexically_normal().string();
   const std::string config_path = DefaultConfigPath();
   std::string node_summary;
-  if (Status s = RegisterThisMachine(url, (*server)->admin_token(), options.gpus, &node_summary); !s.ok()) {
+  if (Status s = RegisterThisMachine(url, server->admin_token(), options.gpus, &node_summary); !s.ok()) {
     fmt::print(stderr, "error: {}\n", s.message());
     return 1;
   }
-  auto wrote = WriteClientConfigIfMissing(config_path, url, (*server)->admin_token());
+  auto wrote = WriteClientConfigIfMissing(config_path, url, server->admin_token());
   fmt::print("Tessera is up at {}\n", url);
   fmt::print("  data directory: {}\n", data_dir);
   fmt::print("  admin token:    {}/admin.token\n", data_dir);
@@ -148,7 +155,7 @@ int RunUpCommand(ServeOptions options) {
              "Stop with Ctrl-C.\n");
   std::fflush(stdout);
   WaitForTermination(set);
-  (*server)->Stop();
+  server->Stop();
   return 0;
 }
 

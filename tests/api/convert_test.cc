@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/testing/seed_dir.h"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -22,6 +24,7 @@ namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
+using ::tessera::testing::SeedDir;
 using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -35,15 +38,6 @@ constexpr int64_t kGi = int64_t{1} << 30;
 // ============================================================================
 // Fixtures.
 
-// The seed directory, found as seed_manifests_test.cc finds it.
-fs::path SeedDir() {
-  for (fs::path candidate : {fs::path(TESSERA_SOURCE_DIR) / ".." / "shared" / "examples" / "seed",
-                             fs::path("..") / "shared" / "examples" / "seed"}) {
-    std::error_code ec;
-    if (fs::is_directory(candidate, ec)) return candidate;
-  }
-  return {};
-}
 
 // The object of `kind` named `name` in the seed file `file`; null (and a test
 // failure) when missing.

@@ -2,6 +2,8 @@
 // (DESIGN.md section 4): every file parses and every object in it validates.
 #include <gtest/gtest.h>
 
+#include "tests/testing/seed_dir.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -17,21 +19,12 @@ namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
+using ::tessera::testing::SeedDir;
 
 #ifndef TESSERA_SOURCE_DIR
 #define TESSERA_SOURCE_DIR "."
 #endif
 
-// The seed directory: next to the repository (the source dir's ../shared), or
-// ../shared from the working directory (ctest runs at the repository root).
-fs::path SeedDir() {
-  for (fs::path candidate : {fs::path(TESSERA_SOURCE_DIR) / ".." / "shared" / "examples" / "seed",
-                             fs::path("..") / "shared" / "examples" / "seed"}) {
-    std::error_code ec;
-    if (fs::is_directory(candidate, ec)) return candidate;
-  }
-  return {};
-}
 
 std::vector<fs::path> SeedFiles() {
   std::vector<fs::path> files;

@@ -1,3 +1,4 @@
+#include "tests/testing/seed_dir.h"
 #include "tests/cli/cli_test_fixture.h"
 
 #include <unistd.h>
@@ -19,14 +20,8 @@ namespace tessera {
 
 namespace fs = std::filesystem;
 
-fs::path SeedDir() {
-  for (fs::path candidate : {fs::path(TESSERA_SOURCE_DIR) / ".." / "shared" / "examples" / "seed",
-                             fs::path("..") / "shared" / "examples" / "seed"}) {
-    std::error_code ec;
-    if (fs::is_directory(candidate, ec)) return candidate;
-  }
-  return {};
-}
+fs::path SeedDir() { return testing::SeedDir(); }
+
 
 std::vector<std::map<std::string, std::string>> ParseTable(const std::string& text) {
   std::vector<std::map<std::string, std::string>> rows;
