@@ -4,7 +4,7 @@
 //   /api/v1/{plural}[/{name}]                          cluster-scoped kinds, or all namespaces
 //   /api/v1/namespaces/{ns}/{plural}[/{name}[/status]] namespaced core kinds
 //   /apis/{group}/{version}/... the same for other groups
-//   /healthz, /readyz, /version (no token needed), /api, /apis (discovery)
+//   /healthz, /readyz, /livez (no token needed)
 // Verbs: GET (get, list with ?labelSelector=, watch with ?watch=true&resourceVersion=N),
 // POST (create), PUT (update; 409 when metadata.resourceVersion is stale),
 // PATCH (JSON merge patch), DELETE. Bodies are JSON or YAML. Every error is a
