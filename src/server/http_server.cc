@@ -192,10 +192,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     writing_ = true;
     net::async_write(stream_, net::buffer(queue_.front()),
                      [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                       self->writing_ = false;
+                       // Shut down meanwhile (the client went away): the queue is ours to drop now.
+                       if (self->closed_) return self->queue_.clear();
                        self->queue_.pop_front();
                        if (ec) return self->Shutdown();
                        if (!self->queue_.empty()) return self->WriteNext();
-                       self->writing_ = false;
                        if (self->close_after_write_) self->Shutdown();
                      });
   }
@@ -212,7 +214,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     if (closed_) return;
     closed_ = true;
     closed_flag_ = true;
-    queue_.clear();
+    // A write in flight still reads queue_.front(): its handler drops the queue.
+    if (!writing_) queue_.clear();
     beast::error_code ec;
     beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ec);
     beast::get_lowest_layer(stream_).close();

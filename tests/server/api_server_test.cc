@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -239,6 +240,34 @@ TEST_F(ApiServerTest, WatchStreamsChangesAndResumesFromAResourceVersion) {
   ASSERT_EQ(resumed.size(), 2u);
   EXPECT_EQ(resumed[0]["type"], "MODIFIED");
   EXPECT_EQ(resumed[1]["type"], "DELETED");
+}
+
+TEST_F(ApiServerTest, WatchersThatHangUpMidStreamDoNotHurtTheServer) {
+  // Clients close their watch right after an event, while the server may still be
+  // writing to them (once a double free): the server keeps serving.
+  auto c = Admin();
+  for (int round = 0; round < 5; ++round) {
+    std::vector<std::thread> watchers;
+    std::atomic<int> got{0};
+    for (int i = 0; i < 20; ++i) {
+      watchers.emplace_back([&] {
+        ApiClient w = Admin();
+        (void)w.Stream("/api/v1/namespaces?watch=true&labelSelector=hangup", [&](const std::string&) {
+          ++got;
+          return false;  // hang up at once
+        });
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int k = 0; k < 3; ++k) {
+      json ns{{"apiVersion", "v1"}, {"kind", "Namespace"},
+              {"metadata", {{"name", "hangup-" + std::to_string(round) + "-" + std::to_string(k)}, {"labels", {{"hangup", "x"}}}}}};
+      ASSERT_EQ(c.Request("POST", "/api/v1/namespaces", ns.dump())->status, 201);
+    }
+    for (auto& t : watchers) t.join();
+    EXPECT_EQ(got.load(), 20);
+  }
+  EXPECT_EQ(c.Request("GET", "/healthz")->status, 200);
 }
 
 TEST_F(ApiServerTest, SeedManifestsApplyUnchanged) {

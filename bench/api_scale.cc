@@ -1,0 +1,369 @@
+// api_scale: a load generator for the API server (DESIGN.md section 10: "API: over
+// 10,000 submissions/s on 2 cores with the SQLite store").
+//
+// Starts a real Server in-process (fresh temporary data directory, port 0, 2 HTTP
+// I/O threads; its scheduler loop runs concurrently, as in production) and drives
+// it over HTTP with ApiClient, one client (one keep-alive connection) per thread.
+//
+// Phase 1, submissions: --threads T threads each POST --requests N kueue
+// Workloads to /apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads and
+// expect 201. Each request is timed alone with std::chrono::steady_clock;
+// submissions/s = successful submissions / wall time of the whole phase (from
+// releasing the threads until the last one finishes).
+//
+// Phase 2, watch fan-out: --watchers W threads each open a watch on
+// /api/v1/namespaces?watch=true&labelSelector=fanout. To be sure every watch is
+// subscribed before the clock starts, one warm-up namespace labelled fanout=yes
+// is created and every watcher must see it (up to 30 s). Then --events E more
+// labelled namespaces are created from one client, and the clock runs from the
+// first of those creates until every watcher has received all E events (or a
+// 30 s timeout): events/s = events received / seconds.
+//
+// The last lines are the headline figures:
+//   BENCH api_submit_per_s <value> 1/s
+//   BENCH api_submit_p50_ms <value> ms
+//   BENCH api_submit_p99_ms <value> ms
+//   BENCH api_watch_fanout_events_per_s <value> 1/s
+//
+// Watchers keep their streams open after the last event and end when the server
+// stops: a client closing its watch while the server is still writing to it can
+// crash the server (Session::Shutdown clears the write queue under an in-flight
+// async_write in src/server/http_server.cc). --close-watchers 1 closes each watch
+// after its E-th event instead, as a real client might, to reproduce that.
+//
+// Usage: api_scale [--threads T] [--requests N] [--watchers W] [--events E]
+//                  [--close-watchers 0|1]
+// (also --flag=value; --benchmark_* flags, which bench/run_all.sh passes to
+// programs named *_bench, are ignored).
+#include <fmt/format.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "cli/api_client.h"
+#include "server/server.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Flags {
+  int threads = 8;
+  int requests = 2500;
+  int watchers = 1000;
+  int events = 100;
+  int close_watchers = 0;  // 1: each watcher closes its stream after E events
+};
+
+bool ParseFlags(int argc, char** argv, Flags& f) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg.starts_with("--benchmark_")) continue;
+    std::string_view name = arg;
+    std::string_view value;
+    bool have_value = false;
+    if (auto eq = arg.find('='); eq != std::string_view::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      have_value = true;
+    }
+    int* target = nullptr;
+    if (name == "--threads") target = &f.threads;
+    else if (name == "--requests") target = &f.requests;
+    else if (name == "--watchers") target = &f.watchers;
+    else if (name == "--events") target = &f.events;
+    else if (name == "--close-watchers") target = &f.close_watchers;
+    if (target == nullptr) {
+      std::fprintf(stderr, "api_scale: unknown flag %s\n", argv[i]);
+      return false;
+    }
+    if (!have_value) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "api_scale: %s needs a value\n", argv[i]);
+        return false;
+      }
+      value = argv[++i];
+    }
+    int v = 0;
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || p != value.data() + value.size() || v < 0) {
+      std::fprintf(stderr, "api_scale: bad value for %.*s\n", static_cast<int>(name.size()), name.data());
+      return false;
+    }
+    *target = v;
+  }
+  if (f.threads < 1) f.threads = 1;
+  if (f.events < 1) f.events = 1;
+  return true;
+}
+
+// Each watcher and each server-side connection is a descriptor: raise the soft
+// limit to the hard one.
+void RaiseFdLimit() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
+
+std::string WorkloadBody(const std::string& name) {
+  return fmt::format(
+      R"({{"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"Workload","metadata":{{"name":"{}"}},)"
+      R"("spec":{{"queueName":"default","podSets":[{{"name":"main","count":1,"template":{{"spec":{{"containers":)"
+      R"([{{"name":"c","image":"x","resources":{{"requests":{{"nvidia.com/gpu":"1"}}}}}}]}}}}}}]}}}})",
+      name);
+}
+
+std::string NamespaceBody(const std::string& name) {
+  return fmt::format(R"({{"apiVersion":"v1","kind":"Namespace","metadata":{{"name":"{}","labels":{{"fanout":"yes"}}}}}})",
+                     name);
+}
+
+double Percentile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  size_t idx = static_cast<size_t>(q * static_cast<double>(sorted.size() - 1) + 0.5);
+  return sorted[std::min(idx, sorted.size() - 1)];
+}
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+struct SubmitResult {
+  double per_s = 0;
+  double p50_ms = 0;
+  double p99_ms = 0;
+};
+
+SubmitResult RunSubmissions(const std::string& url, const std::string& token, const Flags& f) {
+  const std::string target = "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads";
+  std::vector<std::vector<double>> lat(f.threads);
+  std::atomic<int64_t> ok{0}, errors{0};
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::mutex err_mu;
+  std::string first_error;
+
+  std::vector<std::thread> threads;
+  threads.reserve(f.threads);
+  for (int t = 0; t < f.threads; ++t) {
+    threads.emplace_back([&, t] {
+      tessera::ApiClient client(url, token);
+      std::vector<std::string> bodies;
+      bodies.reserve(f.requests);
+      for (int i = 0; i < f.requests; ++i) bodies.push_back(WorkloadBody(fmt::format("bench-t{}-{}", t, i)));
+      lat[t].reserve(f.requests);
+      ready.fetch_add(1);
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      for (int i = 0; i < f.requests; ++i) {
+        auto start = Clock::now();
+        auto r = client.Request("POST", target, bodies[i]);
+        auto end = Clock::now();
+        if (r && r->status == 201) {
+          ok.fetch_add(1, std::memory_order_relaxed);
+          lat[t].push_back(std::chrono::duration<double, std::milli>(end - start).count());
+        } else {
+          errors.fetch_add(1, std::memory_order_relaxed);
+          std::lock_guard lock(err_mu);
+          if (first_error.empty()) {
+            first_error = r ? fmt::format("HTTP {}: {}", r->status, r->body.substr(0, 300)) : r.error().ToString();
+          }
+        }
+      }
+    });
+  }
+  while (ready.load() < f.threads) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const auto start = Clock::now();
+  go.store(true, std::memory_order_release);
+  for (auto& th : threads) th.join();
+  const double secs = Seconds(Clock::now() - start);
+
+  std::vector<double> all;
+  for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
+  std::sort(all.begin(), all.end());
+  SubmitResult res;
+  res.per_s = secs > 0 ? static_cast<double>(ok.load()) / secs : 0;
+  res.p50_ms = Percentile(all, 0.50);
+  res.p99_ms = Percentile(all, 0.99);
+  std::printf("submissions: %d threads x %d requests: %lld created (201), %lld errors in %.3f s\n", f.threads,
+              f.requests, static_cast<long long>(ok.load()), static_cast<long long>(errors.load()), secs);
+  std::printf("submissions: %.0f/s; latency p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", res.per_s, res.p50_ms,
+              res.p99_ms, all.empty() ? 0.0 : all.back());
+  if (!first_error.empty()) std::printf("submissions: first error: %s\n", first_error.c_str());
+  return res;
+}
+
+// State shared with watcher threads; held by shared_ptr so that a watcher still
+// blocked in Stream after the benchmark gives up can never touch freed memory.
+struct FanoutState {
+  std::atomic<int64_t> events{0};     // measured events received, all watchers
+  std::atomic<int> warmed{0};         // watchers that saw the warm-up event
+  std::atomic<int> finished{0};       // watchers that saw every event
+  std::atomic<int> exited{0};         // watcher threads that returned
+  std::atomic<int> failed{0};         // watches that ended with an error
+  std::mutex mu;
+  std::string first_error;
+};
+
+double RunFanout(const std::string& url, const std::string& token, const Flags& f, bool& all_exited) {
+  auto st = std::make_shared<FanoutState>();
+  const int events = f.events;
+  const bool close_early = f.close_watchers != 0;
+  const std::string target = "/api/v1/namespaces?watch=true&labelSelector=fanout";
+  std::vector<std::thread> threads;
+  threads.reserve(f.watchers);
+  int started = 0;
+  for (int w = 0; w < f.watchers; ++w) {
+    try {
+      threads.emplace_back([st, url, token, target, events, close_early] {
+        tessera::ApiClient client(url, token);
+        int seen = 0;  // lines: 1 warm-up, then `events` measured ones
+        tessera::Status s = client.Stream(target, [&](const std::string& line) {
+          if (line.empty()) return true;
+          ++seen;
+          if (seen == 1) {
+            st->warmed.fetch_add(1);
+            return true;
+          }
+          if (seen > events + 1) return true;
+          st->events.fetch_add(1, std::memory_order_relaxed);
+          if (seen == events + 1) {
+            st->finished.fetch_add(1);
+            return !close_early;
+          }
+          return true;
+        });
+        if (!s.ok() && seen < events + 1) {
+          st->failed.fetch_add(1);
+          std::lock_guard lock(st->mu);
+          if (st->first_error.empty()) st->first_error = s.ToString();
+        }
+        st->exited.fetch_add(1);
+      });
+      ++started;
+    } catch (const std::system_error& e) {
+      std::printf("fan-out: could not start watcher thread %d (%s); continuing with %d watchers\n", w, e.what(),
+                  started);
+      break;
+    }
+  }
+  const int watchers = started;
+  if (watchers == 0) {
+    all_exited = true;
+    return 0;
+  }
+
+  tessera::ApiClient creator(url, token);
+  auto create = [&](const std::string& name) {
+    auto r = creator.Request("POST", "/api/v1/namespaces", NamespaceBody(name));
+    if (!r || r->status != 201) {
+      std::printf("fan-out: creating namespace %s failed: %s\n", name.c_str(),
+                  r ? fmt::format("HTTP {}: {}", r->status, r->body.substr(0, 300)).c_str() : r.error().ToString().c_str());
+      return false;
+    }
+    return true;
+  };
+
+  // Warm-up: every watch must be subscribed before the clock starts.
+  const auto warm_start = Clock::now();
+  create("fanout-warmup");
+  const auto warm_deadline = warm_start + std::chrono::seconds(30);
+  while (st->warmed.load() + st->failed.load() < watchers && Clock::now() < warm_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  std::printf("fan-out: %d watchers opened, %d subscribed (saw the warm-up event) after %.3f s, %d failed\n", watchers,
+              st->warmed.load(), Seconds(Clock::now() - warm_start), st->failed.load());
+  const int live = st->warmed.load();
+
+  const auto start = Clock::now();
+  int created = 0;
+  for (int e = 0; e < events; ++e) created += create(fmt::format("fanout-{}", e)) ? 1 : 0;
+  const auto created_at = Clock::now();
+  const auto deadline = start + std::chrono::seconds(30);
+  while (st->finished.load() < live && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  const auto end = Clock::now();
+  const double secs = Seconds(end - start);
+  const int64_t got = st->events.load();
+  const int64_t expected = static_cast<int64_t>(live) * events;
+  const double per_s = secs > 0 ? static_cast<double>(got) / secs : 0;
+  std::printf("fan-out: %d namespaces created in %.3f s; %d/%d watchers got all %d events\n", created,
+              Seconds(created_at - start), st->finished.load(), live, events);
+  std::printf("fan-out: %lld/%lld events delivered in %.3f s: %.0f events/s%s\n", static_cast<long long>(got),
+              static_cast<long long>(expected), secs, per_s, got < expected ? " (TIMED OUT: partial)" : "");
+  {
+    std::lock_guard lock(st->mu);
+    if (!st->first_error.empty()) std::printf("fan-out: first watch error: %s\n", st->first_error.c_str());
+  }
+
+  // Watchers still in Stream end when the server stops (below, in main).
+  for (auto& th : threads) th.detach();
+  all_exited = false;
+  (void)st;
+  return per_s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  if (!ParseFlags(argc, argv, flags)) return 2;
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  RaiseFdLimit();
+
+  char tmpl[] = "/tmp/api_scale.XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) {
+    std::perror("api_scale: mkdtemp");
+    return 1;
+  }
+  const std::string data_dir = tmpl;
+
+  tessera::ServerOptions options;
+  options.data_dir = data_dir;
+  options.http.host = "127.0.0.1";
+  options.http.port = 0;
+  options.http.threads = 2;
+  auto server = tessera::Server::Start(options);
+  if (!server) {
+    std::fprintf(stderr, "api_scale: server failed to start: %s\n", server.error().ToString().c_str());
+    std::filesystem::remove_all(data_dir);
+    return 1;
+  }
+  const std::string url = (*server)->url();
+  const std::string token = (*server)->admin_token();
+  std::printf("api_scale: server at %s (2 HTTP threads, data dir %s), %u hardware threads\n", url.c_str(),
+              data_dir.c_str(), std::thread::hardware_concurrency());
+
+  const SubmitResult sub = RunSubmissions(url, token, flags);
+  bool all_exited = true;
+  const double fanout = flags.watchers > 0 ? RunFanout(url, token, flags, all_exited) : 0.0;
+
+  (*server)->Stop();
+  std::error_code ec;
+  std::filesystem::remove_all(data_dir, ec);
+
+  std::printf("BENCH api_submit_per_s %.0f 1/s\n", sub.per_s);
+  std::printf("BENCH api_submit_p50_ms %.3f ms\n", sub.p50_ms);
+  std::printf("BENCH api_submit_p99_ms %.3f ms\n", sub.p99_ms);
+  std::printf("BENCH api_watch_fanout_events_per_s %.0f 1/s\n", fanout);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  // Detached watcher threads may still be unwinding; leave without running
+  // static destructors under them.
+  std::_Exit(0);
+}
