@@ -60,15 +60,6 @@ int64_t ParseRevision(const nlohmann::json& obj) {
   }
 }
 
-std::map<std::string, std::string> LabelsOf(const nlohmann::json& obj) {
-  std::map<std::string, std::string> out;
-  const auto& labels = obj["metadata"].value("labels", nlohmann::json::object());
-  for (const auto& [k, v] : labels.items()) {
-    if (v.is_string()) out[k] = v.get<std::string>();
-  }
-  return out;
-}
-
 // obj[key] when it is a string, else "" (a wrong type is then refused by validation).
 std::string StringField(const nlohmann::json& obj, const char* key) {
   auto it = obj.find(key);
@@ -223,7 +214,7 @@ HttpResponse ApiHandler::List(const Route& r, const HttpRequest& req) {
   if (!list) return ErrorResponse(list.error());
   nlohmann::json items = nlohmann::json::array();
   for (StoredObject& o : list->items) {
-    if (selector->empty() || selector->Matches(LabelsOf(o.object))) items.push_back(std::move(o.object));
+    if (selector->MatchesObject(o.object)) items.push_back(std::move(o.object));
   }
   return Json(200, nlohmann::json{{"apiVersion", std::string(r.kind->api_version)},
                                   {"kind", std::string(r.kind->kind) + "List"},
@@ -249,7 +240,7 @@ HttpResponse ApiHandler::Watch(const Route& r, const HttpRequest& req) {
     auto list = store_.List(std::string(r.kind->store_key), r.ns);
     if (!list) return ErrorResponse(list.error());
     for (StoredObject& o : list->items) {
-      if (!selector->empty() && !selector->Matches(LabelsOf(o.object))) continue;
+      if (!selector->MatchesObject(o.object)) continue;
       initial.push_back(WatchHub::EncodeEvent(StoreEvent{o.revision, EventType::kAdded, std::move(o)}));
     }
     from = list->revision;

@@ -89,6 +89,21 @@ Result<LabelSelector> LabelSelector::Parse(std::string_view text) {
   return sel;
 }
 
+bool LabelSelector::MatchesObject(const nlohmann::json& object) const {
+  if (requirements_.empty()) return true;
+  std::map<std::string, std::string> labels;
+  auto meta = object.find("metadata");
+  if (meta != object.end() && meta->is_object()) {
+    auto l = meta->find("labels");
+    if (l != meta->end() && l->is_object()) {
+      for (const auto& [k, v] : l->items()) {
+        if (v.is_string()) labels[k] = v.get<std::string>();
+      }
+    }
+  }
+  return Matches(labels);
+}
+
 bool LabelSelector::Matches(const std::map<std::string, std::string>& labels) const {
   for (const Requirement& r : requirements_) {
     auto it = labels.find(r.key);

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/result.h"
 
 namespace tessera {
@@ -17,6 +19,8 @@ class LabelSelector {
   static Result<LabelSelector> Parse(std::string_view text);
 
   bool Matches(const std::map<std::string, std::string>& labels) const;
+  // Matches the metadata.labels of an API object (missing or malformed: no labels).
+  bool MatchesObject(const nlohmann::json& object) const;
   bool empty() const { return requirements_.empty(); }
 
  private:

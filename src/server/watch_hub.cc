@@ -8,18 +8,6 @@ namespace {
 constexpr size_t kBatch = 4096;
 constexpr auto kPollInterval = std::chrono::milliseconds(500);
 
-std::map<std::string, std::string> LabelsOf(const nlohmann::json& obj) {
-  std::map<std::string, std::string> out;
-  auto meta = obj.find("metadata");
-  if (meta == obj.end()) return out;
-  auto labels = meta->find("labels");
-  if (labels == meta->end() || !labels->is_object()) return out;
-  for (const auto& [k, v] : labels->items()) {
-    if (v.is_string()) out[k] = v.get<std::string>();
-  }
-  return out;
-}
-
 }  // namespace
 
 WatchHub::WatchHub(Store& store) : store_(store) {
@@ -52,7 +40,7 @@ bool WatchHub::Deliver(Watcher& w, const StoreEvent& e, const std::string& encod
   w.seen = e.revision;
   const ObjectKey& k = e.object.key;
   if (k.kind != w.filter.kind || (!w.filter.ns.empty() && k.ns != w.filter.ns)) return true;
-  if (!w.filter.selector.empty() && !w.filter.selector.Matches(LabelsOf(e.object.object))) return true;
+  if (!w.filter.selector.MatchesObject(e.object.object)) return true;
   return w.sink->Write(encoded);
 }
 
