@@ -55,7 +55,7 @@
 #include <thread>
 #include <vector>
 
-#include "cli/api_client.h"
+#include "client/api_client.h"
 #include "server/server.h"
 
 namespace {

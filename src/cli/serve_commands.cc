@@ -11,8 +11,8 @@
 
 #include "agent/gpu_inventory.h"
 #include "agent/node_registration.h"
-#include "cli/api_client.h"
-#include "cli/client_config.h"
+#include "client/api_client.h"
+#include "client/client_config.h"
 #include "server/api_handler.h"
 
 namespace tessera {

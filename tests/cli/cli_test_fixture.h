@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/api_client.h"
+#include "client/api_client.h"
 #include "cli/commands/command_context.h"
 #include "server/server.h"
 

@@ -13,7 +13,7 @@
 #include <set>
 #include <thread>
 
-#include "cli/api_client.h"
+#include "client/api_client.h"
 
 namespace tessera {
 namespace {

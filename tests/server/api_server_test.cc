@@ -11,7 +11,7 @@
 
 #include "api/kinds.h"
 #include "api/manifest.h"
-#include "cli/api_client.h"
+#include "client/api_client.h"
 #include "server/server.h"
 
 namespace tessera {

@@ -12,7 +12,7 @@
 #include "agent/node_registration.h"
 #include "api/kinds.h"
 #include "api/manifest.h"
-#include "cli/api_client.h"
+#include "client/api_client.h"
 #include "server/api_handler.h"
 #include "server/server.h"
 

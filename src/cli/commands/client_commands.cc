@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/kinds.h"
-#include "cli/client_config.h"
+#include "client/client_config.h"
 #include "cli/commands/exit_codes.h"
 
 namespace tessera {

@@ -15,8 +15,8 @@
 #include <memory>
 #include <string>
 
-#include "cli/api_client.h"
-#include "cli/client_config.h"
+#include "client/api_client.h"
+#include "client/client_config.h"
 
 namespace tessera {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "cli/api_client.h"
-#include "cli/client_config.h"
+#include "client/api_client.h"
+#include "client/client_config.h"
 #include "common/status.h"
 
 namespace tessera {

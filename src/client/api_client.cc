@@ -1,4 +1,4 @@
-#include "cli/api_client.h"
+#include "client/api_client.h"
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>

@@ -1,4 +1,4 @@
-#include "cli/client_config.h"
+#include "client/client_config.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
