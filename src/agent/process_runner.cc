@@ -1,1 +1,1089 @@
-// Placeholder: being written.
+#include "agent/process_runner.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <linux/close_range.h>
+#include <linux/magic.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <utility>
+
+namespace tessera {
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Small I/O helpers.
+
+std::string ErrnoText(int error) {
+  const char* text = strerrordesc_np(error);  // thread-safe, unlike strerror
+  return text != nullptr ? text : fmt::format("errno {}", error);
+}
+
+// Owns a file descriptor; closes it on destruction.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) Reset(std::exchange(other.fd_, -1));
+    return *this;
+  }
+  ~UniqueFd() { Reset(); }
+
+  int get() const { return fd_; }
+  void Reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// The child dup2()s its descriptors onto 0, 1 and 2; one that already is 0, 1 or
+// 2 (when the agent runs with a standard stream closed) would keep its
+// close-on-exec flag through dup2 and vanish at exec. So ours live above them.
+Result<UniqueFd> AboveStdio(int fd, std::string_view what) {
+  if (fd < 0) return Err(Status::IoError(fmt::format("cannot open {}: {}", what, ErrnoText(errno))));
+  if (fd > STDERR_FILENO) return UniqueFd(fd);
+  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+  const int error = errno;
+  ::close(fd);
+  if (moved < 0) return Err(Status::IoError(fmt::format("cannot open {}: {}", what, ErrnoText(error))));
+  return UniqueFd(moved);
+}
+
+struct Pipe {
+  UniqueFd read_end;
+  UniqueFd write_end;
+};
+
+Result<Pipe> MakePipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return Err(Status::IoError(fmt::format("cannot create a pipe: {}", ErrnoText(errno))));
+  Result<UniqueFd> read_end = AboveStdio(fds[0], "a pipe");
+  if (!read_end) {
+    ::close(fds[1]);
+    return Err(read_end.error());
+  }
+  ASSIGN_OR_RETURN(UniqueFd write_end, AboveStdio(fds[1], "a pipe"));
+  return Pipe{std::move(*read_end), std::move(write_end)};
+}
+
+// Reads a small file (/proc, cgroupfs) whole. NotFound when it does not exist.
+Result<std::string> ReadSmallFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    if (error == ENOENT || error == ESRCH) return Err(Status::NotFound(fmt::format("{} does not exist", path)));
+    return Err(Status::IoError(fmt::format("cannot read {}: {}", path, ErrnoText(error))));
+  }
+  UniqueFd owner(fd);
+  std::string out;
+  char buf[4096];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      // Reading /proc/<pid>/stat of a process that just vanished gives ESRCH.
+      if (error == ESRCH) return Err(Status::NotFound(fmt::format("{} does not exist", path)));
+      return Err(Status::IoError(fmt::format("cannot read {}: {}", path, ErrnoText(error))));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+// Writes `content` in one write(), as cgroupfs control files expect. On failure
+// `*error` (when given) is the errno, for callers whose advice depends on it.
+Status WriteControlFile(const std::string& path, std::string_view content, int* error = nullptr) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (error != nullptr) *error = errno;
+    return Status::IoError(fmt::format("cannot open {}: {}", path, ErrnoText(errno)));
+  }
+  UniqueFd owner(fd);
+  ssize_t n;
+  do {
+    n = ::write(fd, content.data(), content.size());
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    if (error != nullptr) *error = errno;
+    return Status::IoError(fmt::format("cannot write \"{}\" to {}: {}", content, path, ErrnoText(errno)));
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  while (true) {
+    const size_t at = s.find(sep);
+    out.push_back(s.substr(0, at));
+    if (at == std::string_view::npos) break;
+    s.remove_prefix(at + 1);
+  }
+  return out;
+}
+
+std::vector<std::string_view> Words(std::string_view s) {
+  std::vector<std::string_view> out;
+  for (std::string_view w : Split(s, ' ')) {
+    while (!w.empty() && (w.back() == '\n' || w.back() == '\t')) w.remove_suffix(1);
+    if (!w.empty()) out.push_back(w);
+  }
+  return out;
+}
+
+bool Contains(const std::vector<std::string_view>& items, std::string_view item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+std::optional<int64_t> ParseInt(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, c - '0', &v)) return std::nullopt;
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------------------
+// /proc/<pid>/stat.
+
+struct ProcStat {
+  char state = '?';  // R, S, D, Z (zombie), X (dead), ...
+  pid_t pgid = 0;
+  uint64_t start_ticks = 0;
+};
+
+Result<ProcStat> ReadProcStat(pid_t pid) {
+  if (pid <= 0) return Err(Status::InvalidArgument(fmt::format("{} is not a pid", pid)));
+  ASSIGN_OR_RETURN(std::string text, ReadSmallFile(fmt::format("/proc/{}/stat", pid)));
+  // "pid (comm) state ppid pgrp ...": comm may hold spaces and ')', so the
+  // fields are counted from the last ')'. After it, field 3 (state) is index 0.
+  const size_t paren = text.rfind(')');
+  if (paren == std::string::npos || paren + 2 > text.size()) {
+    return Err(Status::Corruption(fmt::format("/proc/{}/stat is malformed", pid)));
+  }
+  const std::vector<std::string_view> fields = Words(std::string_view(text).substr(paren + 2));
+  constexpr size_t kStateIndex = 0;       // field 3
+  constexpr size_t kPgrpIndex = 2;        // field 5
+  constexpr size_t kStartTimeIndex = 19;  // field 22
+  if (fields.size() <= kStartTimeIndex || fields[kStateIndex].empty()) {
+    return Err(Status::Corruption(fmt::format("/proc/{}/stat has too few fields", pid)));
+  }
+  const std::optional<int64_t> pgid = ParseInt(fields[kPgrpIndex]);
+  const std::optional<int64_t> start = ParseInt(fields[kStartTimeIndex]);
+  if (!pgid || !start) return Err(Status::Corruption(fmt::format("/proc/{}/stat has non-numeric fields", pid)));
+  return ProcStat{fields[kStateIndex][0], static_cast<pid_t>(*pgid), static_cast<uint64_t>(*start)};
+}
+
+bool HasEnded(const ProcStat& stat) { return stat.state == 'Z' || stat.state == 'X'; }
+
+// ---------------------------------------------------------------------------
+// The child's environment and command.
+
+constexpr std::string_view kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+std::string_view EnvKey(std::string_view entry) { return entry.substr(0, entry.find('=')); }
+
+// The minimal base (PATH, HOME, LANG as the agent has them), then `overrides`.
+Result<std::vector<std::string>> BuildEnvironment(const std::vector<std::string>& overrides) {
+  std::vector<std::string> env;
+  const char* path = std::getenv("PATH");
+  env.push_back(fmt::format("PATH={}", path != nullptr ? std::string_view(path) : kDefaultPath));
+  for (const char* key : {"HOME", "LANG"}) {
+    if (const char* value = std::getenv(key)) env.push_back(fmt::format("{}={}", key, value));
+  }
+  for (const std::string& entry : overrides) {
+    const size_t eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Err(Status::InvalidArgument(fmt::format("environment entry \"{}\" is not KEY=VALUE", entry)));
+    }
+    if (entry.find('\0') != std::string::npos) {
+      return Err(Status::InvalidArgument(fmt::format("environment entry for {} holds a NUL byte", EnvKey(entry))));
+    }
+    auto same_key = [&](const std::string& e) { return EnvKey(e) == EnvKey(entry); };
+    if (auto it = std::find_if(env.begin(), env.end(), same_key); it != env.end()) {
+      *it = entry;
+    } else {
+      env.push_back(entry);
+    }
+  }
+  return env;
+}
+
+std::string_view LookupEnv(const std::vector<std::string>& env, std::string_view key) {
+  for (const std::string& e : env) {
+    if (EnvKey(e) == key) return std::string_view(e).substr(key.size() + 1);
+  }
+  return {};
+}
+
+// execvp's search, done by the parent against the child's PATH (execvp would
+// search the agent's own) and before fork, so the child has nothing to allocate.
+// A command containing '/' is used as given; exec reports whether it exists.
+Result<std::string> ResolveCommand(const std::string& command, std::string_view path, const std::string& working_dir) {
+  if (command.find('/') != std::string::npos) return command;
+  bool found_not_executable = false;
+  for (std::string_view dir : Split(path, ':')) {
+    if (dir.empty()) continue;  // an empty entry means "." to execvp: ambiguous, skipped
+    std::string candidate =
+        dir.front() == '/' ? fmt::format("{}/{}", dir, command) : fmt::format("{}/{}/{}", working_dir, dir, command);
+    struct stat st;
+    if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    found_not_executable = true;
+  }
+  if (found_not_executable) {
+    return Err(Status::PermissionDenied(fmt::format("command {} is not executable (PATH={})", command, path)));
+  }
+  return Err(Status::NotFound(fmt::format("command not found: {} (looked in PATH={})", command, path)));
+}
+
+Status CheckWorkingDir(const std::string& dir) {
+  if (dir.empty()) return Status::InvalidArgument("a process needs a working directory");
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) {
+    return Status::NotFound(fmt::format("working directory {} cannot be used: {}", dir, ErrnoText(errno)));
+  }
+  if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument(fmt::format("working directory {} is not a directory", dir));
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Cgroups.
+
+constexpr std::string_view kCgroupPrefix = "tessera-";
+constexpr int64_t kCpuPeriodMicros = 100'000;  // the kernel's default CFS period
+constexpr int64_t kMinCpuQuotaMicros = 1'000;  // the kernel refuses less
+
+std::string JoinPath(std::string_view dir, std::string_view name) {
+  if (!dir.empty() && dir.back() == '/') return fmt::format("{}{}", dir, name);
+  return fmt::format("{}/{}", dir, name);
+}
+
+// Empty when `dir` is a directory of the given cgroup version; else why not.
+std::string NotACgroupReason(const std::string& dir, CgroupPlacement::Version version) {
+  struct statfs fs;
+  if (::statfs(dir.c_str(), &fs) != 0) return fmt::format("{}: {}", dir, ErrnoText(errno));
+  const bool v2 = version == CgroupPlacement::Version::kV2;
+  const auto want = static_cast<decltype(fs.f_type)>(v2 ? CGROUP2_SUPER_MAGIC : CGROUP_SUPER_MAGIC);
+  if (fs.f_type != want) return fmt::format("{} is not in a cgroup {} file system", dir, v2 ? "v2" : "v1");
+  return {};
+}
+
+// A pod's cgroup dirs and what its setup could not do.
+struct CgroupSetup {
+  std::vector<std::string> dirs;
+  std::string memory_dir;
+  std::vector<std::string> warnings;
+};
+
+// Creates `dir` fresh. A leftover from an earlier run is removed when empty; one
+// that still holds processes means that run is alive: Conflict.
+// Other failures are returned as the warning text, in `why`.
+Status MakeLeafCgroup(const std::string& dir, std::string* why) {
+  if (::mkdir(dir.c_str(), 0755) == 0) return Status::Ok();
+  if (errno == EEXIST) {
+    if (::rmdir(dir.c_str()) != 0) {
+      if (errno == EBUSY) {
+        return Status::Conflict(fmt::format(
+            "cgroup {} still holds processes: an earlier run of this pod is alive; terminate it first", dir));
+      }
+      *why = fmt::format("cannot remove the stale cgroup {}: {}", dir, ErrnoText(errno));
+      return Status::Ok();
+    }
+    if (::mkdir(dir.c_str(), 0755) == 0) return Status::Ok();
+  }
+  *why = fmt::format("cannot create cgroup {}: {}", dir, ErrnoText(errno));
+  return Status::Ok();
+}
+
+int64_t CpuQuotaMicros(int64_t millicores) {
+  // quota / period = millicores / 1000, so quota = millicores * period / 1000.
+  int64_t quota = 0;
+  if (__builtin_mul_overflow(millicores, kCpuPeriodMicros / 1000, &quota)) quota = INT64_MAX;
+  return std::max(quota, kMinCpuQuotaMicros);
+}
+
+Result<CgroupSetup> CreateV2Cgroup(const std::string& parent, const std::string& leaf, const ResourceLimits& limits) {
+  CgroupSetup setup;
+  auto not_enforced = [&](std::string why) {
+    setup.warnings.push_back(fmt::format("cpu and memory limits not enforced: {}", why));
+    return setup;
+  };
+  if (std::string why = NotACgroupReason(parent, CgroupPlacement::Version::kV2); !why.empty()) {
+    return not_enforced(std::move(why));
+  }
+  std::vector<std::string_view> needed;
+  if (limits.cpu_millicores) needed.push_back("cpu");
+  if (limits.memory_bytes) needed.push_back("memory");
+
+  // A v2 controller works in a child only when the parent has it (delegated from
+  // above) and enables it for its children in cgroup.subtree_control.
+  const std::string controllers_path = JoinPath(parent, "cgroup.controllers");
+  Result<std::string> available_text = ReadSmallFile(controllers_path);
+  if (!available_text) return not_enforced(available_text.error().message());
+  const std::vector<std::string_view> available = Words(*available_text);
+  for (std::string_view c : needed) {
+    if (!Contains(available, c)) {
+      return not_enforced(
+          fmt::format("the {} controller is not delegated to {} (its cgroup.controllers lists \"{}\"); "
+                      "delegate it, or configure a parent cgroup that has it",
+                      c, parent, fmt::join(available, " ")));
+    }
+  }
+  const std::string subtree_path = JoinPath(parent, "cgroup.subtree_control");
+  Result<std::string> enabled_text = ReadSmallFile(subtree_path);
+  if (!enabled_text) return not_enforced(enabled_text.error().message());
+  const std::vector<std::string_view> enabled = Words(*enabled_text);
+  std::string to_enable;
+  for (std::string_view c : needed) {
+    if (!Contains(enabled, c)) to_enable += fmt::format("{}+{}", to_enable.empty() ? "" : " ", c);
+  }
+  if (!to_enable.empty()) {
+    int error = 0;
+    if (Status s = WriteControlFile(subtree_path, to_enable, &error); !s.ok()) {
+      return not_enforced(fmt::format(
+          "{}{}", s.message(),
+          error == EBUSY ? " (cgroup v2 enables controllers only for cgroups without processes of their own: "
+                           "run the agent in a leaf and give it a dedicated parent cgroup for pods)"
+                         : ""));
+    }
+  }
+
+  const std::string dir = JoinPath(parent, leaf);
+  std::string why;
+  RETURN_IF_ERROR(MakeLeafCgroup(dir, &why));
+  if (!why.empty()) return not_enforced(std::move(why));
+  Status written;
+  if (limits.cpu_millicores) {
+    written = WriteControlFile(JoinPath(dir, "cpu.max"),
+                               fmt::format("{} {}", CpuQuotaMicros(*limits.cpu_millicores), kCpuPeriodMicros));
+  }
+  if (written.ok() && limits.memory_bytes) {
+    written = WriteControlFile(JoinPath(dir, "memory.max"), fmt::format("{}", *limits.memory_bytes));
+    // Best effort: absent when the kernel does not account swap.
+    if (written.ok()) (void)WriteControlFile(JoinPath(dir, "memory.swap.max"), "0");
+  }
+  if (!written.ok()) {
+    ::rmdir(dir.c_str());
+    return not_enforced(written.message());
+  }
+  setup.dirs.push_back(dir);
+  if (limits.memory_bytes) setup.memory_dir = dir;
+  return setup;
+}
+
+// cgroup v1: one hierarchy per controller, each set up (or not) on its own.
+Result<CgroupSetup> CreateV1Cgroups(const CgroupPlacement& placement, const std::string& leaf,
+                                    const ResourceLimits& limits) {
+  CgroupSetup setup;
+  struct Controller {
+    std::string_view name;
+    const std::string& parent;
+    std::vector<std::pair<std::string, std::string>> writes;  // file, value; in order
+    std::vector<std::pair<std::string, std::string>> best_effort_writes;
+  };
+  std::vector<Controller> controllers;
+  if (limits.cpu_millicores) {
+    controllers.push_back({"cpu",
+                           placement.v1_cpu_parent,
+                           {{"cpu.cfs_period_us", fmt::format("{}", kCpuPeriodMicros)},
+                            {"cpu.cfs_quota_us", fmt::format("{}", CpuQuotaMicros(*limits.cpu_millicores))}},
+                           {}});
+  }
+  if (limits.memory_bytes) {
+    // memsw (memory + swap) must be set after, and at least, the memory limit.
+    controllers.push_back({"memory",
+                           placement.v1_memory_parent,
+                           {{"memory.limit_in_bytes", fmt::format("{}", *limits.memory_bytes)}},
+                           {{"memory.memsw.limit_in_bytes", fmt::format("{}", *limits.memory_bytes)}}});
+  }
+  for (const Controller& c : controllers) {
+    auto not_enforced = [&](std::string why) {
+      setup.warnings.push_back(fmt::format("{} limit not enforced: {}", c.name, why));
+    };
+    if (c.parent.empty()) {
+      not_enforced(fmt::format("no cgroup v1 {} hierarchy is mounted", c.name));
+      continue;
+    }
+    if (std::string why = NotACgroupReason(c.parent, CgroupPlacement::Version::kV1); !why.empty()) {
+      not_enforced(std::move(why));
+      continue;
+    }
+    const std::string dir = JoinPath(c.parent, leaf);
+    std::string why;
+    if (Status made = MakeLeafCgroup(dir, &why); !made.ok()) {
+      for (const std::string& created : setup.dirs) ::rmdir(created.c_str());
+      return Err(std::move(made));
+    }
+    if (!why.empty()) {
+      not_enforced(std::move(why));
+      continue;
+    }
+    Status written;
+    for (const auto& [file, value] : c.writes) {
+      if (written.ok()) written = WriteControlFile(JoinPath(dir, file), value);
+    }
+    if (!written.ok()) {
+      ::rmdir(dir.c_str());
+      not_enforced(written.message());
+      continue;
+    }
+    for (const auto& [file, value] : c.best_effort_writes) (void)WriteControlFile(JoinPath(dir, file), value);
+    setup.dirs.push_back(dir);
+    if (c.name == "memory") setup.memory_dir = dir;
+  }
+  return setup;
+}
+
+Result<CgroupSetup> CreatePodCgroup(const CgroupPlacement& placement, const std::string& leaf,
+                                    const ResourceLimits& limits) {
+  switch (placement.version) {
+    case CgroupPlacement::Version::kV2:
+      return CreateV2Cgroup(placement.v2_parent, leaf, limits);
+    case CgroupPlacement::Version::kV1:
+      return CreateV1Cgroups(placement, leaf, limits);
+    case CgroupPlacement::Version::kNone:
+      break;
+  }
+  return CgroupSetup{.warnings = {fmt::format("cpu and memory limits not enforced: {}", placement.why_none)}};
+}
+
+// The number after "oom_kill" in memory.events (v2) or memory.oom_control (v1).
+int64_t ReadOomKills(const std::string& memory_dir) {
+  for (const char* file : {"memory.events", "memory.oom_control"}) {
+    Result<std::string> text = ReadSmallFile(JoinPath(memory_dir, file));
+    if (!text) continue;
+    for (std::string_view line : Split(*text, '\n')) {
+      const std::vector<std::string_view> words = Words(line);
+      if (words.size() == 2 && words[0] == "oom_kill") return ParseInt(words[1]).value_or(0);
+    }
+  }
+  return 0;
+}
+
+std::vector<pid_t> CgroupMembers(const std::string& dir) {
+  std::vector<pid_t> pids;
+  Result<std::string> text = ReadSmallFile(JoinPath(dir, "cgroup.procs"));
+  if (!text) return pids;
+  for (std::string_view line : Split(*text, '\n')) {
+    if (std::optional<int64_t> pid = ParseInt(line)) pids.push_back(static_cast<pid_t>(*pid));
+  }
+  return pids;
+}
+
+// SIGKILLs every process in the cgroup, including those that left the pod's
+// process group. cgroup.kill (v2, Linux 5.14) does it atomically; otherwise the
+// members are killed one by one (a member forking meanwhile lands in the cgroup
+// too, so a second pass catches it).
+void KillCgroupMembers(const std::string& dir) {
+  if (WriteControlFile(JoinPath(dir, "cgroup.kill"), "1").ok()) return;
+  for (int pass = 0; pass < 3; ++pass) {
+    const std::vector<pid_t> members = CgroupMembers(dir);
+    if (members.empty()) return;
+    for (pid_t pid : members) ::kill(pid, SIGKILL);
+  }
+}
+
+// The directories pod cgroups are made in.
+std::vector<std::string> CgroupParents(const CgroupPlacement& placement) {
+  std::vector<std::string> parents;
+  for (const std::string* parent : {&placement.v2_parent, &placement.v1_cpu_parent, &placement.v1_memory_parent}) {
+    if (!parent->empty()) parents.push_back(*parent);
+  }
+  return parents;
+}
+
+// The "tessera-*" cgroups under `parent`: the ones runners made.
+std::vector<std::string> OurCgroupsUnder(const std::string& parent) {
+  std::vector<std::string> dirs;
+  DIR* listing = ::opendir(parent.c_str());
+  if (listing == nullptr) return dirs;
+  while (const dirent* entry = ::readdir(listing)) {
+    if (entry->d_type == DT_DIR && std::string_view(entry->d_name).starts_with(kCgroupPrefix)) {
+      dirs.push_back(JoinPath(parent, entry->d_name));
+    }
+  }
+  ::closedir(listing);
+  return dirs;
+}
+
+// Removes `dir`; false when its last processes are still exiting (retry later).
+bool RemoveCgroupDir(const std::string& dir) { return ::rmdir(dir.c_str()) == 0 || errno != EBUSY; }
+
+// ---------------------------------------------------------------------------
+// Cgroup detection.
+
+struct CgroupMount {
+  std::string root;         // the part of the hierarchy mounted (field 4)
+  std::string mount_point;  // field 5
+  std::string fs_type;      // "cgroup" or "cgroup2"
+  std::vector<std::string> super_options;
+};
+
+std::vector<CgroupMount> ReadCgroupMounts() {
+  std::vector<CgroupMount> mounts;
+  Result<std::string> text = ReadSmallFile("/proc/self/mountinfo");
+  if (!text) return mounts;
+  for (std::string_view line : Split(*text, '\n')) {
+    // "id parent dev root mount_point options [optional...] - fs_type source super_options"
+    const std::vector<std::string_view> f = Words(line);
+    const auto dash = std::find(f.begin(), f.end(), "-");
+    if (f.size() < 5 || dash == f.end() || f.end() - dash < 4) continue;
+    const std::string_view fs_type = *(dash + 1);
+    if (fs_type != "cgroup" && fs_type != "cgroup2") continue;
+    CgroupMount m{std::string(f[3]), std::string(f[4]), std::string(fs_type), {}};
+    for (std::string_view o : Split(*(dash + 3), ',')) m.super_options.emplace_back(o);
+    mounts.push_back(std::move(m));
+  }
+  return mounts;
+}
+
+// Where the cgroup at `path` (as /proc/self/cgroup names it) is under `mount`.
+std::string CgroupDirUnder(const CgroupMount& mount, std::string_view path) {
+  if (mount.root != "/" && path.starts_with(mount.root)) path.remove_prefix(mount.root.size());
+  while (path.starts_with('/')) path.remove_prefix(1);
+  return path.empty() ? mount.mount_point : JoinPath(mount.mount_point, path);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Public value types.
+
+std::string ProcessIdentity::ToString() const { return fmt::format("pid {} (start tick {})", pid, start_ticks); }
+
+Result<uint64_t> ReadStartTicks(pid_t pid) {
+  ASSIGN_OR_RETURN(ProcStat stat, ReadProcStat(pid));
+  return stat.start_ticks;
+}
+
+bool IsRunning(const ProcessIdentity& identity) {
+  Result<ProcStat> stat = ReadProcStat(identity.pid);
+  return stat && stat->start_ticks == identity.start_ticks && !HasEnded(*stat);
+}
+
+std::string ProcessExit::Describe() const {
+  std::string out;
+  switch (cause) {
+    case Cause::kExited:
+      out = fmt::format("exited with code {}", exit_code);
+      break;
+    case Cause::kSignaled: {
+      const char* abbrev = sigabbrev_np(signal);
+      out = abbrev != nullptr ? fmt::format("killed by signal {} (SIG{})", signal, abbrev)
+                              : fmt::format("killed by signal {}", signal);
+      break;
+    }
+    case Cause::kUnknown:
+      out = "ended; exit code unknown (the process was adopted, so it was not this agent's child)";
+      break;
+  }
+  if (oom_killed) out += "; the OOM killer killed a process of the pod (memory limit reached)";
+  return out;
+}
+
+CgroupPlacement CgroupPlacement::V2(std::string parent) {
+  return {.version = Version::kV2, .v2_parent = std::move(parent)};
+}
+CgroupPlacement CgroupPlacement::V1(std::string cpu_parent, std::string memory_parent) {
+  return {
+      .version = Version::kV1, .v1_cpu_parent = std::move(cpu_parent), .v1_memory_parent = std::move(memory_parent)};
+}
+CgroupPlacement CgroupPlacement::None(std::string why) {
+  return {.version = Version::kNone, .why_none = std::move(why)};
+}
+
+CgroupPlacement DetectCgroupPlacement() {
+  Result<std::string> self = ReadSmallFile("/proc/self/cgroup");
+  if (!self) return CgroupPlacement::None(self.error().message());
+  const std::vector<CgroupMount> mounts = ReadCgroupMounts();
+
+  // /proc/self/cgroup lines: "hierarchy-id:controllers:path"; v2's is "0::path".
+  std::string v2_dir;
+  std::string v1_cpu_dir;
+  std::string v1_memory_dir;
+  for (std::string_view line : Split(*self, '\n')) {
+    const size_t first = line.find(':');
+    const size_t second = line.find(':', first + 1);
+    if (first == std::string_view::npos || second == std::string_view::npos) continue;
+    const std::string_view controllers = line.substr(first + 1, second - first - 1);
+    const std::string_view path = line.substr(second + 1);
+    for (const CgroupMount& m : mounts) {
+      if (controllers.empty() && line.starts_with("0:") && m.fs_type == "cgroup2") {
+        v2_dir = CgroupDirUnder(m, path);
+      }
+      if (m.fs_type != "cgroup") continue;
+      const std::vector<std::string_view> names = Split(controllers, ',');
+      auto mounted_here = [&](std::string_view c) {
+        return Contains(names, c) &&
+               std::find(m.super_options.begin(), m.super_options.end(), c) != m.super_options.end();
+      };
+      if (mounted_here("cpu")) v1_cpu_dir = CgroupDirUnder(m, path);
+      if (mounted_here("memory")) v1_memory_dir = CgroupDirUnder(m, path);
+    }
+  }
+
+  std::string v2_offers;
+  if (!v2_dir.empty()) {
+    Result<std::string> text = ReadSmallFile(JoinPath(v2_dir, "cgroup.controllers"));
+    const std::vector<std::string_view> offered = text ? Words(*text) : std::vector<std::string_view>{};
+    if (Contains(offered, "cpu") && Contains(offered, "memory")) return CgroupPlacement::V2(v2_dir);
+    v2_offers = fmt::format("the agent's cgroup v2 {} offers only \"{}\"", v2_dir, fmt::join(offered, " "));
+  }
+  if (!v1_cpu_dir.empty() || !v1_memory_dir.empty()) return CgroupPlacement::V1(v1_cpu_dir, v1_memory_dir);
+  if (!v2_offers.empty()) {
+    return CgroupPlacement::None(
+        fmt::format("{}, not both cpu and memory, and no cgroup v1 cpu or memory hierarchy is mounted; delegate the "
+                    "controllers to the agent's cgroup",
+                    v2_offers));
+  }
+  return CgroupPlacement::None("no cgroup file system is mounted (looked in /proc/self/mountinfo)");
+}
+
+// ---------------------------------------------------------------------------
+// The child, between fork and exec. Only async-signal-safe calls: another thread
+// of the agent may have held the malloc lock (or any other) at the fork, and the
+// child has only the forking thread. Every input is prepared by the parent.
+
+namespace {
+
+enum class ChildStage : int32_t { kSetsid = 1, kRedirect, kChdir, kSetGroups, kSetGid, kSetUid, kExec };
+
+// What a child that could not exec writes to the report pipe.
+struct ChildFailure {
+  int32_t stage = 0;
+  int32_t error = 0;
+};
+
+struct ChildPlan {
+  const char* executable = nullptr;
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  const char* working_dir = nullptr;
+  int stdin_fd = -1;
+  int output_fd = -1;
+  int report_fd = -1;    // close-on-exec: exec closing it is the parent's "success"
+  int go_fd = -1;        // the parent writes one byte once the child is in its cgroup
+  int go_write_fd = -1;  // the parent's end, closed here so that its going away reads as EOF
+  bool set_gid = false;
+  gid_t gid = 0;
+  bool set_uid = false;
+  uid_t uid = 0;
+};
+
+[[noreturn]] void ChildFail(const ChildPlan& plan, ChildStage stage) {
+  const ChildFailure failure{static_cast<int32_t>(stage), errno};
+  ssize_t n;
+  do {
+    n = ::write(plan.report_fd, &failure, sizeof failure);
+  } while (n < 0 && errno == EINTR);
+  ::_exit(127);
+}
+
+[[noreturn]] void RunChild(const ChildPlan& plan) {
+  // The agent's handlers and ignored signals must not leak into the pod (an
+  // ignored SIGPIPE or SIGTERM would be inherited across exec). The parent
+  // blocked every signal around fork so that no handler of the agent runs here.
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &default_action, nullptr);  // fails harmlessly for KILL, STOP
+  sigset_t none;
+  sigemptyset(&none);
+
+  if (::setsid() < 0) ChildFail(plan, ChildStage::kSetsid);
+  ::close(plan.go_write_fd);
+  char go = 0;
+  ssize_t n;
+  do {
+    n = ::read(plan.go_fd, &go, 1);
+  } while (n < 0 && errno == EINTR);
+  if (n != 1) ::_exit(127);  // the parent gave up on us; it reports why
+
+  if (::dup2(plan.stdin_fd, STDIN_FILENO) < 0 || ::dup2(plan.output_fd, STDOUT_FILENO) < 0 ||
+      ::dup2(plan.output_fd, STDERR_FILENO) < 0) {
+    ChildFail(plan, ChildStage::kRedirect);
+  }
+  if (::chdir(plan.working_dir) != 0) ChildFail(plan, ChildStage::kChdir);
+  // Raw syscalls: glibc's wrappers would try to change the credentials of every
+  // thread of the agent, and the child has only one.
+  if (plan.set_gid || plan.set_uid) {
+    if (::syscall(SYS_setgroups, 0, nullptr) != 0) ChildFail(plan, ChildStage::kSetGroups);
+  }
+  if (plan.set_gid && ::syscall(SYS_setresgid, plan.gid, plan.gid, plan.gid) != 0) ChildFail(plan, ChildStage::kSetGid);
+  if (plan.set_uid && ::syscall(SYS_setresuid, plan.uid, plan.uid, plan.uid) != 0) ChildFail(plan, ChildStage::kSetUid);
+  // Descriptors the agent's libraries opened without O_CLOEXEC must not leak
+  // into the pod. (Ignored where close_range is missing, before Linux 5.11.)
+  ::syscall(SYS_close_range, STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::execve(plan.executable, plan.argv, plan.envp);
+  ChildFail(plan, ChildStage::kExec);
+}
+
+Status ChildFailureStatus(const ChildFailure& failure, const ProcessSpec& spec, const std::string& executable) {
+  const std::string why = ErrnoText(failure.error);
+  switch (static_cast<ChildStage>(failure.stage)) {
+    case ChildStage::kSetsid:
+      return Status::Internal(fmt::format("setsid failed in the new process: {}", why));
+    case ChildStage::kRedirect:
+      return Status::IoError(fmt::format("cannot send the output of the new process to {}: {}", spec.output_path, why));
+    case ChildStage::kChdir:
+      return Status::NotFound(fmt::format("working directory {} cannot be used: {}", spec.working_dir, why));
+    case ChildStage::kSetGroups:
+    case ChildStage::kSetGid:
+      return Status::PermissionDenied(fmt::format("cannot switch to gid {}: {}", spec.gid.value_or(0), why));
+    case ChildStage::kSetUid:
+      return Status::PermissionDenied(fmt::format("cannot switch to uid {}: {}", spec.uid.value_or(0), why));
+    case ChildStage::kExec:
+      if (failure.error == ENOENT) {
+        // The file vanished, or it is a script whose #! interpreter does not exist.
+        return Status::NotFound(fmt::format("command not found: {} ({}: {})", spec.argv[0], executable, why));
+      }
+      if (failure.error == EACCES) {
+        return Status::PermissionDenied(fmt::format("cannot run {} ({}): {}", spec.argv[0], executable, why));
+      }
+      return Status::InvalidArgument(fmt::format("cannot run {} ({}): {}", spec.argv[0], executable, why));
+  }
+  return Status::Internal(fmt::format("the new process failed at an unknown stage {}: {}", failure.stage, why));
+}
+
+// Owned strings and the NULL-terminated pointer arrays execve wants, built
+// before fork so that the child allocates nothing.
+struct ExecStrings {
+  std::vector<std::string> argv_storage;
+  std::vector<std::string> env_storage;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+
+  ExecStrings(std::vector<std::string> args, std::vector<std::string> env)
+      : argv_storage(std::move(args)), env_storage(std::move(env)) {
+    for (std::string& s : argv_storage) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    for (std::string& s : env_storage) envp.push_back(s.data());
+    envp.push_back(nullptr);
+  }
+};
+
+std::string CgroupLeafName(std::string_view name) {
+  std::string leaf(kCgroupPrefix);
+  for (char c : name) {
+    const bool safe =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    leaf += safe ? c : '_';
+  }
+  return leaf;
+}
+
+// Blocking wait for a child we just killed or that is about to exit.
+int ReapNow(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+ProcessExit ExitFromWaitStatus(int status) {
+  ProcessExit exit;
+  if (WIFEXITED(status)) {
+    exit.cause = ProcessExit::Cause::kExited;
+    exit.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    exit.cause = ProcessExit::Cause::kSignaled;
+    exit.signal = WTERMSIG(status);
+  }
+  return exit;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// ProcessRunner.
+
+ProcessRunner::ProcessRunner(ProcessRunnerOptions options) : options_(std::move(options)) {}
+
+const CgroupPlacement& ProcessRunner::Placement() {
+  if (!options_.cgroups) options_.cgroups = DetectCgroupPlacement();
+  return *options_.cgroups;
+}
+
+// Steps:
+//  1. Validate the spec; build the environment; resolve the command in its PATH.
+//  2. Open the output (stdout and stderr), /dev/null (stdin) and two pipes: one
+//     that reports a failed exec, one that holds the child until its cgroup is set.
+//  3. Create the cgroup with its limits (or note why not).
+//  4. Fork with every signal blocked; the child runs RunChild.
+//  5. Read the child's start time; move it into its cgroup; release it.
+//  6. Wait for the report pipe: end-of-file means exec succeeded; a ChildFailure
+//     means it did not, and the child is reaped and nothing is left behind.
+Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
+  // 1.
+  if (spec.argv.empty() || spec.argv[0].empty()) {
+    return Err(Status::InvalidArgument("a process needs a command: argv is empty"));
+  }
+  if (spec.output_path.empty()) return Err(Status::InvalidArgument("a process needs an output path for its logs"));
+  RETURN_IF_ERROR(CheckWorkingDir(spec.working_dir));
+  ASSIGN_OR_RETURN(std::vector<std::string> env, BuildEnvironment(spec.env));
+  ASSIGN_OR_RETURN(std::string executable, ResolveCommand(spec.argv[0], LookupEnv(env, "PATH"), spec.working_dir));
+  ExecStrings strings(spec.argv, std::move(env));
+
+  // 2.
+  ASSIGN_OR_RETURN(
+      UniqueFd output,
+      AboveStdio(::open(spec.output_path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0640), spec.output_path));
+  ASSIGN_OR_RETURN(UniqueFd null_input, AboveStdio(::open("/dev/null", O_RDONLY | O_CLOEXEC), "/dev/null"));
+  ASSIGN_OR_RETURN(Pipe report, MakePipe());
+  ASSIGN_OR_RETURN(Pipe go, MakePipe());
+
+  RunningProcess process;
+  ChildPlan plan{.executable = executable.c_str(),
+                 .argv = strings.argv.data(),
+                 .envp = strings.envp.data(),
+                 .working_dir = spec.working_dir.c_str(),
+                 .stdin_fd = null_input.get(),
+                 .output_fd = output.get(),
+                 .report_fd = report.write_end.get(),
+                 .go_fd = go.read_end.get(),
+                 .go_write_fd = go.write_end.get()};
+  if (spec.uid || spec.gid) {
+    if (::geteuid() == 0) {
+      plan.set_uid = spec.uid.has_value();
+      plan.uid = spec.uid.value_or(0);
+      plan.set_gid = spec.gid.has_value();
+      plan.gid = spec.gid.value_or(0);
+    } else {
+      process.warnings.push_back(fmt::format("uid/gid not applied: the agent runs as uid {}, not root", ::geteuid()));
+    }
+  }
+
+  // 3.
+  CgroupSetup cgroup;
+  if (!spec.limits.empty()) {
+    const std::string leaf = spec.name.empty() ? fmt::format("{}run-{}-{}", kCgroupPrefix, ::getpid(), ++unnamed_runs_)
+                                               : CgroupLeafName(spec.name);
+    ASSIGN_OR_RETURN(cgroup, CreatePodCgroup(Placement(), leaf, spec.limits));
+  }
+  auto remove_cgroup = [&] {
+    for (const std::string& dir : cgroup.dirs) {
+      if (!RemoveCgroupDir(dir)) cgroups_to_remove_.push_back(dir);
+    }
+  };
+
+  // 4.
+  sigset_t all;
+  sigset_t saved;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &saved);
+  const pid_t pid = ::fork();
+  if (pid == 0) RunChild(plan);
+  const int fork_error = errno;
+  ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  if (pid < 0) {
+    remove_cgroup();
+    return Err(Status::Unavailable(fmt::format("cannot fork to start {}: {}", spec.argv[0], ErrnoText(fork_error))));
+  }
+  report.write_end.Reset();
+  go.read_end.Reset();
+  auto abandon_child = [&](Status why) {
+    ::kill(pid, SIGKILL);
+    ReapNow(pid);
+    remove_cgroup();
+    return Err(std::move(why));
+  };
+
+  // 5. The child is ours and unreaped, so its pid cannot be reused meanwhile.
+  Result<uint64_t> start_ticks = ReadStartTicks(pid);
+  if (!start_ticks) return abandon_child(start_ticks.error().WithContext("reading the new process's start time"));
+  process.identity = {pid, *start_ticks};
+  process.pgid = pid;  // setsid makes it the leader of a group named after it
+  for (const std::string& dir : cgroup.dirs) {
+    if (Status moved = WriteControlFile(JoinPath(dir, "cgroup.procs"), fmt::format("{}", pid)); moved.ok()) {
+      process.cgroup_dirs.push_back(dir);
+    } else {
+      cgroup.warnings.push_back(fmt::format("limits of cgroup {} not enforced: {}", dir, moved.message()));
+      if (dir == cgroup.memory_dir) cgroup.memory_dir.clear();
+      if (!RemoveCgroupDir(dir)) cgroups_to_remove_.push_back(dir);
+    }
+  }
+  cgroup.dirs = process.cgroup_dirs;  // from here on, removing means removing these
+  process.warnings.insert(process.warnings.end(), cgroup.warnings.begin(), cgroup.warnings.end());
+  const char go_byte = 1;
+  ssize_t written;
+  do {
+    written = ::write(go.write_end.get(), &go_byte, 1);
+  } while (written < 0 && errno == EINTR);
+  if (written != 1)
+    return abandon_child(Status::Internal(fmt::format("cannot release the new process: {}", ErrnoText(errno))));
+  go.write_end.Reset();
+
+  // 6.
+  ChildFailure failure;
+  ssize_t got;
+  do {
+    got = ::read(report.read_end.get(), &failure, sizeof failure);
+  } while (got < 0 && errno == EINTR);
+  if (got != 0) {
+    ReapNow(pid);  // it _exit()s right after reporting
+    remove_cgroup();
+    if (got != static_cast<ssize_t>(sizeof failure)) {
+      return Err(Status::Internal(
+          fmt::format("the new process for {} failed before exec and its report was cut short", spec.argv[0])));
+    }
+    return Err(ChildFailureStatus(failure, spec, executable));
+  }
+
+  tracked_[pid] = Tracked{.process = process, .memory_cgroup_dir = cgroup.memory_dir};
+  return process;
+}
+
+Result<RunningProcess> ProcessRunner::Adopt(const ProcessIdentity& identity) {
+  Result<ProcStat> stat = ReadProcStat(identity.pid);
+  if (!stat || stat->start_ticks != identity.start_ticks || HasEnded(*stat)) {
+    return Err(Status::NotFound(fmt::format(
+        "{} is no longer running (it ended, or its pid now belongs to another process)", identity.ToString())));
+  }
+  RunningProcess process{.identity = identity, .pgid = stat->pgid, .adopted = true};
+  Tracked tracked;
+  // Its cgroup is one of ours that lists it.
+  const CgroupPlacement& placement = Placement();
+  for (const std::string& parent : CgroupParents(placement)) {
+    for (const std::string& dir : OurCgroupsUnder(parent)) {
+      const std::vector<pid_t> members = CgroupMembers(dir);
+      if (std::find(members.begin(), members.end(), identity.pid) == members.end()) continue;
+      process.cgroup_dirs.push_back(dir);
+      if (parent != placement.v1_cpu_parent) tracked.memory_cgroup_dir = dir;
+    }
+  }
+  tracked.process = process;
+  tracked_[identity.pid] = std::move(tracked);
+  return process;
+}
+
+Status ProcessRunner::Signal(const ProcessIdentity& identity, int signal) {
+  Result<ProcStat> stat = ReadProcStat(identity.pid);
+  if (!stat) {
+    return Status::NotFound(fmt::format("{} is gone; not signalled", identity.ToString()));
+  }
+  if (stat->start_ticks != identity.start_ticks) {
+    return Status::Conflict(
+        fmt::format("pid {} now belongs to another process (started at tick {}, not {}); not signalled", identity.pid,
+                    stat->start_ticks, identity.start_ticks));
+  }
+  // A session leader cannot change its group, so for the processes we start
+  // pgid == pid always; anything else was not started by a runner.
+  if (stat->pgid != identity.pid) {
+    return Status::InvalidArgument(
+        fmt::format("{} does not lead its process group (pgid {}); not signalled", identity.ToString(), stat->pgid));
+  }
+  // Between the check and kill() the group id cannot be reused while the leader
+  // exists (for our own children, until we reap them). For an adopted leader
+  // that ends in between, the id stays taken while any member of its group lives.
+  if (::kill(-identity.pid, signal) != 0) {
+    if (errno == ESRCH) return Status::NotFound(fmt::format("process group {} is gone; not signalled", identity.pid));
+    return Status::PermissionDenied(fmt::format("cannot signal process group {}: {}", identity.pid, ErrnoText(errno)));
+  }
+  return Status::Ok();
+}
+
+Status ProcessRunner::BeginTermination(const ProcessIdentity& identity, Duration grace, Timestamp now) {
+  auto it = tracked_.find(identity.pid);
+  if (it == tracked_.end() || it->second.process.identity != identity) {
+    return Status::NotFound(fmt::format("{} is not run by this agent", identity.ToString()));
+  }
+  Tracked& tracked = it->second;
+  if (tracked.kill_sent) return Status::Ok();
+  const Timestamp deadline = now + grace;
+  tracked.kill_at = tracked.kill_at ? std::min(*tracked.kill_at, deadline) : deadline;
+  // A process that has already ended cannot be signalled; Poll reports its end.
+  if (grace.ms <= 0) {
+    (void)Signal(identity, SIGKILL);
+    tracked.kill_sent = true;
+  } else {
+    (void)Signal(identity, SIGTERM);
+    // A stopped process acts on SIGTERM only once continued (systemd does the same).
+    (void)Signal(identity, SIGCONT);
+  }
+  return Status::Ok();
+}
+
+Result<std::optional<ProcessExit>> ProcessRunner::Poll(const ProcessIdentity& identity, Timestamp now) {
+  RetryCgroupRemovals();
+  auto it = tracked_.find(identity.pid);
+  if (it == tracked_.end() || it->second.process.identity != identity) {
+    return Err(Status::NotFound(fmt::format("{} is not run by this agent", identity.ToString())));
+  }
+  Tracked& tracked = it->second;
+
+  if (!tracked.process.adopted) {
+    // WNOWAIT: look without reaping, so the zombie leader keeps its group id
+    // taken while we SIGKILL what is left of the group.
+    siginfo_t info{};
+    const int rc = ::waitid(P_PID, identity.pid, &info, WEXITED | WNOHANG | WNOWAIT);
+    if (rc == 0 && info.si_pid == identity.pid) {
+      ::kill(-tracked.process.pgid, SIGKILL);
+      return Finish(tracked, ExitFromWaitStatus(ReapNow(identity.pid)));
+    }
+    // ECHILD: someone else reaped it (SIGCHLD ignored, or a waitpid(-1) elsewhere).
+    if (rc != 0 && errno == ECHILD) return Finish(tracked, ProcessExit{});
+  } else if (!IsRunning(identity)) {
+    return Finish(tracked, ProcessExit{});
+  }
+
+  if (tracked.kill_at && !tracked.kill_sent && now >= *tracked.kill_at) {
+    (void)Signal(identity, SIGKILL);
+    tracked.kill_sent = true;
+  }
+  return std::optional<ProcessExit>();
+}
+
+ProcessExit ProcessRunner::Finish(Tracked& tracked, ProcessExit exit) {
+  if (!tracked.memory_cgroup_dir.empty()) exit.oom_killed = ReadOomKills(tracked.memory_cgroup_dir) > 0;
+  for (const std::string& dir : tracked.process.cgroup_dirs) {
+    KillCgroupMembers(dir);
+    if (!RemoveCgroupDir(dir)) cgroups_to_remove_.push_back(dir);
+  }
+  tracked_.erase(tracked.process.identity.pid);
+  return exit;
+}
+
+size_t ProcessRunner::RetryCgroupRemovals() {
+  std::erase_if(cgroups_to_remove_, [](const std::string& dir) { return RemoveCgroupDir(dir); });
+  return cgroups_to_remove_.size();
+}
+
+void ProcessRunner::RemoveStaleCgroups() {
+  for (const std::string& parent : CgroupParents(Placement())) {
+    for (const std::string& dir : OurCgroupsUnder(parent)) ::rmdir(dir.c_str());  // fails while in use
+  }
+}
+
+Timestamp ProcessRunner::NextKillDeadline() const {
+  Timestamp next = Timestamp::Never();
+  for (const auto& [pid, tracked] : tracked_) {
+    if (tracked.kill_at && !tracked.kill_sent) next = std::min(next, *tracked.kill_at);
+  }
+  return next;
+}
+
+}  // namespace tessera

@@ -55,6 +55,9 @@ const std::vector<KindInfo>& Registry() {
       Make("networking.k8s.io", "v1", "NetworkPolicy", "networking.k8s.io/v1", "networkpolicies",
            "networkpolicy", {"netpol"}, kNamespaced, NameRule::kDns1123Subdomain,
            "networking.k8s.io/NetworkPolicy"),
+      // coordination.k8s.io/v1: node heartbeats, as kubelets renew theirs
+      Make("coordination.k8s.io", "v1", "Lease", "coordination.k8s.io/v1", "leases", "lease", {},
+           kNamespaced, NameRule::kDns1123Subdomain, "coordination.k8s.io/Lease"),
       // kueue.x-k8s.io/v1beta1 (short names from Kueue's CRDs)
       Make("kueue.x-k8s.io", "v1beta1", "ResourceFlavor", "kueue.x-k8s.io/v1beta1",
            "resourceflavors", "resourceflavor", {"flavor", "flavors", "rf"}, kCluster,

@@ -975,6 +975,18 @@ SchemaRef EventSchema() {
   });
 }
 
+SchemaRef LeaseSchema() {
+  return Root({Opt("spec", Obj({
+                               Opt("holderIdentity", Str()),
+                               Opt("leaseDurationSeconds", Int(1)),
+                               Opt("acquireTime", Str()),
+                               Opt("renewTime", Str()),
+                               Opt("leaseTransitions", Int(0)),
+                               Opt("preferredHolder", Str()),
+                               Opt("strategy", Str()),
+                           }))});
+}
+
 SchemaRef PriorityClassSchema() {
   return Root({
       Req("value", Int(kInt32Min, kHighestUserPriority)),
@@ -1324,6 +1336,7 @@ const std::map<std::string_view, SchemaRef>& Schemas() {
       {"/Event", EventSchema()},
       {"batch/Job", BatchJobSchema()},
       {"scheduling.k8s.io/PriorityClass", PriorityClassSchema()},
+      {"coordination.k8s.io/Lease", LeaseSchema()},
       {"rbac.authorization.k8s.io/Role", RoleSchema()},
       {"rbac.authorization.k8s.io/RoleBinding", BindingSchema(/*cluster=*/false)},
       {"rbac.authorization.k8s.io/ClusterRole", ClusterRoleSchema()},

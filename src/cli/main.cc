@@ -32,8 +32,7 @@ int main(int argc, char** argv) {
   auto add_serve_flags = [&](CLI::App* cmd) {
     cmd->add_option("--listen", serve.listen, "Address to serve the API on (HOST:PORT; port 0 picks a free one)");
     cmd->add_option("--data-dir", serve.server.data_dir, "Where the store and the admin token live");
-    cmd->add_option("--tls-cert", serve.server.http.tls_cert_file, "PEM certificate chain: serve HTTPS");
-    cmd->add_option("--tls-key", serve.server.http.tls_key_file, "PEM private key for --tls-cert");
+    tessera::AddTlsServingFlags(*cmd, serve.server.http);
     cmd->add_option("--threads", serve.server.http.threads, "HTTP I/O threads")->check(CLI::Range(1, 64));
   };
   auto* server = app.add_subcommand("server", "Run the control plane (API server) in the foreground");

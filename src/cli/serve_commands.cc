@@ -35,6 +35,12 @@ int WaitForTermination(const sigset_t& set) {
 
 }  // namespace
 
+void AddTlsServingFlags(CLI::App& command, HttpServerOptions& http) {
+  command.add_option("--tls-cert-file", http.tls_cert_file, "PEM certificate chain: serve HTTPS")->type_name("FILE");
+  command.add_option("--tls-private-key-file", http.tls_key_file, "PEM private key of --tls-cert-file")
+      ->type_name("FILE");
+}
+
 bool ParseListen(const std::string& listen, HttpServerOptions& http, std::string* error) {
   const auto colon = listen.rfind(':');
   if (colon == std::string::npos || colon == 0) {
@@ -91,8 +97,7 @@ int RunServerCommand(ServeOptions options) {
 }
 
 // Registers this machine as a Node through the API, as an agent does.
-Status RegisterThisMachine(const std::string& url, const std::string& token, const std::string& gpus_spec,
-                           std::string* summary) {
+Status RegisterThisMachine(const ClientConfig& api, const std::string& gpus_spec, std::string* summary) {
   Node node;
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
@@ -110,7 +115,7 @@ Status RegisterThisMachine(const std::string& url, const std::string& token, con
                     : fmt::format("no NVIDIA driver (libnvidia-ml.so.1) on this machine: node {} advertises a "
                                   "simulated inventory of {} (change it with --gpus)",
                                   node.name, gpus_spec);
-  ApiClient client(url, token);
+  ApiClient client(api.server, api.token, api.tls);
   const nlohmann::json obj = NodeObject(node, true, Rfc3339Now());
   ASSIGN_OR_RETURN(ApiResponse r, client.Request("POST", "/api/v1/nodes", obj.dump()));
   if (r.status == 409) {  // registered before: refresh its labels, then its status (capacity, readiness)
@@ -131,12 +136,17 @@ int RunUpCommand(ServeOptions options) {
   const std::string url = server->url();
   const std::string data_dir = std::filesystem::absolute(options.server.data_dir).lexically_normal().string();
   const std::string config_path = DefaultConfigPath();
+  ClientConfig api{.server = url, .token = server->admin_token()};
+  if (!options.server.http.tls_cert_file.empty()) {
+    api.tls.certificate_authority =
+        std::filesystem::absolute(options.server.http.tls_cert_file).lexically_normal().string();
+  }
   std::string node_summary;
-  if (Status s = RegisterThisMachine(url, server->admin_token(), options.gpus, &node_summary); !s.ok()) {
+  if (Status s = RegisterThisMachine(api, options.gpus, &node_summary); !s.ok()) {
     fmt::print(stderr, "error: {}\n", s.message());
     return 1;
   }
-  auto wrote = WriteClientConfigIfMissing(config_path, url, server->admin_token());
+  auto wrote = WriteClientConfigIfMissing(config_path, api);
   fmt::print("Tessera is up at {}\n", url);
   fmt::print("  data directory: {}\n", data_dir);
   fmt::print("  admin token:    {}/admin.token\n", data_dir);
@@ -147,6 +157,9 @@ int RunUpCommand(ServeOptions options) {
     fmt::print("  CLI config:     {} exists and was left as it is; if it points elsewhere, use\n"
                "                  export TESSERA_SERVER={} TESSERA_TOKEN=$(cat {}/admin.token)\n",
                config_path, url, data_dir);
+    if (!api.tls.certificate_authority.empty()) {
+      fmt::print("                  and pass --certificate-authority {}\n", api.tls.certificate_authority);
+    }
   }
   fmt::print("\nTry, in another terminal:\n"
              "  tessera get clusterqueues\n"

@@ -2,6 +2,8 @@
 // until SIGINT or SIGTERM.
 #pragma once
 
+#include <CLI/CLI.hpp>
+
 #include <string>
 
 #include "server/server.h"
@@ -13,6 +15,12 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:7070";  // HOST:PORT
   std::string gpus = "8xH100-80GB";       // `up`: the simulated inventory when there is no driver
 };
+
+// kube-apiserver's flags for serving HTTPS: --tls-cert-file (PEM certificate
+// chain) and --tls-private-key-file (its PEM key). `up` also trusts that
+// certificate when it registers this machine and writes it into the CLI config
+// as certificate-authority, which is right for a self-signed certificate.
+void AddTlsServingFlags(CLI::App& command, HttpServerOptions& http);
 
 // Parses HOST:PORT into `options.server.http`; false with a message when malformed.
 bool ParseListen(const std::string& listen, HttpServerOptions& http, std::string* error);

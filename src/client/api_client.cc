@@ -1,10 +1,16 @@
 #include "client/api_client.h"
 
+#include <sys/socket.h>
+
+#include <atomic>
+
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast.hpp>
 #include <boost/beast/ssl.hpp>
 #include <fmt/format.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
 #include <optional>
 
@@ -23,13 +29,16 @@ struct ApiClient::Impl {
   std::string host;
   std::string port;
   bool tls = false;
-  bool insecure = false;
+  TlsClientOptions tls_options;
   std::string token;
   net::io_context ioc;
   std::optional<ssl::context> ssl_ctx;
   std::optional<beast::tcp_stream> plain;
   std::optional<beast::ssl_stream<beast::tcp_stream>> secure;
   beast::flat_buffer buffer;
+  // The connected socket, for Cancel from another thread (-1: none).
+  std::atomic<int> socket_fd{-1};
+  std::atomic<bool> cancelled{false};
 
   Status Connect() {
     if (plain || secure) return Status::Ok();
@@ -37,28 +46,108 @@ struct ApiClient::Impl {
     tcp::resolver resolver(ioc);
     auto endpoints = resolver.resolve(host, port, ec);
     if (ec) return Status::Unavailable(fmt::format("cannot resolve {}: {}", host, ec.message()));
-    if (tls) {
-      if (!ssl_ctx) {
-        ssl_ctx.emplace(ssl::context::tls_client);
-        ssl_ctx->set_default_verify_paths();
-        ssl_ctx->set_verify_mode(insecure ? ssl::verify_none : ssl::verify_peer);
-      }
-      secure.emplace(ioc, *ssl_ctx);
-      beast::get_lowest_layer(*secure).connect(endpoints, ec);
-      if (!ec) secure->handshake(ssl::stream_base::client, ec);
-    } else {
-      plain.emplace(ioc);
-      plain->connect(endpoints, ec);
-    }
+    if (tls) return ConnectTls(endpoints);
+    plain.emplace(ioc);
+    plain->connect(endpoints, ec);
     if (ec) {
       Reset();
-      return Status::Unavailable(fmt::format("cannot reach the Tessera server at {}:{}: {} (is it running? `tessera up` "
-                                             "starts one)",
-                                             host, port, ec.message()));
+      return Unreachable(ec);
     }
+    socket_fd = plain->socket().native_handle();
     return Status::Ok();
   }
+
+  Status ConnectTls(const tcp::resolver::results_type& endpoints) {
+    if (!ssl_ctx) RETURN_IF_ERROR(MakeTlsContext());
+    secure.emplace(ioc, *ssl_ctx);
+    ExpectServerName(secure->native_handle());
+    beast::error_code ec;
+    beast::get_lowest_layer(*secure).connect(endpoints, ec);
+    if (ec) {
+      Reset();
+      return Unreachable(ec);
+    }
+    secure->handshake(ssl::stream_base::client, ec);
+    if (ec) {
+      Status failure = HandshakeFailure(ec);
+      Reset();
+      return failure;
+    }
+    socket_fd = beast::get_lowest_layer(*secure).socket().native_handle();
+    return Status::Ok();
+  }
+
+  Status MakeTlsContext() {
+    const std::string& ca_file = tls_options.certificate_authority;
+    if (!ca_file.empty() && tls_options.insecure_skip_tls_verify) {
+      return Status::InvalidArgument(
+          "specifying a root certificates file with the insecure flag is not allowed: drop "
+          "--insecure-skip-tls-verify or --certificate-authority");
+    }
+    ssl::context context(ssl::context::tls_client);
+    context.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                        ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+    beast::error_code ec;
+    if (tls_options.insecure_skip_tls_verify) {
+      context.set_verify_mode(ssl::verify_none);
+    } else if (ca_file.empty()) {
+      context.set_verify_mode(ssl::verify_peer);
+      context.set_default_verify_paths(ec);
+      if (ec) return Status::Unavailable(fmt::format("cannot load the system's CA certificates: {}", ec.message()));
+    } else {
+      context.set_verify_mode(ssl::verify_peer);
+      context.load_verify_file(ca_file, ec);
+      if (ec) {
+        return Status::InvalidArgument(
+            fmt::format("cannot use the certificate authority file {}: {}", ca_file, ec.message()));
+      }
+      // Any certificate of the file is a trust anchor, as in kubectl: a server's
+      // own certificate (self-signed or not) may stand in for its CA.
+      X509_STORE_set_flags(SSL_CTX_get_cert_store(context.native_handle()), X509_V_FLAG_PARTIAL_CHAIN);
+    }
+    ssl_ctx.emplace(std::move(context));
+    return Status::Ok();
+  }
+
+  // The name the certificate must carry (verify_peer alone accepts a trusted
+  // certificate of any host), and SNI for a DNS name.
+  void ExpectServerName(SSL* ssl) const {
+    boost::system::error_code not_an_address;
+    net::ip::make_address(host, not_an_address);
+    if (!not_an_address) {
+      X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host.c_str());
+      return;
+    }
+    SSL_set_tlsext_host_name(ssl, host.c_str());
+    SSL_set1_host(ssl, host.c_str());
+  }
+
+  Status HandshakeFailure(const beast::error_code& ec) {
+    const long verify = SSL_get_verify_result(secure->native_handle());
+    if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+      return Status::Unavailable(fmt::format(
+          "the TLS certificate of {}:{} is not valid for {} ({}): use a server URL with a name or address the "
+          "certificate lists in its subjectAltName",
+          host, port, host, X509_verify_cert_error_string(verify)));
+    }
+    if (verify != X509_V_OK) {
+      return Status::Unavailable(fmt::format(
+          "the TLS certificate of {}:{} is not trusted ({}): pass --certificate-authority FILE with the CA "
+          "certificate that signed it, or --insecure-skip-tls-verify to skip the check (insecure)",
+          host, port, X509_verify_cert_error_string(verify)));
+    }
+    return Status::Unavailable(fmt::format(
+        "TLS handshake with {}:{} failed: {} (does the server serve HTTPS? an http:// URL reaches a plain-HTTP server)",
+        host, port, ec.message()));
+  }
+
+  Status Unreachable(const beast::error_code& ec) const {
+    return Status::Unavailable(fmt::format(
+        "cannot reach the Tessera server at {}:{}: {} (is it running? `tessera up` starts one)", host, port,
+        ec.message()));
+  }
   void Reset() {
+    socket_fd = -1;
     plain.reset();
     secure.reset();
     buffer.clear();
@@ -83,7 +172,7 @@ struct ApiClient::Impl {
   }
 };
 
-ApiClient::ApiClient(std::string server, std::string token, bool insecure_skip_verify)
+ApiClient::ApiClient(std::string server, std::string token, TlsClientOptions tls)
     : impl_(std::make_unique<Impl>()), server_(std::move(server)) {
   std::string rest = server_;
   if (rest.rfind("https://", 0) == 0) {
@@ -97,7 +186,14 @@ ApiClient::ApiClient(std::string server, std::string token, bool insecure_skip_v
   impl_->host = colon == std::string::npos ? rest : rest.substr(0, colon);
   impl_->port = colon == std::string::npos ? (impl_->tls ? "443" : "80") : rest.substr(colon + 1);
   impl_->token = std::move(token);
-  impl_->insecure = insecure_skip_verify;
+  impl_->tls_options = std::move(tls);
+}
+
+void ApiClient::Cancel() {
+  impl_->cancelled = true;
+  // shutdown(2) wakes a read blocked on the socket in another thread; the
+  // descriptor itself stays open until that thread resets the connection.
+  if (const int fd = impl_->socket_fd.load(); fd >= 0) ::shutdown(fd, SHUT_RDWR);
 }
 
 ApiClient::~ApiClient() = default;
@@ -130,6 +226,10 @@ Result<ApiResponse> ApiClient::Request(const std::string& method, const std::str
 
 Status ApiClient::Stream(const std::string& target, const std::function<bool(const std::string&)>& on_line) {
   RETURN_IF_ERROR(impl_->Connect());
+  if (impl_->cancelled) {  // checked after the socket is published, so a racing Cancel is never missed
+    impl_->Reset();
+    return Status::Unavailable("the stream was cancelled");
+  }
   auto req = impl_->Make("GET", target, "", "");
   beast::error_code ec;
   http::response_parser<http::buffer_body> parser;

@@ -2,6 +2,12 @@
 // only way to the server), with keep-alive, bearer token and optional TLS, and
 // line-by-line streaming for watches.
 //
+// TLS (https:// servers): the server's certificate must chain to a trusted CA
+// (the system's, or only the ones in TlsClientOptions::certificate_authority,
+// where any certificate of that file is a trust anchor, as in kubectl) and name
+// the host dialled (DNS name or IP address in subjectAltName); the name is also
+// sent as SNI. A refused certificate is an error saying why and which flag fixes it.
+//
 // Not thread-safe: one connection, one request at a time.
 #pragma once
 
@@ -13,6 +19,12 @@
 
 namespace tessera {
 
+// How the client checks an https:// server, with kubectl's flag names.
+struct TlsClientOptions {
+  std::string certificate_authority;     // PEM file of the CA certificate(s) to trust instead of the system's
+  bool insecure_skip_tls_verify = false;  // accept any certificate: testing only (refused with a CA file)
+};
+
 struct ApiResponse {
   int status = 0;
   std::string body;
@@ -22,7 +34,7 @@ struct ApiResponse {
 class ApiClient {
  public:
   // server: "http://127.0.0.1:7070" or "https://host:port".
-  ApiClient(std::string server, std::string token, bool insecure_skip_verify = false);
+  ApiClient(std::string server, std::string token, TlsClientOptions tls = {});
   ~ApiClient();
   ApiClient(const ApiClient&) = delete;
   ApiClient& operator=(const ApiClient&) = delete;
@@ -35,6 +47,10 @@ class ApiClient {
   // GET `target` and call `on_line` for each newline-terminated line of the
   // streamed body until it returns false or the server ends the stream.
   Status Stream(const std::string& target, const std::function<bool(const std::string&)>& on_line);
+
+  // Ends a Stream (or Request) blocked in another thread: it returns an error.
+  // The only method that may be called from another thread.
+  void Cancel();
 
   const std::string& server() const { return server_; }
 

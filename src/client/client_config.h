@@ -1,11 +1,21 @@
-// Where the CLI finds the server and its token (DESIGN.md section 11): the
-// --server/--token flags, then TESSERA_SERVER/TESSERA_TOKEN, then
-// ~/.config/tessera/config.yaml (`server:` and `token:` keys), then the default
-// http://127.0.0.1:7070 with no token.
+// Where the CLI finds the server, its token and how to trust its certificate
+// (DESIGN.md section 11): the --server/--token flags, then
+// TESSERA_SERVER/TESSERA_TOKEN, then ~/.config/tessera/config.yaml (`server:`
+// and `token:` keys), then the default http://127.0.0.1:7070 with no token.
+//
+// TLS, with kubectl's (and kubeconfig's) names: --certificate-authority FILE and
+// --insecure-skip-tls-verify, else the file's `certificate-authority:` and
+// `insecure-skip-tls-verify:` keys. The file's TLS settings belong to the server
+// it names: they apply only when that is the server used, and a TLS flag
+// replaces them whole. A relative certificate-authority path in the file is
+// relative to the file's directory.
+//
+// Thread-safety: reads the environment and the file; call from one thread.
 #pragma once
 
 #include <string>
 
+#include "client/api_client.h"
 #include "common/result.h"
 
 namespace tessera {
@@ -14,15 +24,25 @@ struct ClientConfig {
   std::string server = "http://127.0.0.1:7070";
   std::string token;
   std::string source;  // where the token came from, for error messages
+  TlsClientOptions tls;
+};
+
+// What the command line gave; empty (false) when not given.
+struct ClientFlags {
+  std::string server;
+  std::string token;
+  std::string certificate_authority;
+  bool insecure_skip_tls_verify = false;
 };
 
 // Flags win over the environment, the environment over the file.
-ClientConfig ResolveClientConfig(const std::string& flag_server, const std::string& flag_token);
+ClientConfig ResolveClientConfig(const ClientFlags& flags);
 
 // ~/.config/tessera/config.yaml (under $XDG_CONFIG_HOME when set).
 std::string DefaultConfigPath();
 
-// Writes the file (mode 0600) unless it exists; returns whether it wrote it.
-Result<bool> WriteClientConfigIfMissing(const std::string& path, const std::string& server, const std::string& token);
+// Writes `config` (server, token and the TLS settings that are set) to the file
+// (mode 0600) unless it exists; returns whether it wrote it.
+Result<bool> WriteClientConfigIfMissing(const std::string& path, const ClientConfig& config);
 
 }  // namespace tessera

@@ -2,13 +2,16 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "api/kinds.h"
 #include "api/manifest.h"
 #include "api/validation.h"
+#include "server/list_paging.h"
 
 namespace tessera {
 
@@ -90,6 +93,68 @@ void MergePatch(nlohmann::json& target, const nlohmann::json& patch) {
   }
 }
 
+// How Kubernetes names a resource in messages: plural, then group when there is
+// one ("pods", "jobs.batch", "clusterqueues.kueue.x-k8s.io").
+std::string QualifiedResource(const KindInfo& kind) {
+  return kind.group.empty() ? std::string(kind.plural) : fmt::format("{}.{}", kind.plural, kind.group);
+}
+
+// Status.details for an error about one object, as Kubernetes fills it: the
+// name, the group (omitted for the core API) and, in `kind`, the resource.
+nlohmann::json ObjectDetails(const KindInfo& kind, std::string_view name) {
+  nlohmann::json details{{"name", name}, {"kind", kind.plural}};
+  if (!kind.group.empty()) details["group"] = kind.group;
+  return details;
+}
+
+// Kubernetes' words for the errors about one object (apimachinery's
+// NewNotFound, NewAlreadyExists, NewConflict), so that scripts and users see
+// what kubectl shows: `pods "foo" not found`.
+HttpResponse ObjectNotFound(const KindInfo& kind, std::string_view name) {
+  return StatusResponse(404, "NotFound", fmt::format("{} \"{}\" not found", QualifiedResource(kind), name),
+                        ObjectDetails(kind, name));
+}
+
+HttpResponse ObjectAlreadyExists(const KindInfo& kind, std::string_view name) {
+  return StatusResponse(409, "AlreadyExists", fmt::format("{} \"{}\" already exists", QualifiedResource(kind), name),
+                        ObjectDetails(kind, name));
+}
+
+constexpr std::string_view kObjectModified =
+    "the object has been modified; please apply your changes to the latest version and try again";
+
+HttpResponse ObjectConflict(const KindInfo& kind, std::string_view name, std::string_view why = kObjectModified) {
+  return StatusResponse(409, "Conflict",
+                        fmt::format("Operation cannot be fulfilled on {} \"{}\": {}", QualifiedResource(kind), name,
+                                    why),
+                        ObjectDetails(kind, name));
+}
+
+// What a group/version serves, or which group/versions there are, for the 404
+// of a path naming an unknown resource.
+std::string ServedResources(std::string_view group, std::string_view version) {
+  std::vector<std::string_view> plurals, api_versions;
+  for (const KindInfo& k : AllKinds()) {
+    if (k.group == group && k.version == version) plurals.push_back(k.plural);
+    if (std::find(api_versions.begin(), api_versions.end(), k.api_version) == api_versions.end()) {
+      api_versions.push_back(k.api_version);
+    }
+  }
+  if (!plurals.empty()) return fmt::format("it serves {}", fmt::join(plurals, ", "));
+  return fmt::format("the API groups are {}", fmt::join(api_versions, ", "));
+}
+
+// A store error about one object: NotFound, AlreadyExists and Conflict in
+// Kubernetes' words; anything else as it is.
+HttpResponse ObjectErrorResponse(const Status& s, const KindInfo& kind, std::string_view name) {
+  switch (s.code()) {
+    case StatusCode::kNotFound: return ObjectNotFound(kind, name);
+    case StatusCode::kAlreadyExists: return ObjectAlreadyExists(kind, name);
+    case StatusCode::kConflict: return ObjectConflict(kind, name);
+    default: return ErrorResponse(s);
+  }
+}
+
 }  // namespace
 
 std::string Rfc3339Now() {
@@ -97,14 +162,17 @@ std::string Rfc3339Now() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now);
 }
 
-HttpResponse StatusResponse(int http_code, std::string_view reason, std::string_view message) {
-  return Json(http_code, nlohmann::json{{"kind", "Status"},
-                                        {"apiVersion", "v1"},
-                                        {"metadata", nlohmann::json::object()},
-                                        {"status", "Failure"},
-                                        {"message", message},
-                                        {"reason", reason},
-                                        {"code", http_code}});
+HttpResponse StatusResponse(int http_code, std::string_view reason, std::string_view message,
+                            const nlohmann::json& details) {
+  nlohmann::json status{{"kind", "Status"},
+                        {"apiVersion", "v1"},
+                        {"metadata", nlohmann::json::object()},
+                        {"status", "Failure"},
+                        {"message", message},
+                        {"reason", reason},
+                        {"code", http_code}};
+  if (details.is_object() && !details.empty()) status["details"] = details;
+  return Json(http_code, status);
 }
 
 HttpResponse ErrorResponse(const Status& s) {
@@ -171,8 +239,8 @@ HttpResponse ApiHandler::Handle(const HttpRequest& req) {
   route.kind = FindKindByResource(group, version, parts[i]);
   if (route.kind == nullptr) {
     return StatusResponse(404, "NotFound",
-                          fmt::format("the server does not serve {} in {}/{}", parts[i], group.empty() ? "core" : group,
-                                      version));
+                          fmt::format("the server does not serve {} in {}/{}; {}", parts[i],
+                                      group.empty() ? "core" : group, version, ServedResources(group, version)));
   }
   if (i + 1 < parts.size()) route.name = std::string(parts[i + 1]);
   if (i + 2 < parts.size()) route.subresource = std::string(parts[i + 2]);
@@ -203,23 +271,49 @@ HttpResponse ApiHandler::Get(const Route& r, const HttpRequest&) {
     return StatusResponse(404, "NotFound", fmt::format("{} is namespaced: use /namespaces/NS/ in the path", r.kind->kind));
   }
   auto got = store_.Get(r.Key());
-  if (!got) return ErrorResponse(got.error());
+  if (!got) return ObjectErrorResponse(got.error(), *r.kind, r.name);
   return Json(200, got->object);
 }
 
 HttpResponse ApiHandler::List(const Route& r, const HttpRequest& req) {
   auto selector = LabelSelector::Parse(req.Query("labelSelector"));
   if (!selector) return StatusResponse(400, "BadRequest", selector.error().message());
+  auto limit = ParseListLimit(req.Query("limit"));
+  if (!limit) return StatusResponse(400, "BadRequest", limit.error().message());
+  std::optional<ContinueToken> after;
+  if (const std::string text = req.Query("continue"); !text.empty()) {
+    auto token = DecodeContinueToken(text);
+    if (!token) return StatusResponse(400, "BadRequest", token.error().message());
+    if (token->kind != r.kind->store_key || token->ns != r.ns) {
+      return StatusResponse(400, "BadRequest",
+                            "the continue token belongs to another list; send it with the same path it came with");
+    }
+    // The pages report the first page's revision for a watch to start from; once
+    // the event log no longer reaches back to it, that watch is impossible.
+    if (auto events = store_.EventsSince(token->revision, 1);
+        !events && events.error().code() == StatusCode::kGone) {
+      return StatusResponse(410, "Expired",
+                            "The provided continue parameter is too old to display a consistent list result. You "
+                            "can start a new list without the continue parameter.");
+    }
+    after = std::move(*token);
+  }
   auto list = store_.List(std::string(r.kind->store_key), r.ns);
   if (!list) return ErrorResponse(list.error());
-  nlohmann::json items = nlohmann::json::array();
-  for (StoredObject& o : list->items) {
-    if (selector->MatchesObject(o.object)) items.push_back(std::move(o.object));
+  if (after && after->revision > list->revision) {
+    return StatusResponse(400, "BadRequest", "the continue token names a revision this server has not reached");
+  }
+  const int64_t revision = after ? after->revision : list->revision;
+  ListPage page = CutListPage(std::move(list->items), *selector, after, *limit, revision, r.kind->store_key, r.ns);
+  nlohmann::json metadata{{"resourceVersion", std::to_string(revision)}};
+  if (page.next) {
+    metadata["continue"] = EncodeContinueToken(*page.next);
+    metadata["remainingItemCount"] = page.remaining;
   }
   return Json(200, nlohmann::json{{"apiVersion", std::string(r.kind->api_version)},
                                   {"kind", std::string(r.kind->kind) + "List"},
-                                  {"metadata", {{"resourceVersion", std::to_string(list->revision)}}},
-                                  {"items", std::move(items)}});
+                                  {"metadata", std::move(metadata)},
+                                  {"items", std::move(page.items)}});
 }
 
 HttpResponse ApiHandler::Watch(const Route& r, const HttpRequest& req) {
@@ -288,10 +382,8 @@ HttpResponse ApiHandler::Create(const Route& r, const HttpRequest& req) {
                                                            body_ns, r.ns));
     }
     meta["namespace"] = r.ns;
-    auto ns = store_.Get(ObjectKey{"/Namespace", "", r.ns});
-    if (!ns) {
-      return StatusResponse(404, "NotFound",
-                            fmt::format("namespace {} does not exist; create it first (kind: Namespace)", r.ns));
+    if (auto ns = store_.Get(ObjectKey{"/Namespace", "", r.ns}); !ns) {
+      return ObjectErrorResponse(ns.error(), *FindKindByStoreKey("/Namespace"), r.ns);
     }
   }
   if (Status v = ValidateObject(*r.kind, obj); !v.ok()) return ErrorResponse(v);
@@ -301,8 +393,9 @@ HttpResponse ApiHandler::Create(const Route& r, const HttpRequest& req) {
   meta.erase("resourceVersion");
   meta["creationTimestamp"] = clock_();
   meta["generation"] = 1;
-  auto created = store_.Create(ObjectKey{std::string(r.kind->store_key), r.ns, StringField(meta, "name")}, std::move(obj));
-  if (!created) return ErrorResponse(created.error());
+  const std::string name = StringField(meta, "name");
+  auto created = store_.Create(ObjectKey{std::string(r.kind->store_key), r.ns, name}, std::move(obj));
+  if (!created) return ObjectErrorResponse(created.error(), *r.kind, name);
   Written();
   return Json(201, created->object);
 }
@@ -321,7 +414,7 @@ HttpResponse ApiHandler::Update(const Route& r, const HttpRequest& req) {
   if (expected < 0) return StatusResponse(400, "BadRequest", "metadata.resourceVersion must be a number");
   if (Status v = ValidateObject(*r.kind, obj); !v.ok()) return ErrorResponse(v);
   auto current = store_.Get(r.Key());
-  if (!current) return ErrorResponse(current.error());
+  if (!current) return ObjectErrorResponse(current.error(), *r.kind, r.name);
   // Immutable metadata comes from the stored object; /status writes only status.
   // As in Kubernetes: /status writes only status; the object itself keeps the stored status.
   nlohmann::json next = r.subresource == "status" ? current->object : obj;
@@ -340,15 +433,7 @@ HttpResponse ApiHandler::Update(const Route& r, const HttpRequest& req) {
                                                              current->object.value("spec", nlohmann::json());
   next["metadata"]["generation"] = generation + (spec_changed ? 1 : 0);
   auto updated = store_.Update(r.Key(), std::move(next), expected == 0 ? current->revision : expected);
-  if (!updated) {
-    if (updated.error().code() == StatusCode::kConflict) {
-      return StatusResponse(409, "Conflict",
-                            fmt::format("the object has been modified since resourceVersion {}; get the latest version "
-                                        "and apply your change to it",
-                                        expected));
-    }
-    return ErrorResponse(updated.error());
-  }
+  if (!updated) return ObjectErrorResponse(updated.error(), *r.kind, r.name);
   Written();
   return Json(200, updated->object);
 }
@@ -365,11 +450,8 @@ HttpResponse ApiHandler::Patch(const Route& r, const HttpRequest& req) {
   const int64_t pinned = ParseRevision(patch);
   for (int attempt = 0; attempt < kConflictRetries; ++attempt) {
     auto current = store_.Get(r.Key());
-    if (!current) return ErrorResponse(current.error());
-    if (pinned > 0 && pinned != current->revision) {
-      return StatusResponse(409, "Conflict", fmt::format("the object is at resourceVersion {}, the patch names {}",
-                                                         current->revision, pinned));
-    }
+    if (!current) return ObjectErrorResponse(current.error(), *r.kind, r.name);
+    if (pinned > 0 && pinned != current->revision) return ObjectConflict(*r.kind, r.name);
     nlohmann::json next = current->object;
     if (r.subresource == "status") {
       MergePatch(next["status"], patch.value("status", nlohmann::json::object()));
@@ -389,9 +471,9 @@ HttpResponse ApiHandler::Patch(const Route& r, const HttpRequest& req) {
       Written();
       return Json(200, updated->object);
     }
-    if (updated.error().code() != StatusCode::kConflict) return ErrorResponse(updated.error());
+    if (updated.error().code() != StatusCode::kConflict) return ObjectErrorResponse(updated.error(), *r.kind, r.name);
   }
-  return StatusResponse(409, "Conflict", "the object kept changing while the patch was applied; try again");
+  return ObjectConflict(*r.kind, r.name);  // it kept changing under the patch
 }
 
 HttpResponse ApiHandler::Delete(const Route& r, const HttpRequest& req) {
@@ -407,7 +489,15 @@ HttpResponse ApiHandler::Delete(const Route& r, const HttpRequest& req) {
     }
   }
   auto deleted = store_.Delete(r.Key(), expected);
-  if (!deleted) return ErrorResponse(deleted.error());
+  if (!deleted && deleted.error().code() == StatusCode::kConflict) {
+    auto current = store_.Get(r.Key());
+    if (!current) return ObjectErrorResponse(current.error(), *r.kind, r.name);
+    return ObjectConflict(*r.kind, r.name,
+                          fmt::format("the ResourceVersion in the precondition ({}) does not match the ResourceVersion "
+                                      "in record ({}). The object might have been modified",
+                                      expected, current->revision));
+  }
+  if (!deleted) return ObjectErrorResponse(deleted.error(), *r.kind, r.name);
   Written();
   return Json(200, deleted->object);
 }

@@ -5,11 +5,14 @@
 //   /api/v1/namespaces/{ns}/{plural}[/{name}[/status]] namespaced core kinds
 //   /apis/{group}/{version}/... the same for other groups
 //   /healthz, /readyz, /livez (no token needed)
-// Verbs: GET (get, list with ?labelSelector=, watch with ?watch=true&resourceVersion=N),
+// Verbs: GET (get; list with ?labelSelector= and paging with ?limit=&continue=,
+// list_paging.h; watch with ?watch=true&resourceVersion=N),
 // POST (create), PUT (update; 409 when metadata.resourceVersion is stale),
 // PATCH (JSON merge patch), DELETE. Bodies are JSON or YAML. Every error is a
 // Kubernetes Status object whose message says what to fix; nothing is stored
-// when a request fails.
+// when a request fails. Errors about one object use Kubernetes' own words and
+// Status.details: `pods "foo" not found`, `pods "foo" already exists`,
+// `Operation cannot be fulfilled on pods "foo": the object has been modified; ...`.
 //
 // Authentication: `Authorization: Bearer <token>`; every request carries an
 // Identity (the seam for per-team RBAC).
@@ -68,8 +71,10 @@ class ApiHandler {
   std::function<void()> on_write_;
 };
 
-// An error as an HTTP response carrying a Kubernetes Status object.
-HttpResponse StatusResponse(int http_code, std::string_view reason, std::string_view message);
+// An error as an HTTP response carrying a Kubernetes Status object; `details`
+// (Status.details: name, group, kind) only when it is a non-empty object.
+HttpResponse StatusResponse(int http_code, std::string_view reason, std::string_view message,
+                            const nlohmann::json& details = nlohmann::json());
 HttpResponse ErrorResponse(const Status& status);
 
 }  // namespace tessera

@@ -21,6 +21,11 @@ namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 
 constexpr auto kIdleTimeout = std::chrono::seconds(300);
+constexpr auto kHandshakeTimeout = std::chrono::seconds(30);
+// How long a refused plain-HTTP connection may take to send the rest of its
+// request before the socket closes (closing with unread bytes would reset it
+// and could lose the answer).
+constexpr auto kDrainTimeout = std::chrono::seconds(5);
 
 std::string StatusJson(int code, std::string_view reason, std::string_view message) {
   // Kubernetes' Status object; the message is JSON-escaped by hand (ASCII text of ours).
@@ -127,15 +132,58 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
  private:
   void Handshake() {
     if constexpr (std::is_same_v<Stream, beast::ssl_stream<beast::tcp_stream>>) {
-      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(30));
-      stream_.async_handshake(ssl::stream_base::server,
-                              [self = this->shared_from_this()](beast::error_code ec) {
+      beast::get_lowest_layer(stream_).expires_after(kHandshakeTimeout);
+      // A plain-HTTP request on the HTTPS port would fail the handshake and see
+      // only a closed connection: it is answered in plain HTTP instead, saying to
+      // use https:// (as Go's servers do).
+      beast::async_detect_ssl(stream_.next_layer(), buffer_,
+                              [self = this->shared_from_this()](beast::error_code ec, bool is_tls) {
                                 if (ec) return self->Shutdown();
-                                self->Read();
+                                if (!is_tls) return self->RefusePlainHttp();
+                                self->TlsHandshake();
                               });
     } else {
       Read();
     }
+  }
+
+  // The bytes async_detect_ssl read are the start of the handshake. (The
+  // default argument is for Beast 1.81, whose buffered async_handshake wrongly
+  // requires a handler callable without the byte count as well.)
+  void TlsHandshake() {
+    stream_.async_handshake(ssl::stream_base::server, buffer_.data(),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t used = 0) {
+                              if (ec) return self->Shutdown();
+                              self->buffer_.consume(used);
+                              self->Read();
+                            });
+  }
+
+  void RefusePlainHttp() {
+    const std::string body =
+        StatusJson(400, "BadRequest",
+                   "this server speaks HTTPS and the request came in plain HTTP: use an https:// server URL");
+    auto text = std::make_shared<std::string>(fmt::format(
+        "HTTP/1.1 400 Bad Request\r\nServer: tessera\r\nContent-Type: application/json\r\nContent-Length: {}\r\n"
+        "Connection: close\r\n\r\n{}",
+        body.size(), body));
+    net::async_write(beast::get_lowest_layer(stream_), net::buffer(*text),
+                     [self = this->shared_from_this(), text](beast::error_code ec, size_t) {
+                       if (ec) return self->Shutdown();
+                       beast::error_code ignored;
+                       beast::get_lowest_layer(self->stream_).socket().shutdown(tcp::socket::shutdown_send, ignored);
+                       beast::get_lowest_layer(self->stream_).expires_after(kDrainTimeout);
+                       self->DrainThenClose();
+                     });
+  }
+
+  // Reads (and drops) what the client still sends until it closes its side.
+  void DrainThenClose() {
+    beast::get_lowest_layer(stream_).async_read_some(
+        net::buffer(probe_), [self = this->shared_from_this()](beast::error_code ec, size_t) {
+          if (ec) return self->Shutdown();
+          self->DrainThenClose();
+        });
   }
 
   void Read() {
@@ -309,7 +357,8 @@ Status HttpServer::Start() {
   Impl& s = *impl_;
   if (!s.options.tls_cert_file.empty() || !s.options.tls_key_file.empty()) {
     if (s.options.tls_cert_file.empty() || s.options.tls_key_file.empty()) {
-      return Status::InvalidArgument("TLS needs both a certificate (--tls-cert) and a key (--tls-key)");
+      return Status::InvalidArgument(
+          "TLS needs both a certificate (--tls-cert-file) and its private key (--tls-private-key-file)");
     }
     s.ssl_ctx.emplace(ssl::context::tls_server);
     beast::error_code ec;
@@ -318,7 +367,11 @@ Status HttpServer::Start() {
     s.ssl_ctx->use_certificate_chain_file(s.options.tls_cert_file, ec);
     if (ec) return Status::InvalidArgument(fmt::format("TLS certificate {}: {}", s.options.tls_cert_file, ec.message()));
     s.ssl_ctx->use_private_key_file(s.options.tls_key_file, ssl::context::pem, ec);
-    if (ec) return Status::InvalidArgument(fmt::format("TLS key {}: {}", s.options.tls_key_file, ec.message()));
+    // OpenSSL also checks here that the key is the certificate's ("key values mismatch").
+    if (ec) {
+      return Status::InvalidArgument(fmt::format("TLS key {} (for the certificate {}): {}", s.options.tls_key_file,
+                                                 s.options.tls_cert_file, ec.message()));
+    }
   }
   beast::error_code ec;
   const auto address = net::ip::make_address(s.options.host, ec);

@@ -1,6 +1,11 @@
 // HttpServer: HTTP/1.1 on Boost.Beast, with keep-alive, a request body limit,
 // optional TLS, and streamed responses for long-lived watches.
 //
+// TLS: with a certificate and key (HttpServerOptions), every connection is
+// HTTPS (TLS 1.2 or later); Start refuses a key that is not the certificate's.
+// A plain-HTTP request to that port is answered with a plain-HTTP 400 Status
+// saying to use https://, and the connection is closed.
+//
 // Threading: `threads` I/O threads run an io_context; each connection is served
 // on its own strand, so a handler for one connection never runs concurrently
 // with another handler of the same connection. Handlers run on I/O threads and
@@ -70,8 +75,8 @@ struct HttpServerOptions {
   uint16_t port = 7070;  // 0: any free port (see HttpServer::port())
   int threads = 2;
   size_t max_body_bytes = 3 * 1024 * 1024;  // like the Kubernetes API server's limit
-  std::string tls_cert_file;                // both set: HTTPS
-  std::string tls_key_file;
+  std::string tls_cert_file;                // PEM certificate chain; with tls_key_file: HTTPS
+  std::string tls_key_file;                 // PEM private key of that certificate
 };
 
 class HttpServer {

@@ -5,14 +5,16 @@
 //   1. Jobs (batch/v1, Volcano) without a Workload get one (the job controller);
 //      Workloads whose Job is gone are deleted with their Pods.
 //   2. Evicted Workloads whose Pods are all gone go back to their queue.
-//   3. A ClusterSnapshot is built from the store: nodes, flavors, queues,
+//   3. A ClusterSnapshot is built from the ObjectCache (the store's objects,
+//      kept current from its event log, so a pass costs what changed): nodes, flavors, queues,
 //      namespaces with their ResourceQuotas, priority classes, workloads.
 //   4. The scheduler core runs (RunCycle): a pure function of that snapshot.
 //   5. Its plan is written back: admitted Workloads get status.admission, the
 //      QuotaReserved/Admitted conditions and Pods bound to nodes and devices;
 //      pending ones get the core's explanation in their conditions (written only
 //      when it changes); victims are marked Evicted and their Pods terminating;
-//      ClusterQueue and ResourceQuota status show usage.
+//      ClusterQueue and ResourceQuota status show usage; core v1 Events record
+//      each decision for `describe`. Writes go in few transactions (BatchedWriter).
 // The loop thread runs a pass whenever something relevant changed (Kick),
 // batching bursts of writes into one pass, and at least every few seconds.
 //
@@ -26,6 +28,12 @@
 
 #include "common/time.h"
 #include "sched/config.h"
+#include "sched/plan.h"
+#include "sched/snapshot.h"
+#include "server/batched_writer.h"
+#include "server/event_recorder.h"
+#include "server/job_controller.h"
+#include "server/object_cache.h"
 #include "store/store.h"
 
 namespace tessera {
@@ -55,11 +63,16 @@ class SchedulerLoop {
 
  private:
   void Run();
+  void RequeueEvicted(const PodIndex& pods, Timestamp now, BatchedWriter& writer);
+  void WriteQueueStatus(const ClusterSnapshot& snapshot, const Plan& plan, BatchedWriter& writer);
+  void WriteQuotaStatus(const ClusterSnapshot& snapshot, const Plan& plan, BatchedWriter& writer);
 
   Store& store_;
   SchedulerConfig config_;
   Clock clock_;
   std::function<void()> written_;
+  ObjectCache cache_;  // owned by the thread running RunOnce
+  EventRecorder events_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool kicked_ = false;

@@ -68,6 +68,9 @@ Status BootstrapDefaults(Store& store, const std::string& now) {
     return Status::Ok();
   };
   RETURN_IF_ERROR(ensure("/Namespace", "", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
+  // Where agents keep their nodes' Leases (Kubernetes' kube-node-lease).
+  RETURN_IF_ERROR(ensure("/Namespace", "",
+                         {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "tessera-node-lease"}}}}));
   for (const PriorityClass& pc : DefaultPriorityClasses()) {
     nlohmann::json obj{{"apiVersion", "scheduling.k8s.io/v1"},
                        {"kind", "PriorityClass"},

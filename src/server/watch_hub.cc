@@ -1,5 +1,6 @@
 #include "server/watch_hub.h"
 
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 namespace tessera {
@@ -12,7 +13,10 @@ constexpr auto kPollInterval = std::chrono::milliseconds(500);
 
 WatchHub::WatchHub(Store& store) : store_(store) {
   dispatched_ = store_.Revision();
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "watch-hub");
+    Run();
+  });
 }
 
 WatchHub::~WatchHub() {

@@ -108,7 +108,7 @@ TEST_F(ApplyTest, KeepsGoingAfterAFailedObject) {
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.out, "priorityclass.scheduling.k8s.io/ok created\n");
   EXPECT_NE(r.err.find("Error from server (NotFound): error when creating \"STDIN\" document 1 (line 1): "
-                       "namespace nowhere does not exist"),
+                       "namespaces \"nowhere\" not found\n"),
             std::string::npos)
       << r.err;
 }

@@ -10,6 +10,7 @@
 #include "agent/gpu_inventory.h"
 #include "agent/node_registration.h"
 #include "cli/commands/apply_command.h"
+#include "cli/commands/client_commands.h"
 #include "server/api_handler.h"
 
 #ifndef TESSERA_SOURCE_DIR
@@ -58,6 +59,23 @@ std::vector<std::map<std::string, std::string>> ParseTable(const std::string& te
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+CommandRun RunCommandLine(const std::vector<std::string>& args, const std::string& stdin_text) {
+  std::ostringstream out, err;
+  std::istringstream in(stdin_text);
+  CLI::App app{"Tessera"};
+  app.require_subcommand(1);
+  int rc = 0;
+  ClientCommands commands(out, err, in);
+  commands.AddTo(app, &rc);
+  std::vector<const char*> argv = {"tessera"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  CommandRun run;
+  run.rc = ParseAndRun(app, static_cast<int>(argv.size()), argv.data(), rc, out, err);
+  run.out = out.str();
+  run.err = err.str();
+  return run;
 }
 
 void CliTest::SetUp() {

@@ -35,6 +35,11 @@ std::filesystem::path SeedDir();
 // hold single spaces: "PENDING WORKLOADS"), so a misaligned cell reads wrong.
 std::vector<std::map<std::string, std::string>> ParseTable(const std::string& text);
 
+// Runs `tessera ARGS...` for the client commands through the same wiring as
+// main() (ClientCommands, ParseAndRun), in-process, with `stdin_text` as
+// standard input.
+CommandRun RunCommandLine(const std::vector<std::string>& args, const std::string& stdin_text = "");
+
 class CliTest : public ::testing::Test {
  protected:
   void SetUp() override;

@@ -2,9 +2,6 @@
 // command, and exit code 2 for anything CLI11 cannot parse.
 #include <gtest/gtest.h>
 
-#include <sstream>
-
-#include "cli/commands/client_commands.h"
 #include "tests/cli/cli_test_fixture.h"
 
 namespace tessera {
@@ -18,20 +15,7 @@ class CommandLineTest : public CliTest {
     if (connect) {
       args.insert(args.begin(), {"--server", server_->url(), "--token", server_->admin_token()});
     }
-    std::ostringstream out, err;
-    std::istringstream in;
-    CLI::App app{"Tessera"};
-    app.require_subcommand(1);
-    int rc = 0;
-    ClientCommands commands(out, err, in);
-    commands.AddTo(app, &rc);
-    std::vector<const char*> argv = {"tessera"};
-    for (const std::string& a : args) argv.push_back(a.c_str());
-    CommandRun run;
-    run.rc = ParseAndRun(app, static_cast<int>(argv.size()), argv.data(), rc, out, err);
-    run.out = out.str();
-    run.err = err.str();
-    return run;
+    return RunCommandLine(args);
   }
 };
 
@@ -64,6 +48,23 @@ TEST_F(CommandLineTest, ParseErrorsExitTwo) {
   EXPECT_EQ(Tessera({"get", "ns", "--frobnicate"}, false).rc, 2);
   CommandRun r = Tessera({"get", "ns", "-o", "table"}, false);
   EXPECT_NE(r.err.find("--output"), std::string::npos) << r.err;
+}
+
+// --chunk-size reads a list a few objects per request; all of them arrive.
+TEST_F(CommandLineTest, ChunkSizeFlagPagesTheList) {
+  ApiClient client = Admin();
+  for (const char* name : {"chunk-a", "chunk-b", "chunk-c"}) {
+    ASSERT_EQ(client.Request("POST", "/api/v1/namespaces",
+                             nlohmann::json{{"apiVersion", "v1"}, {"kind", "Namespace"},
+                                            {"metadata", {{"name", name}, {"labels", {{"chunk", "yes"}}}}}}
+                                 .dump())
+                  ->status,
+              201);
+  }
+  CommandRun r = Tessera({"get", "ns", "-l", "chunk", "--chunk-size", "2", "-o", "name"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "namespace/chunk-a\nnamespace/chunk-b\nnamespace/chunk-c\n");
+  EXPECT_EQ(Tessera({"get", "ns", "--chunk-size", "-1"}, false).rc, 2);  // not a size
 }
 
 // --help exits 0 and shows the command's own usage line.

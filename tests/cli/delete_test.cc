@@ -33,7 +33,7 @@ TEST_F(DeleteTest, MissingObjectIsAnErrorUnlessIgnored) {
   ApplySeed();
   CommandRun r = Delete({.args = {"pc", "nope", "exploratory"}});
   EXPECT_EQ(r.rc, 1);
-  EXPECT_NE(r.err.find("Error from server (NotFound): "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err, "Error from server (NotFound): priorityclasses.scheduling.k8s.io \"nope\" not found\n");
   EXPECT_EQ(r.out, "priorityclass.scheduling.k8s.io/exploratory deleted\n");
   CommandRun ignored = Delete({.args = {"pc", "nope"}, .ignore_not_found = true});
   EXPECT_EQ(ignored.rc, 0);

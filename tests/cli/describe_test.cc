@@ -105,6 +105,25 @@ TEST_F(DescribeTest, AdmittedWorkloadShowsPlacement) {
   EXPECT_TRUE(Has(r.out, "    main     0    gpu-node-1  0 (0.25)\n")) << r.out;
 }
 
+// A workload that names no PriorityClass shows the priority it runs at and
+// where that comes from: the global default class.
+TEST_F(DescribeTest, WorkloadWithoutAClassShowsTheDefaultPriority) {
+  ASSERT_EQ(ApplyText("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: exploratory\n"
+                      "value: 1000\nglobalDefault: true\n")
+                .rc,
+            0);
+  CommandRun submitted = Run([](const CommandContext& ctx) {
+    return RunSubmit(ctx, {.name = "nb", .queue = "default", .type = "notebook", .command = {"jupyter"}});
+  });
+  ASSERT_EQ(submitted.rc, 0) << submitted.err;
+  ASSERT_TRUE(Eventually([&] {
+    return GetJson("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-nb").is_object();
+  })) << "the job controller made no workload";
+  CommandRun r = Describe({"workload", "job-nb"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "Priority:            1000 (the global default PriorityClass exploratory)\n")) << r.out;
+}
+
 // Events whose involvedObject is the object are listed; others are not.
 TEST_F(DescribeTest, ShowsEventsAboutTheObject) {
   ApiClient client = Admin();
@@ -134,7 +153,7 @@ TEST_F(DescribeTest, ShowsEventsAboutTheObject) {
 TEST_F(DescribeTest, MissingObjectIsAnError) {
   CommandRun r = Describe({"priorityclass", "training", "nope", "batch"});
   EXPECT_EQ(r.rc, 1);
-  EXPECT_TRUE(Has(r.err, "Error from server (NotFound)")) << r.err;
+  EXPECT_EQ(r.err, "Error from server (NotFound): priorityclasses.scheduling.k8s.io \"nope\" not found\n");
   EXPECT_TRUE(Has(r.out, "Name:                training\n")) << r.out;
   EXPECT_TRUE(Has(r.out, "\n\nName:                batch\n")) << r.out;
   EXPECT_TRUE(Has(r.out, "Value:               100000\n")) << r.out;  // a top-level field of PriorityClass

@@ -165,11 +165,12 @@ TEST_F(GetTest, AllNamespacesAddsANamespaceColumn) {
   EXPECT_EQ(rows[1].at("CLUSTERQUEUE"), "gpu-cluster-queue");
 }
 
-// A named object that does not exist is reported; the others still print; exit 1.
+// A named object that does not exist is reported in kubectl's words; the
+// others still print; exit 1.
 TEST_F(GetTest, MissingNamedObjectIsAnError) {
   CommandRun r = Get({.args = {"ns", "nope", "default"}});
   EXPECT_EQ(r.rc, 1);
-  EXPECT_NE(r.err.find("Error from server (NotFound): "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err, "Error from server (NotFound): namespaces \"nope\" not found\n");
   auto rows = ParseTable(r.out);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].at("NAME"), "default");
@@ -205,6 +206,72 @@ TEST_F(GetTest, WideWorkloadsShowThePendingMessage) {
   EXPECT_EQ(row->at("MESSAGE"), message);
   // Without -o wide there is no MESSAGE column.
   EXPECT_EQ(Get({.args = {"workloads"}}, "team-nlp").out.find("MESSAGE"), std::string::npos);
+}
+
+// A Workload in `default` as a user (or a job controller) writes one.
+json WorkloadNamed(const std::string& name, const json& spec_fields) {
+  auto wl = ParseSingleObject(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {namespace: default}
+spec:
+  queueName: default
+  podSets:
+    - name: main
+      count: 1
+      template:
+        spec:
+          containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+)");
+  EXPECT_TRUE(wl.has_value()) << wl.error().ToString();
+  (*wl)["metadata"]["name"] = name;
+  (*wl)["spec"].update(spec_fields);
+  return *wl;
+}
+
+// PRIORITY is the class a workload names; without one, the priority it runs
+// at: spec.priority when set, else the global default class's value, else 0.
+TEST_F(GetTest, WorkloadPriorityWithoutAClassIsTheEffectivePriority) {
+  ApiClient client = Admin();
+  const std::vector<std::pair<std::string, json>> workloads = {
+      {"named", {{"priorityClassName", "training"}}}, {"unnamed", json::object()}, {"pinned", {{"priority", 42}}}};
+  for (const auto& [name, spec] : workloads) {
+    auto r = client.Request("POST", "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads",
+                            WorkloadNamed(name, spec).dump());
+    ASSERT_EQ(r->status, 201) << r->body;
+  }
+  auto priorities = [&] {
+    CommandRun r = Get({.args = {"workloads"}});
+    EXPECT_EQ(r.rc, 0) << r.err;
+    std::map<std::string, std::string> by_name;
+    for (const auto& row : ParseTable(r.out)) by_name[row.at("NAME")] = row.at("PRIORITY");
+    return by_name;
+  };
+  // The bootstrap classes include no global default: 0.
+  EXPECT_EQ(priorities(),
+            (std::map<std::string, std::string>{{"named", "training"}, {"pinned", "42"}, {"unnamed", "0"}}));
+  ASSERT_EQ(ApplyText("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: exploratory\n"
+                      "value: 1000\nglobalDefault: true\n")
+                .rc,
+            0);
+  EXPECT_EQ(priorities(),
+            (std::map<std::string, std::string>{{"named", "training"}, {"pinned", "42"}, {"unnamed", "1000"}}));
+}
+
+// A list is read in chunks of --chunk-size objects; every object arrives
+// whatever the chunk, in order (0: one request).
+TEST_F(GetTest, ListsAreReadInChunks) {
+  ApiClient client = Admin();
+  for (int i = 0; i < 5; ++i) {
+    json ns{{"apiVersion", "v1"}, {"kind", "Namespace"},
+            {"metadata", {{"name", "c" + std::to_string(i)}, {"labels", {{"chunked", "yes"}}}}}};
+    ASSERT_EQ(client.Request("POST", "/api/v1/namespaces", ns.dump())->status, 201);
+  }
+  for (int64_t chunk : {1, 2, 5, 500, 0}) {
+    CommandRun r = Get({.args = {"ns"}, .output = "name", .selector = "chunked", .chunk_size = chunk});
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.out, "namespace/c0\nnamespace/c1\nnamespace/c2\nnamespace/c3\nnamespace/c4\n") << "chunk " << chunk;
+  }
 }
 
 // -w prints the current objects, then a row per change, under the same header.

@@ -13,6 +13,7 @@
 #include "api/manifest.h"
 #include "client/api_client.h"
 #include "server/server.h"
+#include "store/sqlite_store.h"
 
 namespace tessera {
 namespace {
@@ -111,16 +112,75 @@ TEST_F(ApiServerTest, CreateGetListAndSelectByLabel) {
   EXPECT_EQ(list["kind"], "NamespaceList");
 }
 
-TEST_F(ApiServerTest, AlreadyExistsAndNotFoundAreStatuses) {
+// Errors about one object are Kubernetes' own: the message kubectl prints and
+// Status.details {name, group (not for the core API), kind: the resource}.
+TEST_F(ApiServerTest, AlreadyExistsAndNotFoundAreStatusesInKubernetesWords) {
   auto c = Admin();
   json ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "dup"}}}};
   EXPECT_EQ(c.Request("POST", "/api/v1/namespaces", ns.dump())->status, 201);
   auto again = c.Request("POST", "/api/v1/namespaces", ns.dump());
   EXPECT_EQ(again->status, 409);
   EXPECT_EQ(Body(*again)["reason"], "AlreadyExists");
+  EXPECT_EQ(Body(*again)["message"], "namespaces \"dup\" already exists");
+  EXPECT_EQ(Body(*again)["details"], (json{{"name", "dup"}, {"kind", "namespaces"}}));
   auto missing = c.Request("GET", "/api/v1/namespaces/nope");
   EXPECT_EQ(missing->status, 404);
   EXPECT_EQ(Body(*missing)["kind"], "Status");
+  EXPECT_EQ(Body(*missing)["reason"], "NotFound");
+  EXPECT_EQ(Body(*missing)["message"], "namespaces \"nope\" not found");
+  // Another group's resource is named with its group, as kubectl shows it.
+  auto queue = c.Request("GET", "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/nope");
+  EXPECT_EQ(queue->status, 404);
+  EXPECT_EQ(Body(*queue)["message"], "clusterqueues.kueue.x-k8s.io \"nope\" not found");
+  EXPECT_EQ(Body(*queue)["details"], (json{{"name", "nope"}, {"group", "kueue.x-k8s.io"}, {"kind", "clusterqueues"}}));
+  for (const char* method : {"PATCH", "DELETE"}) {
+    auto r = c.Request(method, "/apis/batch/v1/namespaces/default/jobs/nope", "{}", "application/merge-patch+json");
+    EXPECT_EQ(r->status, 404) << method;
+    EXPECT_EQ(Body(*r)["message"], "jobs.batch \"nope\" not found") << method;
+  }
+}
+
+// Creating in a namespace that does not exist: Kubernetes' NotFound for the namespace.
+TEST_F(ApiServerTest, MissingNamespaceIsNotFoundInKubernetesWords) {
+  auto c = Admin();
+  json lq{{"apiVersion", "kueue.x-k8s.io/v1beta1"}, {"kind", "LocalQueue"}, {"metadata", {{"name", "q"}}},
+          {"spec", {{"clusterQueue", "default"}}}};
+  auto r = c.Request("POST", "/apis/kueue.x-k8s.io/v1beta1/namespaces/nowhere/localqueues", lq.dump());
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(Body(*r)["message"], "namespaces \"nowhere\" not found");
+  EXPECT_EQ(Body(*r)["details"], (json{{"name", "nowhere"}, {"kind", "namespaces"}}));
+}
+
+// A write from a stale resourceVersion, by PUT, PATCH or a DELETE precondition,
+// is Kubernetes' Conflict: "Operation cannot be fulfilled on ...".
+TEST_F(ApiServerTest, StaleWritesConflictInKubernetesWords) {
+  auto c = Admin();
+  json ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "stale"}}}};
+  const json created = Body(*c.Request("POST", "/api/v1/namespaces", ns.dump()));
+  const std::string old_rv = created["metadata"]["resourceVersion"];
+  c.Request("PATCH", "/api/v1/namespaces/stale", R"({"metadata":{"labels":{"a":"1"}}})",
+            "application/merge-patch+json");
+  const std::string modified =
+      "Operation cannot be fulfilled on namespaces \"stale\": the object has been modified; please apply your changes "
+      "to the latest version and try again";
+  auto put = c.Request("PUT", "/api/v1/namespaces/stale", created.dump());
+  EXPECT_EQ(put->status, 409);
+  EXPECT_EQ(Body(*put)["reason"], "Conflict");
+  EXPECT_EQ(Body(*put)["message"], modified);
+  EXPECT_EQ(Body(*put)["details"], (json{{"name", "stale"}, {"kind", "namespaces"}}));
+  auto patch = c.Request("PATCH", "/api/v1/namespaces/stale",
+                         json{{"metadata", {{"resourceVersion", old_rv}, {"labels", {{"b", "2"}}}}}}.dump(),
+                         "application/merge-patch+json");
+  EXPECT_EQ(patch->status, 409);
+  EXPECT_EQ(Body(*patch)["message"], modified);
+  auto del = c.Request("DELETE", "/api/v1/namespaces/stale",
+                       json{{"preconditions", {{"resourceVersion", old_rv}}}}.dump());
+  EXPECT_EQ(del->status, 409);
+  const std::string current = Body(*c.Request("GET", "/api/v1/namespaces/stale"))["metadata"]["resourceVersion"];
+  EXPECT_EQ(Body(*del)["message"],
+            "Operation cannot be fulfilled on namespaces \"stale\": the ResourceVersion in the precondition (" +
+                old_rv + ") does not match the ResourceVersion in record (" + current +
+                "). The object might have been modified");
 }
 
 TEST_F(ApiServerTest, StaleUpdateConflictsAndExactlyOneConcurrentWriterWins) {
@@ -177,6 +237,9 @@ TEST_F(ApiServerTest, BadInputIsRefusedWithAStatusThatNamesTheProblem) {
       {cq, R"({"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"ClusterQueue","metadata":{"name":"x"},"spec":{"resourceGroups":[{"coveredResources":["nvidia.com/gpu"],"flavors":[{"name":"f","resources":[{"name":"nvidia.com/gpu","nominalQuota":"-1"}]}]}]}})", 422, "nominalQuota"},
       {cq, R"({"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"ClusterQueue","metadata":{"name":"x"},"spec":{"resourceGroups":[{"coveredResources":["nvidia.com/gpu"],"flavors":[{"name":"f","resources":[{"name":"nvidia.com/gpu","nominalQuota":"1.5"}]}]}]}})", 422, "1.5"},
       {"/apis/example.com/v1/widgets", R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}})", 404, "widgets"},
+      // An unknown resource of a served group: the 404 lists what the group serves.
+      {"/apis/kueue.x-k8s.io/v1beta1/widgets", R"({"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"Widget"})", 404,
+       "it serves resourceflavors, clusterqueues, localqueues, workloads"},
       {"/apis/kueue.x-k8s.io/v1beta1/namespaces/no-such-ns/localqueues",
        R"({"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"LocalQueue","metadata":{"name":"q"},"spec":{"clusterQueue":"default"}})", 404, "no-such-ns"},
   };
@@ -293,6 +356,92 @@ TEST_F(ApiServerTest, SeedManifestsApplyUnchanged) {
       EXPECT_EQ(r.status, 201) << f << ": " << doc.object.dump() << "\n" << r.body;
     }
   }
+}
+
+// Seven labelled namespaces read three at a time: 3 + 3 + 1, each page with
+// the first page's resourceVersion, the token and the count of what remains.
+TEST_F(ApiServerTest, ListPagesWithLimitAndContinue) {
+  auto c = Admin();
+  for (int i = 0; i < 7; ++i) {
+    json ns{{"apiVersion", "v1"}, {"kind", "Namespace"},
+            {"metadata", {{"name", "paged-" + std::to_string(i)}, {"labels", {{"paged", "yes"}}}}}};
+    ASSERT_EQ(c.Request("POST", "/api/v1/namespaces", ns.dump())->status, 201);
+  }
+  std::vector<std::string> names;
+  std::vector<std::string> revisions;
+  std::vector<json> remaining;
+  std::string next;
+  do {
+    auto r = c.Request("GET",
+                       "/api/v1/namespaces?labelSelector=paged&limit=3" + (next.empty() ? "" : "&continue=" + next));
+    ASSERT_EQ(r->status, 200) << r->body;
+    const json page = Body(*r);
+    for (const json& item : page["items"]) names.push_back(item["metadata"]["name"]);
+    revisions.push_back(page["metadata"]["resourceVersion"]);
+    remaining.push_back(page["metadata"].value("remainingItemCount", json()));
+    next = page["metadata"].value("continue", "");
+    // A write between pages changes the store's revision, not the listing's.
+    json extra{{"apiVersion", "v1"},
+               {"kind", "Namespace"},
+               {"metadata", {{"name", "between-" + std::to_string(names.size())}}}};
+    c.Request("POST", "/api/v1/namespaces", extra.dump());
+  } while (!next.empty() && names.size() < 100);
+  EXPECT_EQ(names, (std::vector<std::string>{"paged-0", "paged-1", "paged-2", "paged-3", "paged-4", "paged-5",
+                                             "paged-6"}));
+  EXPECT_EQ(remaining, (std::vector<json>{4, 1, json()}));  // 7 - 3, 7 - 6, none
+  ASSERT_EQ(revisions.size(), 3u);
+  EXPECT_EQ(revisions[1], revisions[0]);
+  EXPECT_EQ(revisions[2], revisions[0]);
+  // Without a limit, everything in one list and no token.
+  const json all = Body(*c.Request("GET", "/api/v1/namespaces?labelSelector=paged"));
+  EXPECT_EQ(all["items"].size(), 7u);
+  EXPECT_FALSE(all["metadata"].contains("continue"));
+}
+
+TEST_F(ApiServerTest, MalformedLimitOrContinueIsABadRequest) {
+  auto c = Admin();
+  for (const char* query : {"limit=-1", "limit=many", "continue=not-a-token"}) {
+    auto r = c.Request("GET", std::string("/api/v1/namespaces?") + query);
+    EXPECT_EQ(r->status, 400) << query;
+    EXPECT_EQ(Body(*r)["reason"], "BadRequest") << query;
+  }
+  auto r = c.Request("GET", "/api/v1/namespaces?continue=not-a-token");
+  EXPECT_NE(Body(*r)["message"].get<std::string>().find("list again without the continue parameter"),
+            std::string::npos)
+      << r->body;
+}
+
+// A token is for the list it came from; sent with another path it is refused.
+TEST_F(ApiServerTest, ContinueTokenFromAnotherListIsRefused) {
+  auto c = Admin();
+  const json page = Body(*c.Request("GET", "/apis/scheduling.k8s.io/v1/priorityclasses?limit=1"));
+  const std::string token = page["metadata"]["continue"];
+  auto r = c.Request("GET", "/api/v1/namespaces?limit=1&continue=" + token);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(Body(*r)["message"].get<std::string>().find("belongs to another list"), std::string::npos) << r->body;
+}
+
+// Once the event log no longer reaches back to the first page's revision (here
+// compacted on purpose, through the store file), the token has expired: 410 in
+// Kubernetes' words, and a new list from the start works.
+TEST_F(ApiServerTest, ContinueTokenOlderThanTheEventLogExpires) {
+  auto c = Admin();
+  const json page = Body(*c.Request("GET", "/apis/scheduling.k8s.io/v1/priorityclasses?limit=1"));
+  const std::string token = page["metadata"]["continue"];
+  json ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "later"}}}};
+  ASSERT_EQ(c.Request("POST", "/api/v1/namespaces", ns.dump())->status, 201);
+  {
+    auto store = OpenSqliteStore((dir_ / "tessera.db").string());
+    ASSERT_TRUE(store.has_value()) << store.error().ToString();
+    ASSERT_TRUE((*store)->Compact(0).ok());
+  }
+  auto r = c.Request("GET", "/apis/scheduling.k8s.io/v1/priorityclasses?limit=1&continue=" + token);
+  EXPECT_EQ(r->status, 410);
+  EXPECT_EQ(Body(*r)["reason"], "Expired");
+  EXPECT_NE(Body(*r)["message"].get<std::string>().find("The provided continue parameter is too old"),
+            std::string::npos)
+      << r->body;
+  EXPECT_EQ(c.Request("GET", "/apis/scheduling.k8s.io/v1/priorityclasses?limit=1")->status, 200);
 }
 
 TEST_F(ApiServerTest, AcknowledgedWritesSurviveARestart) {

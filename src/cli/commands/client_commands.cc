@@ -21,9 +21,11 @@ class UsageFormatter : public CLI::Formatter {
 
 constexpr const char* kGlobalFlags =
     "Global flags (before or after the command):\n"
-    "  --server URL        the Tessera API server (else TESSERA_SERVER, else ~/.config/tessera/config.yaml)\n"
-    "  --token TOKEN       bearer token (else TESSERA_TOKEN, else the config file)\n"
-    "  -n, --namespace NS  namespace for namespaced kinds (default \"default\")\n"
+    "  --server URL                  the Tessera API server (else TESSERA_SERVER, else ~/.config/tessera/config.yaml)\n"
+    "  --token TOKEN                 bearer token (else TESSERA_TOKEN, else the config file)\n"
+    "  --certificate-authority FILE  CA certificate(s) to trust for an https:// server (else the config file's)\n"
+    "  --insecure-skip-tls-verify    do not check the server's certificate (insecure)\n"
+    "  -n, --namespace NS            namespace for namespaced kinds (default \"default\")\n"
     "Exit codes: 0 success, 1 refused or failed, 2 usage error (nothing sent).";
 
 // "namespaces (ns), nodes (no), ..." for help texts.
@@ -62,7 +64,7 @@ CLI::App* AddCommand(CLI::App& app, const std::string& name, const std::string& 
   CLI::App* cmd = app.add_subcommand(name, description);
   cmd->formatter(std::make_shared<UsageFormatter>(usage));
   cmd->footer(footer + "\n\n" + kGlobalFlags);
-  cmd->fallthrough();  // -n, --server and --token may follow the command
+  cmd->fallthrough();  // -n and the other global flags may follow the command
   return cmd;
 }
 
@@ -70,7 +72,7 @@ CLI::App* AddCommand(CLI::App& app, const std::string& name, const std::string& 
 
 CommandContext ClientCommands::Context() const {
   CommandContext ctx;
-  ctx.config = ResolveClientConfig(server_, token_);
+  ctx.config = ResolveClientConfig(flags_);
   ctx.ns = ns_;
   ctx.ns_explicit = ns_option_ != nullptr && ns_option_->count() > 0;
   ctx.out = &out_;
@@ -80,8 +82,13 @@ CommandContext ClientCommands::Context() const {
 }
 
 void ClientCommands::AddTo(CLI::App& app, int* rc) {
-  app.add_option("--server", server_, "Tessera API server URL (else TESSERA_SERVER, else the config file)");
-  app.add_option("--token", token_, "Bearer token (else TESSERA_TOKEN, else the config file)");
+  app.add_option("--server", flags_.server, "Tessera API server URL (else TESSERA_SERVER, else the config file)");
+  app.add_option("--token", flags_.token, "Bearer token (else TESSERA_TOKEN, else the config file)");
+  app.add_option("--certificate-authority", flags_.certificate_authority,
+                 "PEM file of the CA that signed an https:// server's certificate (else the config file's)")
+      ->type_name("FILE");
+  app.add_flag("--insecure-skip-tls-verify", flags_.insecure_skip_tls_verify,
+               "Do not check the server's certificate; its connection is then not secure");
   ns_option_ = app.add_option("-n,--namespace", ns_, "Namespace for namespaced kinds")->capture_default_str();
 
   // apply
@@ -105,6 +112,7 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   CLI::App* get = AddCommand(
       app, "get", "List objects, or show some, as a table or as YAML/JSON (kubectl get)",
       "tessera get KIND [NAME...] [-n NAMESPACE | -A] [-o wide|yaml|json|name] [-l SELECTOR] [-w]\n"
+      "                   [--chunk-size N]\n"
       "       tessera get KIND/NAME...",
       Wrap("Kinds: " + KnownKinds() + ".", 88, 2) +
           "\n\nExamples:\n"
@@ -121,6 +129,10 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       ->type_name("SELECTOR");
   get->add_flag("-w,--watch", get_.watch, "After listing, print each change as it happens");
   get->add_flag("-A,--all-namespaces", get_.all_namespaces, "List across all namespaces");
+  get->add_option("--chunk-size", get_.chunk_size, "Read lists in chunks of this many objects (0: all at once)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->type_name("N");
   get->callback([this, rc] { *rc = RunGet(Context(), get_); });
 
   // describe

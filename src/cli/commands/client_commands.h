@@ -1,8 +1,9 @@
 // The client subcommands of `tessera` (apply, get, describe, delete, submit,
 // queues) on a CLI11 app, with their flags and usage text, and the global flags
-// they share: --server, --token, -n/--namespace. Each subcommand resolves the
-// server and token (client_config.h) and runs its Run* function (one file per
-// command in this directory).
+// they share: --server, --token, --certificate-authority,
+// --insecure-skip-tls-verify, -n/--namespace. Each subcommand resolves the
+// server, token and TLS settings (client_config.h) and runs its Run* function
+// (one file per command in this directory).
 //
 // Exit codes (exit_codes.h): a command's own; CLI11's parse errors (unknown
 // flag, missing argument, bad value) become 2 through ParseAndRun.
@@ -40,8 +41,7 @@ class ClientCommands {
   std::ostream& out_;
   std::ostream& err_;
   std::istream& in_;
-  std::string server_;
-  std::string token_;
+  ClientFlags flags_;
   std::string ns_ = "default";
   CLI::Option* ns_option_ = nullptr;
   ApplyOptions apply_;

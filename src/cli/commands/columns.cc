@@ -7,12 +7,13 @@
 
 #include "cli/commands/age.h"
 #include "cli/commands/object_fields.h"
+#include "cli/commands/workload_priority.h"
 
 namespace tessera {
 namespace {
 
 using nlohmann::json;
-using CellFn = std::function<std::string(const json&, int64_t now)>;
+using CellFn = std::function<std::string(const json&, const ColumnOptions&)>;
 
 struct Column {
   std::string header;
@@ -20,13 +21,16 @@ struct Column {
   bool wide_only = false;
 };
 
-std::string Age(const json& o, int64_t now) { return AgeSince(TextAt(o, "metadata.creationTimestamp"), now); }
-std::string Name(const json& o, int64_t) { return NameOf(o); }
+std::string Age(const json& o, const ColumnOptions& options) {
+  return AgeSince(TextAt(o, "metadata.creationTimestamp"), options.now);
+}
+std::string Name(const json& o, const ColumnOptions&) { return NameOf(o); }
 
 Column NameColumn() { return {"NAME", Name}; }
 Column AgeColumn() { return {"AGE", Age}; }
 Column Field(std::string header, std::string path, std::string fallback = "", bool wide_only = false) {
-  return {std::move(header), [path, fallback](const json& o, int64_t) { return TextAt(o, path, fallback); },
+  return {std::move(header),
+          [path, fallback](const json& o, const ColumnOptions&) { return TextAt(o, path, fallback); },
           wide_only};
 }
 
@@ -37,7 +41,7 @@ std::string ConditionStatus(const json& o, std::string_view type, std::string_vi
 
 // --- nodes
 
-std::string NodeStatus(const json& o, int64_t) {
+std::string NodeStatus(const json& o, const ColumnOptions&) {
   const std::string ready = ConditionStatus(o, "Ready");
   std::string s = ready == "True" ? "Ready" : ready == "False" ? "NotReady" : "Unknown";
   if (const json* u = Find(o, "spec.unschedulable"); u && u->is_boolean() && u->get<bool>()) {
@@ -55,7 +59,7 @@ std::string Allocatable(const json& o, const std::string& resource) {
 
 std::string JobQueue(const json& o) { return Text(Child(Find(o, "metadata.labels"), "kueue.x-k8s.io/queue-name")); }
 
-std::string JobStatus(const json& o, int64_t) {
+std::string JobStatus(const json& o, const ColumnOptions&) {
   if (ConditionStatus(o, "Complete") == "True") return "Complete";
   if (ConditionStatus(o, "Failed") == "True") return "Failed";
   if (const json* s = Find(o, "spec.suspend"); s && s->is_boolean() && s->get<bool>()) return "Suspended";
@@ -64,7 +68,7 @@ std::string JobStatus(const json& o, int64_t) {
   return "Pending";
 }
 
-std::string JobCompletions(const json& o, int64_t) {
+std::string JobCompletions(const json& o, const ColumnOptions&) {
   // kubectl's rule: succeeded/completions; without completions, "of parallelism" when above 1.
   const std::string succeeded = TextAt(o, "status.succeeded", "0");
   if (const json* c = Find(o, "spec.completions"); c && c->is_number_integer()) {
@@ -75,11 +79,11 @@ std::string JobCompletions(const json& o, int64_t) {
   return parallelism > 1 ? fmt::format("{}/1 of {}", succeeded, parallelism) : fmt::format("{}/1", succeeded);
 }
 
-std::string JobDuration(const json& o, int64_t now) {
+std::string JobDuration(const json& o, const ColumnOptions& options) {
   auto start = ParseTimeSeconds(TextAt(o, "status.startTime"));
   if (!start) return "";
   auto end = ParseTimeSeconds(TextAt(o, "status.completionTime"));
-  return HumanDuration((end ? *end : now) - *start);
+  return HumanDuration((end ? *end : options.now) - *start);
 }
 
 std::string TemplateContainers(const json& o, const std::function<std::string(const json&)>& field) {
@@ -108,7 +112,7 @@ std::string CommandLine(const json& container) {
 
 // --- pods
 
-std::string PodReady(const json& o, int64_t) {
+std::string PodReady(const json& o, const ColumnOptions&) {
   const json* spec_containers = Find(o, "spec.containers");
   const size_t total = spec_containers && spec_containers->is_array() ? spec_containers->size() : 0;
   size_t ready = 0;
@@ -121,7 +125,7 @@ std::string PodReady(const json& o, int64_t) {
   return fmt::format("{}/{}", ready, total);
 }
 
-std::string PodRestarts(const json& o, int64_t) {
+std::string PodRestarts(const json& o, const ColumnOptions&) {
   int64_t restarts = 0;
   if (const json* statuses = Find(o, "status.containerStatuses"); statuses && statuses->is_array()) {
     for (const json& s : *statuses) {
@@ -132,7 +136,7 @@ std::string PodRestarts(const json& o, int64_t) {
   return std::to_string(restarts);
 }
 
-std::string PodGpus(const json& o, int64_t) {
+std::string PodGpus(const json& o, const ColumnOptions&) {
   int64_t milli = 0;
   if (const json* containers = Find(o, "spec.containers"); containers && containers->is_array()) {
     for (const json& c : *containers) {
@@ -146,9 +150,10 @@ std::string PodGpus(const json& o, int64_t) {
 
 // --- workloads
 
-std::string WorkloadPriority(const json& o, int64_t) {
+// The class a workload names, else the priority it runs at without one.
+std::string WorkloadPriority(const json& o, const ColumnOptions& options) {
   const std::string cls = TextAt(o, "spec.priorityClassName");
-  return cls.empty() ? TextAt(o, "spec.priority") : cls;
+  return cls.empty() ? std::to_string(UnnamedClassPriority(o, options.default_priority)) : cls;
 }
 
 // --- resource quotas: "requests.cpu: 0/64, pods: 0/50" as kubectl prints them.
@@ -171,15 +176,15 @@ std::string QuotaUsage(const json& o, bool limits) {
 
 // --- events
 
-std::string EventLastSeen(const json& o, int64_t now) {
+std::string EventLastSeen(const json& o, const ColumnOptions& options) {
   for (const char* f : {"lastTimestamp", "eventTime", "firstTimestamp", "metadata.creationTimestamp"}) {
     const std::string t = TextAt(o, f);
-    if (!t.empty()) return AgeSince(t, now);
+    if (!t.empty()) return AgeSince(t, options.now);
   }
   return "<unknown>";
 }
 
-std::string EventObject(const json& o, int64_t) {
+std::string EventObject(const json& o, const ColumnOptions&) {
   std::string kind = TextAt(o, "involvedObject.kind");
   for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return fmt::format("{}/{}", kind, TextAt(o, "involvedObject.name"));
@@ -191,13 +196,13 @@ const std::vector<Column>& ColumnsFor(const KindInfo& kind) {
       {"/Node",
        {NameColumn(),
         {"STATUS", NodeStatus},
-        {"GPUS", [](const json& o, int64_t) { return Allocatable(o, "nvidia.com/gpu"); }},
-        {"GPU MODEL", [](const json& o, int64_t) {
+        {"GPUS", [](const json& o, const ColumnOptions&) { return Allocatable(o, "nvidia.com/gpu"); }},
+        {"GPU MODEL", [](const json& o, const ColumnOptions&) {
            return Text(Child(Find(o, "metadata.labels"), "nvidia.com/gpu.product"), "<none>");
          }},
         AgeColumn(),
-        {"CPU", [](const json& o, int64_t) { return Allocatable(o, "cpu"); }, true},
-        {"MEMORY", [](const json& o, int64_t) { return Allocatable(o, "memory"); }, true}}},
+        {"CPU", [](const json& o, const ColumnOptions&) { return Allocatable(o, "cpu"); }, true},
+        {"MEMORY", [](const json& o, const ColumnOptions&) { return Allocatable(o, "memory"); }, true}}},
       {"scheduling.k8s.io/PriorityClass",
        {NameColumn(), Field("VALUE", "value", "0"), Field("GLOBAL-DEFAULT", "globalDefault", "false"), AgeColumn(),
         Field("PREEMPTIONPOLICY", "preemptionPolicy", "PreemptLowerPriority")}},
@@ -210,10 +215,10 @@ const std::vector<Column>& ColumnsFor(const KindInfo& kind) {
         Field("ADMITTED WORKLOADS", "status.admittedWorkloads"), AgeColumn()}},
       {"kueue.x-k8s.io/ResourceFlavor",
        {NameColumn(),
-        {"NODE LABELS", [](const json& o, int64_t) { return JoinMap(Find(o, "spec.nodeLabels")); }},
+        {"NODE LABELS", [](const json& o, const ColumnOptions&) { return JoinMap(Find(o, "spec.nodeLabels")); }},
         AgeColumn(),
         {"TAINTS",
-         [](const json& o, int64_t) {
+         [](const json& o, const ColumnOptions&) {
            const json* taints = Find(o, "spec.nodeTaints");
            if (!taints || !taints->is_array() || taints->empty()) return std::string("<none>");
            std::string out;
@@ -227,26 +232,28 @@ const std::vector<Column>& ColumnsFor(const KindInfo& kind) {
          true}}},
       {"kueue.x-k8s.io/Workload",
        {NameColumn(), Field("QUEUE", "spec.queueName"), Field("RESERVED IN", "status.admission.clusterQueue"),
-        {"ADMITTED", [](const json& o, int64_t) { return ConditionStatus(o, "Admitted"); }},
+        {"ADMITTED", [](const json& o, const ColumnOptions&) { return ConditionStatus(o, "Admitted"); }},
         {"PRIORITY", WorkloadPriority},
         AgeColumn(),
-        {"MESSAGE", [](const json& o, int64_t) { return PendingMessage(o); }, true}}},
+        {"MESSAGE", [](const json& o, const ColumnOptions&) { return PendingMessage(o); }, true}}},
       {"batch/Job",
        {NameColumn(),
-        {"QUEUE", [](const json& o, int64_t) { return JobQueue(o); }},
+        {"QUEUE", [](const json& o, const ColumnOptions&) { return JobQueue(o); }},
         {"STATUS", JobStatus},
         {"COMPLETIONS", JobCompletions},
         {"DURATION", JobDuration},
         AgeColumn(),
         {"CONTAINERS",
-         [](const json& o, int64_t) { return TemplateContainers(o, [](const json& c) { return TextAt(c, "name"); }); },
+         [](const json& o, const ColumnOptions&) {
+           return TemplateContainers(o, [](const json& c) { return TextAt(c, "name"); });
+         },
          true},
-        {"COMMAND", [](const json& o, int64_t) { return TemplateContainers(o, CommandLine); }, true}}},
+        {"COMMAND", [](const json& o, const ColumnOptions&) { return TemplateContainers(o, CommandLine); }, true}}},
       {"batch.volcano.sh/Job",
        {NameColumn(), Field("STATUS", "status.state.phase", "Pending"), Field("MINAVAILABLE", "spec.minAvailable"),
         Field("RUNNINGS", "status.running", "0"),
         {"QUEUE",
-         [](const json& o, int64_t) {
+         [](const json& o, const ColumnOptions&) {
            const std::string q = TextAt(o, "spec.queue");
            return q.empty() ? JobQueue(o) : q;
          }},
@@ -260,13 +267,15 @@ const std::vector<Column>& ColumnsFor(const KindInfo& kind) {
         Field("NODE", "spec.nodeName", "<none>"),
         {"GPUS", PodGpus, true},
         {"GPU DEVICES",
-         [](const json& o, int64_t) {
+         [](const json& o, const ColumnOptions&) {
            return Text(Child(Find(o, "metadata.annotations"), "tessera.dev/gpu-devices"), "<none>");
          },
          true}}},
       {"/ResourceQuota",
-       {NameColumn(), AgeColumn(), {"REQUEST", [](const json& o, int64_t) { return QuotaUsage(o, false); }},
-        {"LIMIT", [](const json& o, int64_t) { return QuotaUsage(o, true); }}}},
+       {NameColumn(),
+        AgeColumn(),
+        {"REQUEST", [](const json& o, const ColumnOptions&) { return QuotaUsage(o, false); }},
+        {"LIMIT", [](const json& o, const ColumnOptions&) { return QuotaUsage(o, true); }}}},
       {"/Event",
        {{"LAST SEEN", EventLastSeen}, Field("TYPE", "type"), Field("REASON", "reason"), {"OBJECT", EventObject},
         Field("MESSAGE", "message")}},
@@ -303,7 +312,7 @@ std::vector<std::string> TableRow(const KindInfo& kind, const json& object, cons
   std::vector<std::string> cells;
   if (options.with_namespace && kind.namespaced) cells.push_back(NamespaceOf(object));
   for (const Column& c : ColumnsFor(kind)) {
-    if (!c.wide_only || options.wide) cells.push_back(c.cell(object, options.now));
+    if (!c.wide_only || options.wide) cells.push_back(c.cell(object, options));
   }
   return cells;
 }

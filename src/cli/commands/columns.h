@@ -7,7 +7,9 @@
 //   clusterqueues    NAME COHORT STRATEGY PENDING WORKLOADS ADMITTED WORKLOADS AGE
 //   localqueues      NAME CLUSTERQUEUE PENDING WORKLOADS ADMITTED WORKLOADS AGE
 //   resourceflavors  NAME NODE LABELS AGE                       (wide: TAINTS)
-//   workloads        NAME QUEUE RESERVED IN ADMITTED PRIORITY AGE (wide: MESSAGE, why it waits)
+//   workloads        NAME QUEUE RESERVED IN ADMITTED PRIORITY AGE (wide: MESSAGE, why it waits);
+//                    PRIORITY is the class named, else the priority it runs at
+//                    (workload_priority.h: spec.priority, else the default class's value)
 //   jobs (batch)     NAME QUEUE STATUS COMPLETIONS DURATION AGE (wide: CONTAINERS COMMAND)
 //   jobs (volcano)   NAME STATUS MINAVAILABLE RUNNINGS QUEUE AGE
 //   pods             NAME READY STATUS RESTARTS AGE NODE        (wide: GPUS, GPU DEVICES)
@@ -33,8 +35,9 @@ namespace tessera {
 
 struct ColumnOptions {
   bool wide = false;
-  bool with_namespace = false;  // -A: a NAMESPACE column first
-  int64_t now = 0;              // for AGE and DURATION
+  bool with_namespace = false;   // -A: a NAMESPACE column first
+  int64_t now = 0;               // for AGE and DURATION
+  int64_t default_priority = 0;  // the globalDefault PriorityClass's value (0: none), for workloads' PRIORITY
 };
 
 std::vector<std::string> TableHeaders(const KindInfo& kind, const ColumnOptions& options);

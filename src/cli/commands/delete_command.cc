@@ -5,6 +5,7 @@
 
 #include "api/validation.h"
 #include "cli/commands/exit_codes.h"
+#include "cli/commands/list_objects.h"
 #include "cli/commands/manifest_sources.h"
 #include "cli/commands/object_fields.h"
 #include "cli/commands/resource_paths.h"
@@ -72,19 +73,12 @@ int RunDelete(const CommandContext& ctx, const DeleteOptions& options) {
       for (const ObjectArg& a : *parsed) targets.push_back(Target{a.kind, ctx.ns, a.name, ""});
     } else {
       const KindInfo& kind = *parsed->front().kind;
-      auto r = client->Request("GET", WithQuery(CollectionPath(kind, ctx.ns), {{"labelSelector", options.selector}}));
-      if (!r) {
-        *ctx.err << LocalError(r.error()) << "\n";
+      auto list = ListObjects(*client, ctx.config, CollectionPath(kind, ctx.ns), options.selector);
+      if (!list) {
+        *ctx.err << list.error() << "\n";
         return kExitFailure;
       }
-      if (r->status != 200) {
-        *ctx.err << ServerError(*r, ctx.config) << "\n";
-        return kExitFailure;
-      }
-      const nlohmann::json list = nlohmann::json::parse(r->body, nullptr, false);
-      if (const nlohmann::json* items = Child(&list, "items"); items && items->is_array()) {
-        for (const nlohmann::json& o : *items) targets.push_back(Target{&kind, NamespaceOf(o), NameOf(o), ""});
-      }
+      for (const nlohmann::json& o : list->items) targets.push_back(Target{&kind, NamespaceOf(o), NameOf(o), ""});
       if (targets.empty()) {
         *ctx.err << (kind.namespaced ? fmt::format("No resources found in {} namespace.", ctx.ns)
                                      : std::string("No resources found"))

@@ -3,17 +3,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands/age.h"
 #include "cli/commands/columns.h"
 #include "cli/commands/describe_writer.h"
 #include "cli/commands/exit_codes.h"
+#include "cli/commands/list_objects.h"
 #include "cli/commands/object_fields.h"
 #include "cli/commands/queue_usage.h"
 #include "cli/commands/resource_paths.h"
 #include "cli/commands/server_errors.h"
 #include "cli/commands/table_printer.h"
+#include "cli/commands/workload_priority.h"
 
 namespace tessera {
 namespace {
@@ -136,11 +139,7 @@ class Describer {
   // Queue, priority and, while it waits, why: the scheduler's own words.
   void WorkloadSummary(DescribeWriter& w, const json& obj) {
     w.Field(0, "Queue", TextAt(obj, "spec.queueName", "<none>"));
-    const std::string cls = TextAt(obj, "spec.priorityClassName");
-    const std::string value = TextAt(obj, "spec.priority");
-    if (!cls.empty() || !value.empty()) {
-      w.Field(0, "Priority", cls.empty() ? value : value.empty() ? cls : fmt::format("{} ({})", cls, value));
-    }
+    w.Field(0, "Priority", Priority(obj));
     const json* admitted = FindCondition(obj, "Admitted");
     if (admitted && TextAt(*admitted, "status") == "True") {
       w.Field(0, "Admitted", fmt::format("in ClusterQueue {}", TextAt(obj, "status.admission.clusterQueue", "<unknown>")));
@@ -154,17 +153,25 @@ class Describer {
     }
   }
 
+  // The class a workload names (with spec.priority when set), else the priority
+  // it runs at without one (workload_priority.h), saying where that comes from.
+  std::string Priority(const json& workload) {
+    const std::string cls = TextAt(workload, "spec.priorityClassName");
+    const std::string value = TextAt(workload, "spec.priority");
+    if (!cls.empty()) return value.empty() ? cls : fmt::format("{} ({})", cls, value);
+    if (!value.empty()) return value;
+    if (!default_class_) default_class_ = FetchDefaultPriorityClass(client_);
+    if (default_class_->name.empty()) return "0 (no PriorityClass named, none is the global default)";
+    return fmt::format("{} (the global default PriorityClass {})", default_class_->value, default_class_->name);
+  }
+
   // A Job's Workload (owned by it, or named job-NAME) and what it says.
   void JobWorkload(DescribeWriter& w, const KindInfo& kind, const json& job) {
     const KindInfo* wl_kind = FindKindByApiVersion("kueue.x-k8s.io/v1beta1", "Workload");
-    auto r = client_.Request("GET", CollectionPath(*wl_kind, NamespaceOf(job)));
-    if (!r || r->status != 200) return;
-    const json list = json::parse(r->body, nullptr, false);
-    const json* items = Child(&list, "items");
-    if (!items || !items->is_array()) return;
+    const std::vector<json> workloads = ListQuietly(*wl_kind, NamespaceOf(job));
     const std::string name = NameOf(job);
     const json* found = nullptr;
-    for (const json& wl : *items) {
+    for (const json& wl : workloads) {
       const json* owners = Find(wl, "metadata.ownerReferences");
       if (owners && owners->is_array()) {
         for (const json& o : *owners) {
@@ -378,18 +385,13 @@ class Describer {
 
   // The items of a list, or none when it cannot be read (extras never fail describe).
   std::vector<json> ListQuietly(const KindInfo& kind, const std::string& ns) {
-    std::vector<json> out;
-    auto r = client_.Request("GET", CollectionPath(kind, ns));
-    if (!r || r->status != 200) return out;
-    json list = json::parse(r->body, nullptr, false);
-    if (json* items = list.is_object() && list.contains("items") ? &list["items"] : nullptr; items && items->is_array()) {
-      for (json& item : *items) out.push_back(std::move(item));
-    }
-    return out;
+    auto list = ListObjects(client_, ClientConfig{}, CollectionPath(kind, ns), "");
+    return list ? std::move(list->items) : std::vector<json>();
   }
 
   ApiClient& client_;
   int64_t now_;
+  std::optional<DefaultPriorityClass> default_class_;  // fetched for the first workload that needs it
 };
 
 }  // namespace
@@ -417,25 +419,19 @@ int RunDescribe(const CommandContext& ctx, const DescribeOptions& options) {
   if (!named) {
     const KindInfo& kind = *parsed->front().kind;
     const std::string ns = options.all_namespaces ? "" : ctx.ns;
-    auto r = client->Request("GET", WithQuery(CollectionPath(kind, ns), {{"labelSelector", options.selector}}));
-    if (!r) {
-      *ctx.err << LocalError(r.error()) << "\n";
+    auto list = ListObjects(*client, ctx.config, CollectionPath(kind, ns), options.selector);
+    if (!list) {
+      *ctx.err << list.error() << "\n";
       return kExitFailure;
     }
-    if (r->status != 200) {
-      *ctx.err << ServerError(*r, ctx.config) << "\n";
-      return kExitFailure;
-    }
-    const json list = json::parse(r->body, nullptr, false);
-    const json* items = Child(&list, "items");
-    if (!items || !items->is_array() || items->empty()) {
+    if (list->items.empty()) {
       *ctx.err << (kind.namespaced && !options.all_namespaces
                        ? fmt::format("No resources found in {} namespace.", ctx.ns)
                        : std::string("No resources found"))
                << "\n";
       return kExitOk;
     }
-    for (const json& item : *items) emit(kind, item);
+    for (const json& item : list->items) emit(kind, item);
     return kExitOk;
   }
   for (const ObjectArg& a : *parsed) {

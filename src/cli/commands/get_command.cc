@@ -12,6 +12,7 @@
 #include "cli/commands/resource_paths.h"
 #include "cli/commands/server_errors.h"
 #include "cli/commands/table_printer.h"
+#include "cli/commands/workload_priority.h"
 #include "cli/commands/yaml_output.h"
 
 namespace tessera {
@@ -38,9 +39,9 @@ std::string EmptyListMessage(const KindInfo& kind, const CommandContext& ctx, bo
 // the widths of what was printed before (header printed once).
 class WatchPrinter {
  public:
-  WatchPrinter(const CommandContext& ctx, const KindInfo& kind, const GetOptions& options,
+  WatchPrinter(const CommandContext& ctx, const KindInfo& kind, const GetOptions& options, ColumnOptions columns,
                std::optional<std::vector<size_t>> widths)
-      : ctx_(ctx), kind_(kind), options_(options), widths_(std::move(widths)) {}
+      : ctx_(ctx), kind_(kind), options_(options), columns_(columns), widths_(std::move(widths)) {}
 
   void Print(const json& object) {
     if (options_.output == "name") {
@@ -50,10 +51,9 @@ class WatchPrinter {
     } else if (options_.output == "yaml") {
       *ctx_.out << "---\n" << ToYaml(object);
     } else {
-      const ColumnOptions columns{options_.output == "wide", options_.all_namespaces, ctx_.Now()};
-      std::vector<std::string> row = TableRow(kind_, object, columns);
+      std::vector<std::string> row = TableRow(kind_, object, columns_);
       if (!widths_) {
-        Table first(TableHeaders(kind_, columns));
+        Table first(TableHeaders(kind_, columns_));
         first.AddRow(row);
         widths_ = first.Widths();
         *ctx_.out << FormatRow(first.headers(), *widths_);
@@ -67,6 +67,7 @@ class WatchPrinter {
   const CommandContext& ctx_;
   const KindInfo& kind_;
   const GetOptions& options_;
+  const ColumnOptions columns_;
   std::optional<std::vector<size_t>> widths_;
 };
 
@@ -121,23 +122,15 @@ int RunGet(const CommandContext& ctx, const GetOptions& options) {
   for (KindGroup& g : groups) {
     const std::string ns = options.all_namespaces ? "" : ctx.ns;
     if (g.names.empty() || options.watch) {
-      auto r = client->Request("GET", WithQuery(CollectionPath(*g.kind, ns), {{"labelSelector", options.selector}}));
-      if (!r) {
-        *ctx.err << LocalError(r.error()) << "\n";
+      auto list = ListObjects(*client, ctx.config, CollectionPath(*g.kind, ns), options.selector, options.chunk_size);
+      if (!list) {
+        *ctx.err << list.error() << "\n";
         return kExitFailure;
       }
-      if (r->status != 200) {
-        *ctx.err << ServerError(*r, ctx.config) << "\n";
-        return kExitFailure;
-      }
-      const json list = json::parse(r->body, nullptr, false);
-      g.list_revision = TextAt(list, "metadata.resourceVersion");
-      if (const json* items = Child(&list, "items"); items && items->is_array()) {
-        for (const json& item : *items) {
-          if (g.names.empty() ||
-              std::find(g.names.begin(), g.names.end(), NameOf(item)) != g.names.end()) {
-            g.objects.push_back(item);
-          }
+      g.list_revision = list->resource_version;
+      for (json& item : list->items) {
+        if (g.names.empty() || std::find(g.names.begin(), g.names.end(), NameOf(item)) != g.names.end()) {
+          g.objects.push_back(std::move(item));
         }
       }
       continue;
@@ -159,6 +152,11 @@ int RunGet(const CommandContext& ctx, const GetOptions& options) {
   }
 
   // 3. Print what was found.
+  ColumnOptions columns{.wide = options.output == "wide", .with_namespace = options.all_namespaces, .now = ctx.Now()};
+  const bool workloads = std::any_of(groups.begin(), groups.end(), [](const KindGroup& g) {
+    return g.kind->store_key == "kueue.x-k8s.io/Workload";
+  });
+  if (workloads && IsTable(options.output)) columns.default_priority = FetchDefaultPriorityClass(*client).value;
   const bool single_named = parsed->size() == 1 && named;
   std::optional<std::vector<size_t>> widths;
   if (options.output == "json" || options.output == "yaml") {
@@ -182,7 +180,6 @@ int RunGet(const CommandContext& ctx, const GetOptions& options) {
         if (g.names.empty()) *ctx.err << EmptyListMessage(*g.kind, ctx, options.all_namespaces) << "\n";
         continue;
       }
-      const ColumnOptions columns{options.output == "wide", options.all_namespaces, ctx.Now()};
       Table table(TableHeaders(*g.kind, columns));
       for (const json& o : g.objects) table.AddRow(TableRow(*g.kind, o, columns));
       if (!first) *ctx.out << "\n";
@@ -200,7 +197,7 @@ int RunGet(const CommandContext& ctx, const GetOptions& options) {
   const std::string target = WithQuery(CollectionPath(*g.kind, ns), {{"watch", "true"},
                                                                      {"resourceVersion", g.list_revision},
                                                                      {"labelSelector", options.selector}});
-  WatchPrinter printer(ctx, *g.kind, options, IsTable(options.output) ? widths : std::nullopt);
+  WatchPrinter printer(ctx, *g.kind, options, columns, IsTable(options.output) ? widths : std::nullopt);
   int events = 0;
   int rc = kExitOk;
   Status s = client->Stream(target, [&](const std::string& line) {

@@ -5,7 +5,9 @@
 //   - -o yaml / -o json: the object when one was named, else a `kind: List`;
 //     -o name: kind.group/name per line;
 //   - -w: after the current objects, a row (or object) per change, from a watch
-//     that starts at the list's resourceVersion, until the server ends it.
+//     that starts at the list's resourceVersion, until the server ends it;
+//   - lists are read in chunks of --chunk-size objects (list_objects.h);
+//   - a workload's PRIORITY without a class is the default class's (columns.h).
 // A named object that does not exist is reported ("Error from server
 // (NotFound): ...") and the others are still printed; the exit code is then 1.
 #pragma once
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "cli/commands/command_context.h"
+#include "cli/commands/list_objects.h"
 
 namespace tessera {
 
@@ -23,6 +26,7 @@ struct GetOptions {
   std::string selector;           // -l
   bool watch = false;             // -w
   bool all_namespaces = false;    // -A
+  int64_t chunk_size = kDefaultChunkSize;  // --chunk-size: objects per list request; 0: all in one
   int max_watch_events_for_test = 0;  // stop watching after this many events (0: never)
 };
 

@@ -6,6 +6,7 @@
 
 #include "api/kinds.h"
 #include "cli/commands/exit_codes.h"
+#include "cli/commands/list_objects.h"
 #include "cli/commands/object_fields.h"
 #include "cli/commands/queue_usage.h"
 #include "cli/commands/resource_paths.h"
@@ -13,24 +14,28 @@
 #include "cli/commands/table_printer.h"
 
 namespace tessera {
+namespace {
+
+// Why an object the list lacks is missing, in the server's words (`Error from
+// server (NotFound): clusterqueues.kueue.x-k8s.io "x" not found`): asked for by name.
+std::string NotListedError(ApiClient& client, const ClientConfig& config, const std::string& object_path) {
+  auto r = client.Request("GET", object_path);
+  if (!r) return LocalError(r.error());
+  return ServerError(*r, config);
+}
+
+}  // namespace
 
 int RunQueues(const CommandContext& ctx, const QueuesOptions& options) {
   const KindInfo* kind = FindKindByApiVersion("kueue.x-k8s.io/v1beta1", "ClusterQueue");
   auto client = ctx.Client();
-  auto r = client->Request("GET", CollectionPath(*kind, ""));
-  if (!r) {
-    *ctx.err << LocalError(r.error()) << "\n";
+  auto list = ListObjects(*client, ctx.config, CollectionPath(*kind, ""), "");
+  if (!list) {
+    *ctx.err << list.error() << "\n";
     return kExitFailure;
   }
-  if (r->status != 200) {
-    *ctx.err << ServerError(*r, ctx.config) << "\n";
-    return kExitFailure;
-  }
-  const nlohmann::json list = nlohmann::json::parse(r->body, nullptr, false);
   std::vector<const nlohmann::json*> queues;
-  if (const nlohmann::json* items = Child(&list, "items"); items && items->is_array()) {
-    for (const nlohmann::json& q : *items) queues.push_back(&q);
-  }
+  for (const nlohmann::json& q : list->items) queues.push_back(&q);
   std::sort(queues.begin(), queues.end(),
             [](const nlohmann::json* a, const nlohmann::json* b) { return NameOf(*a) < NameOf(*b); });
 
@@ -42,7 +47,7 @@ int RunQueues(const CommandContext& ctx, const QueuesOptions& options) {
     for (const std::string& name : options.names) {
       auto it = std::find_if(queues.begin(), queues.end(), [&](const nlohmann::json* q) { return NameOf(*q) == name; });
       if (it == queues.end()) {
-        *ctx.err << "Error from server (NotFound): clusterqueue \"" << name << "\" not found\n";
+        *ctx.err << NotListedError(*client, ctx.config, ObjectPath(*kind, "", name)) << "\n";
         rc = kExitFailure;
       } else {
         shown.push_back(*it);

@@ -1,5 +1,5 @@
 // Error messages for the terminal, in kubectl's words:
-//   a refused request   Error from server (NotFound): namespace team-x does not exist; ...
+//   a refused request   Error from server (NotFound): namespaces "team-x" not found
 //   with context        Error from server (Invalid): error when creating "cq.yaml" document 1 (line 1): spec...
 //   no answer at all    error: cannot reach the Tessera server at 127.0.0.1:7070: Connection refused (...)
 // The reason and message come from the Kubernetes Status object the server

@@ -1,0 +1,606 @@
+#include "agent/agent.h"
+
+#include <fmt/format.h>
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "agent/log_files.h"
+#include "agent/node_registration.h"
+#include "agent/pod_launch.h"
+#include "agent/process_runner.h"
+#include "common/check.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr const char* kLeaseNamespace = "tessera-node-lease";
+constexpr Duration kMaxBackoff = Duration::Seconds(300);
+constexpr Duration kDefaultGrace = Duration::Seconds(30);
+
+Timestamp Now() {
+  return Timestamp::FromMillis(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+std::string Rfc3339(Timestamp t) {
+  const std::time_t secs = static_cast<std::time_t>(t.ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                     tm.tm_hour, tm.tm_min, tm.tm_sec, t.ms % 1000);
+}
+
+std::string PodPath(const std::string& ns, const std::string& name) {
+  return fmt::format("/api/v1/namespaces/{}/pods/{}", ns, name);
+}
+
+std::string Uid(const json& obj) { return obj["metadata"].value("uid", ""); }
+
+bool Terminal(const json& pod) {
+  const std::string phase = pod.value("status", json::object()).value("phase", "");
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+// Sleeps until `deadline` or until Stop; false when stopping.
+class Stopper {
+ public:
+  bool SleepUntil(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock lock(mu_);
+    return !cv_.wait_until(lock, deadline, [this] { return stop_; });
+  }
+  void Stop() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+  }
+  bool stopped() {
+    std::lock_guard lock(mu_);
+    return stop_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+};
+
+}  // namespace
+
+struct Agent::Impl {
+  AgentOptions options;
+  GpuInventory inventory;
+  std::string summary;
+  Stopper stopper;
+
+  // The Pods bound to this node, as the watcher last saw them (uid -> pod).
+  std::mutex pods_mu;
+  std::condition_variable pods_cv;
+  std::map<std::string, json> pods;
+  bool pods_listed = false;
+  uint64_t pods_version = 0;
+
+  // Heartbeat: when the Lease was last renewed (steady clock, ms), 0 = never.
+  std::atomic<int64_t> last_renewed_ms{0};
+
+  // The loop's own state.
+  struct Run {
+    json pod;                                   // as last seen
+    std::optional<RunningProcess> process;      // while a process runs
+    int restarts = 0;
+    std::optional<Timestamp> restart_at;        // OnFailure back-off
+    std::optional<Timestamp> started_at;
+    bool terminating = false;
+    bool done = false;                          // reached a terminal phase
+    json status;                                // what the API should show
+    json reported;                              // what it was last told
+    std::optional<LogPump> logs;                // copies the pod's output into its log files
+  };
+  std::map<std::string, Run> runs;  // by pod uid
+  ProcessRunner runner;
+  bool fenced = false;
+
+  std::unique_ptr<ApiClient> watch_client;  // Stop cancels its stream
+  std::thread watcher, heartbeat, loop;
+
+  static int64_t SteadyMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  LogFileSet PodLogs(const json& pod) const { return LogFileSet{.dir = PodDir(pod)}; }
+  std::string StatePath() const { return (fs::path(options.data_dir) / "agent-state.json").string(); }
+  std::string PodDir(const json& pod) const {
+    return (fs::path(options.data_dir) / "pods" /
+            fmt::format("{}_{}_{}", SafePathPart(pod["metadata"].value("namespace", "")),
+                        SafePathPart(pod["metadata"].value("name", "")), SafePathPart(Uid(pod))))
+        .string();
+  }
+
+  Status Register();
+  Status RenewLease(ApiClient& client);
+  void WatchPods();
+  void Heartbeat();
+  void Loop();
+  void Adopt();
+  void SaveState();
+  void Reconcile(ApiClient& client);
+  void StartPod(Run& run, const std::map<std::string, json>& all);
+  void OnExit(Run& run, const ProcessExit& exit, Timestamp now);
+  void Report(ApiClient& client, const std::string& uid, Run& run);
+};
+
+Status Agent::Impl::Register() {
+  Node node;
+  node.name = options.node_name;
+  node.cpu_milli = options.cpu_milli > 0 ? options.cpu_milli : static_cast<int64_t>(sysconf(_SC_NPROCESSORS_ONLN)) * 1000;
+  node.memory_bytes = options.memory_bytes > 0 ? options.memory_bytes
+                                               : static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  node.gpus = inventory.devices;
+  node.labels.Set("tessera.dev/flavor", "default");
+  for (const auto& [k, v] : options.labels) node.labels.Set(k, v);
+  json obj = NodeObject(node, inventory.simulated(), Rfc3339(Now()));
+  obj["status"]["addresses"] = json::array({{{"type", "InternalIP"}, {"address", options.address}},
+                                            {{"type", "Hostname"}, {"address", options.node_name}}});
+  ApiClient client(options.server, options.token, options.tls);
+  ASSIGN_OR_RETURN(ApiResponse r, client.Request("POST", "/api/v1/nodes", obj.dump()));
+  if (r.status == 409) {  // registered before: refresh labels and annotations, then status
+    ASSIGN_OR_RETURN(r, client.Request("PUT", "/api/v1/nodes/" + node.name, obj.dump()));
+    if (r.status / 100 == 2) {
+      ASSIGN_OR_RETURN(r, client.Request("PUT", "/api/v1/nodes/" + node.name + "/status", obj.dump()));
+    }
+  }
+  if (r.status / 100 != 2) {
+    return Status::Unavailable(fmt::format("registering node {}: HTTP {}: {}", node.name, r.status, r.body));
+  }
+  return RenewLease(client);
+}
+
+Status Agent::Impl::RenewLease(ApiClient& client) {
+  const std::string now = Rfc3339(Now());
+  const int64_t seconds = std::max<int64_t>(1, options.lease_duration.ms / 1000);
+  json lease{{"apiVersion", "coordination.k8s.io/v1"},
+             {"kind", "Lease"},
+             {"metadata", {{"name", options.node_name}, {"namespace", kLeaseNamespace}}},
+             {"spec", {{"holderIdentity", options.node_name}, {"leaseDurationSeconds", seconds}, {"renewTime", now}}}};
+  const std::string path = fmt::format("/apis/coordination.k8s.io/v1/namespaces/{}/leases/{}", kLeaseNamespace, options.node_name);
+  const int64_t sent = SteadyMs();
+  ASSIGN_OR_RETURN(ApiResponse r, client.Request("PUT", path, lease.dump()));
+  if (r.status == 404) {
+    ASSIGN_OR_RETURN(r, client.Request("POST", fmt::format("/apis/coordination.k8s.io/v1/namespaces/{}/leases", kLeaseNamespace),
+                                       lease.dump()));
+    if (r.status == 404) {  // the namespace itself is missing (first agent of a fresh server)
+      json ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", kLeaseNamespace}}}};
+      ASSIGN_OR_RETURN(ApiResponse created, client.Request("POST", "/api/v1/namespaces", ns.dump()));
+      (void)created;
+      ASSIGN_OR_RETURN(r, client.Request("POST", fmt::format("/apis/coordination.k8s.io/v1/namespaces/{}/leases", kLeaseNamespace),
+                                         lease.dump()));
+    }
+  }
+  if (r.status / 100 != 2) return Status::Unavailable(fmt::format("renewing lease: HTTP {}: {}", r.status, r.body));
+  // The fencing clock counts from when the renewal was sent: the server's renewTime is no earlier.
+  last_renewed_ms = sent;
+  return Status::Ok();
+}
+
+void Agent::Impl::Heartbeat() {
+  pthread_setname_np(pthread_self(), "agent-heartbeat");
+  ApiClient client(options.server, options.token, options.tls);
+  const auto period = std::chrono::milliseconds(std::max<int64_t>(100, options.lease_duration.ms / 4));
+  bool failing = false;
+  while (stopper.SleepUntil(std::chrono::steady_clock::now() + period)) {
+    Status s = RenewLease(client);
+    if (!s.ok() && !failing) spdlog::warn("agent {}: {}", options.node_name, s.message());
+    if (s.ok() && failing) spdlog::info("agent {}: lease renewed again", options.node_name);
+    failing = !s.ok();
+  }
+}
+
+void Agent::Impl::WatchPods() {
+  pthread_setname_np(pthread_self(), "agent-watch");
+  ApiClient& client = *watch_client;
+  const std::string selector = "fieldSelector=spec.nodeName%3D" + options.node_name;
+  while (!stopper.stopped()) {
+    // List, then watch from the list's revision; on any break, list again.
+    auto listed = client.Request("GET", "/api/v1/pods?" + selector);
+    if (!listed || listed->status != 200) {
+      stopper.SleepUntil(std::chrono::steady_clock::now() + std::chrono::milliseconds(500));
+      continue;
+    }
+    json list = json::parse(listed->body, nullptr, false);
+    std::string revision = list.is_object() ? list["metadata"].value("resourceVersion", "0") : "0";
+    {
+      std::lock_guard lock(pods_mu);
+      pods.clear();
+      for (const json& p : list.value("items", json::array())) {
+        if (p["spec"].value("nodeName", "") == options.node_name) pods[Uid(p)] = p;
+      }
+      pods_listed = true;
+      ++pods_version;
+    }
+    pods_cv.notify_all();
+    Status s = client.Stream("/api/v1/pods?watch=true&resourceVersion=" + revision + "&" + selector,
+                             [&](const std::string& line) {
+                               json e = json::parse(line, nullptr, false);
+                               if (!e.is_object() || !e.contains("object")) return !stopper.stopped();
+                               const json& p = e["object"];
+                               if (p["spec"].value("nodeName", "") != options.node_name) return !stopper.stopped();
+                               {
+                                 std::lock_guard lock(pods_mu);
+                                 if (e.value("type", "") == "DELETED") {
+                                   pods.erase(Uid(p));
+                                 } else {
+                                   pods[Uid(p)] = p;
+                                 }
+                                 ++pods_version;
+                               }
+                               pods_cv.notify_all();
+                               return !stopper.stopped();
+                             });
+    if (!stopper.stopped()) stopper.SleepUntil(std::chrono::steady_clock::now() + std::chrono::milliseconds(200));
+  }
+}
+
+void Agent::Impl::SaveState() {
+  json state{{"node", options.node_name}, {"pods", json::object()}};
+  for (const auto& [uid, run] : runs) {
+    if (!run.process) continue;
+    state["pods"][uid] = {{"namespace", run.pod["metadata"].value("namespace", "")},
+                          {"name", run.pod["metadata"].value("name", "")},
+                          {"pid", run.process->identity.pid},
+                          {"startTicks", run.process->identity.start_ticks},
+                          {"restarts", run.restarts},
+                          {"startedAt", run.started_at ? run.started_at->ms : 0}};
+  }
+  const std::string path = StatePath();
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << state.dump(2);
+    if (!out) {
+      spdlog::warn("agent {}: cannot write {}", options.node_name, tmp);
+      return;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) spdlog::warn("agent {}: cannot replace {}: {}", options.node_name, path, ec.message());
+}
+
+// Takes over the processes a previous agent left running; the ones that ended
+// meanwhile are reported as such (their exit code went to their old parent).
+void Agent::Impl::Adopt() {
+  std::ifstream in(StatePath());
+  if (!in) return;
+  json state = json::parse(in, nullptr, false);
+  if (!state.is_object()) return;
+  const json saved = state.value("pods", json::object());
+  for (const auto& [uid, p] : saved.items()) {
+    Run run;
+    run.pod = {{"metadata", {{"uid", uid}, {"namespace", p.value("namespace", "")}, {"name", p.value("name", "")}}},
+               {"spec", json::object()}};
+    run.restarts = p.value("restarts", 0);
+    if (const int64_t at = p.value("startedAt", int64_t{0}); at > 0) run.started_at = Timestamp::FromMillis(at);
+    const ProcessIdentity id{.pid = p.value("pid", 0), .start_ticks = p.value("startTicks", uint64_t{0})};
+    auto adopted = runner.Adopt(id);
+    if (adopted) {
+      const LogFileSet log_files = PodLogs(run.pod);
+      if (auto writer = RotatingLogWriter::Open(log_files)) {
+        if (auto pump = LogPump::Open(log_files.FifoPath(), std::move(*writer))) run.logs.emplace(std::move(*pump));
+      }
+      spdlog::info("agent {}: adopted pod {}/{} ({})", options.node_name, p.value("namespace", ""), p.value("name", ""),
+                   id.ToString());
+      run.process = *adopted;
+    } else {
+      spdlog::info("agent {}: pod {}/{} ended while no agent ran", options.node_name, p.value("namespace", ""),
+                   p.value("name", ""));
+      OnExit(run, ProcessExit{}, Now());
+    }
+    runs[uid] = std::move(run);
+  }
+}
+
+void Agent::Impl::StartPod(Run& run, const std::map<std::string, json>& all) {
+  const json& pod = run.pod;
+  const std::string dir = PodDir(pod);
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "work", ec);
+  const std::string workload = pod["metadata"].value("labels", json::object()).value("tessera.dev/workload", "");
+  const std::string ns = pod["metadata"].value("namespace", "");
+  const fs::path checkpoint_root =
+      options.checkpoint_root.empty() ? fs::path(options.data_dir) / "checkpoints" : fs::path(options.checkpoint_root);
+  const fs::path checkpoint = checkpoint_root / SafePathPart(ns) / SafePathPart(workload.empty() ? pod["metadata"].value("name", "") : workload);
+  fs::create_directories(checkpoint, ec);
+
+  const LogFileSet log_files = PodLogs(pod);
+  if (!run.logs) {
+    // The FIFO outlives an agent restart; a new agent reopens it by path.
+    Status fifo = LogPump::CreateFifo(log_files.FifoPath());
+    auto writer = fifo.ok() ? RotatingLogWriter::Open(log_files) : Result<RotatingLogWriter>(Err(fifo));
+    auto pump = writer ? LogPump::Open(log_files.FifoPath(), std::move(*writer)) : Result<LogPump>(Err(writer.error()));
+    if (pump) {
+      run.logs.emplace(std::move(*pump));
+    } else {
+      spdlog::warn("agent {}: pod {}: no log files: {}", options.node_name, pod["metadata"].value("name", ""),
+                   pump.error().message());
+    }
+  }
+  PodLaunchContext ctx{.node_name = options.node_name,
+                       .working_dir = (fs::path(dir) / "work").string(),
+                       .output_path = run.logs ? log_files.FifoPath() : (fs::path(dir) / "pod.log").string(),
+                       .checkpoint_dir = checkpoint.string(),
+                       .master_addr = options.address};
+  // LOCAL_RANK: this pod's place among its workload's pods on this node, by rank.
+  const auto rank_of = [](const json& p) {
+    return std::atoi(p["metadata"].value("annotations", json::object()).value("tessera.dev/rank", "0").c_str());
+  };
+  for (const auto& [uid, other] : all) {
+    if (other["metadata"].value("namespace", "") == ns &&
+        other["metadata"].value("labels", json::object()).value("tessera.dev/workload", "") == workload &&
+        rank_of(other) < rank_of(pod)) {
+      ++ctx.local_rank;
+    }
+  }
+  const Timestamp now = Now();
+  auto spec = PodProcessSpec(pod, ctx);
+  Result<RunningProcess> started = spec ? runner.Start(*spec) : Result<RunningProcess>(Err(spec.error()));
+  if (!started) {
+    // It cannot run here: Failed with the reason, and no restarts (they would fail the same way).
+    run.done = true;
+    run.status = {{"phase", "Failed"},
+                  {"reason", "StartError"},
+                  {"message", started.error().message()},
+                  {"hostIP", options.address},
+                  {"containerStatuses",
+                   {{{"name", pod["spec"].value("containers", json::array()).empty()
+                                  ? "main"
+                                  : pod["spec"]["containers"][0].value("name", "main")},
+                     {"ready", false},
+                     {"restartCount", run.restarts},
+                     {"state",
+                      {{"terminated",
+                        {{"exitCode", 128}, {"reason", "StartError"}, {"message", started.error().message()},
+                         {"finishedAt", Rfc3339(now)}}}}}}}}};
+    spdlog::warn("agent {}: pod {}/{} cannot start: {}", options.node_name, ns, pod["metadata"].value("name", ""),
+                 started.error().message());
+    return;
+  }
+  for (const std::string& w : started->warnings) spdlog::warn("agent {}: pod {}: {}", options.node_name, pod["metadata"].value("name", ""), w);
+  run.process = *started;
+  run.started_at = now;
+  run.restart_at.reset();
+  run.status = {{"phase", "Running"},
+                {"hostIP", options.address},
+                {"podIP", options.address},
+                {"startTime", Rfc3339(now)},
+                {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"lastTransitionTime", Rfc3339(now)}}}},
+                {"containerStatuses",
+                 {{{"name", pod["spec"]["containers"][0].value("name", "main")},
+                   {"ready", true},
+                   {"started", true},
+                   {"restartCount", run.restarts},
+                   {"containerID", fmt::format("process://{}", started->identity.pid)},
+                   {"state", {{"running", {{"startedAt", Rfc3339(now)}}}}}}}}};
+  SaveState();
+}
+
+void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
+  run.process.reset();
+  const std::string policy = run.pod["spec"].value("restartPolicy", "Never");
+  const bool success = exit.cause == ProcessExit::Cause::kExited && exit.exit_code == 0;
+  std::string reason = success ? "Completed" : exit.oom_killed ? "OOMKilled" : "Error";
+  std::string message = exit.Describe();
+  if (exit.cause == ProcessExit::Cause::kUnknown) {
+    reason = "Unknown";
+    message = "the process ended while no agent was running; its exit code is unknown";
+  }
+  json terminated{{"exitCode", exit.cause == ProcessExit::Cause::kExited ? exit.exit_code : 128 + exit.signal},
+                  {"reason", reason},
+                  {"message", message},
+                  {"finishedAt", Rfc3339(now)}};
+  if (run.started_at) terminated["startedAt"] = Rfc3339(*run.started_at);
+  if (exit.cause == ProcessExit::Cause::kSignaled) terminated["signal"] = exit.signal;
+  const std::string container = run.pod["spec"].value("containers", json::array()).empty()
+                                    ? "main"
+                                    : run.pod["spec"]["containers"][0].value("name", "main");
+  if (!success && !run.terminating && !fenced && (policy == "OnFailure" || policy == "Always")) {
+    // Restart after a back-off that doubles each time (Kubernetes' CrashLoopBackOff).
+    Duration delay = options.restart_backoff;
+    for (int i = 0; i < run.restarts && delay < kMaxBackoff; ++i) delay = Duration::Millis(delay.ms * 2);
+    delay = std::min(delay, kMaxBackoff);
+    run.restart_at = now + delay;
+    ++run.restarts;
+    run.status["phase"] = "Running";
+    run.status["containerStatuses"] = {{{"name", container},
+                                        {"ready", false},
+                                        {"restartCount", run.restarts},
+                                        {"lastState", {{"terminated", terminated}}},
+                                        {"state",
+                                         {{"waiting",
+                                           {{"reason", "CrashLoopBackOff"},
+                                            {"message", fmt::format("back-off {}s restarting the failed process ({})",
+                                                                    delay.ms / 1000, message)}}}}}}};
+    return;
+  }
+  run.done = true;
+  run.status["phase"] = success ? "Succeeded" : "Failed";
+  if (!success) {
+    run.status["reason"] = reason;
+    run.status["message"] = message;
+  }
+  run.status["conditions"] = {{{"type", "Ready"}, {"status", "False"}, {"reason", "PodCompleted"}}};
+  run.status["containerStatuses"] = {{{"name", container},
+                                      {"ready", false},
+                                      {"restartCount", run.restarts},
+                                      {"state", {{"terminated", terminated}}}}};
+}
+
+void Agent::Impl::Report(ApiClient& client, const std::string& uid, Run& run) {
+  (void)uid;
+  if (run.status.is_null() || run.status == run.reported) return;
+  const std::string ns = run.pod["metadata"].value("namespace", "");
+  const std::string name = run.pod["metadata"].value("name", "");
+  auto r = client.Request("PATCH", PodPath(ns, name) + "/status", json{{"status", run.status}}.dump(),
+                          "application/merge-patch+json");
+  if (r && (r->status / 100 == 2 || r->status == 404)) run.reported = run.status;
+}
+
+void Agent::Impl::Reconcile(ApiClient& client) {
+  std::map<std::string, json> current;
+  bool listed;
+  {
+    std::lock_guard lock(pods_mu);
+    current = pods;
+    listed = pods_listed;
+  }
+  const Timestamp now = Now();
+  const int64_t renewed = last_renewed_ms.load();
+  const bool lease_lost = renewed == 0 || SteadyMs() - renewed > options.lease_duration.ms;
+  if (lease_lost && !fenced) {
+    spdlog::error("agent {}: lease not renewed for over {}s: stopping every pod (fencing)", options.node_name,
+                  options.lease_duration.ms / 1000);
+    for (auto& [uid, run] : runs) {
+      if (run.process) (void)runner.BeginTermination(run.process->identity, Duration::Millis(0), now);
+    }
+  }
+  if (!lease_lost && fenced) spdlog::info("agent {}: lease renewed; running pods again", options.node_name);
+  fenced = lease_lost;
+
+  if (listed) {
+    for (const auto& [uid, pod] : current) {
+      auto [it, fresh] = runs.try_emplace(uid);
+      Run& run = it->second;
+      const bool known_status = !fresh || !run.pod.contains("status");
+      run.pod = pod;
+      if (fresh && Terminal(pod)) {  // finished before this agent started
+        run.done = true;
+        run.status = pod["status"];
+        run.reported = run.status;
+      }
+      (void)known_status;
+      if (pod["metadata"].contains("deletionTimestamp") && !run.terminating) {
+        run.terminating = true;
+        const int64_t grace_s = pod["spec"].value("terminationGracePeriodSeconds", kDefaultGrace.ms / 1000);
+        if (run.process) (void)runner.BeginTermination(run.process->identity, Duration::Seconds(grace_s), now);
+      }
+    }
+    // Pods deleted from the API while running here: stop them.
+    for (auto& [uid, run] : runs) {
+      if (current.count(uid) || run.terminating) continue;
+      run.terminating = true;
+      run.reported = run.status;  // nothing left to report to
+      if (run.process) (void)runner.BeginTermination(run.process->identity, Duration::Seconds(2), now);
+    }
+  }
+
+  bool changed = false;
+  runner.RetryCgroupRemovals();
+  for (auto it = runs.begin(); it != runs.end();) {
+    Run& run = it->second;
+    if (run.logs) (void)run.logs->Pump();
+    if (run.process) {
+      auto polled = runner.Poll(run.process->identity, now);
+      if (polled && *polled) {
+        // Whatever the pod wrote before it ended goes to its files first.
+        while (run.logs) {
+          auto pumped = run.logs->Pump();
+          if (!pumped || *pumped == 0) break;
+        }
+        OnExit(run, **polled, now);
+        changed = true;
+      } else if (!polled) {
+        run.process.reset();  // untracked: nothing we can do but forget it
+        changed = true;
+      }
+    }
+    if (!run.process && !run.done && !run.terminating && !fenced && listed && current.count(it->first) &&
+        (!run.restart_at || now >= *run.restart_at)) {
+      StartPod(run, current);
+      changed = true;
+    }
+    if (run.terminating && !run.process) {
+      // Its processes are gone: the pod object goes too (as a kubelet's final delete).
+      if (current.count(it->first)) {
+        const std::string ns = run.pod["metadata"].value("namespace", "");
+        const std::string name = run.pod["metadata"].value("name", "");
+        auto r = client.Request("DELETE", PodPath(ns, name));
+        if (!r || (r->status / 100 != 2 && r->status != 404)) {
+          ++it;
+          continue;
+        }
+      }
+      it = runs.erase(it);
+      changed = true;
+      continue;
+    }
+    if (!run.terminating) Report(client, it->first, run);
+    ++it;
+  }
+  if (changed) SaveState();
+}
+
+void Agent::Impl::Loop() {
+  pthread_setname_np(pthread_self(), "agent-loop");
+  ApiClient client(options.server, options.token, options.tls);
+  uint64_t seen_version = 0;
+  while (!stopper.stopped()) {
+    Reconcile(client);
+    std::unique_lock lock(pods_mu);
+    pods_cv.wait_for(lock, std::chrono::milliseconds(options.poll_interval.ms),
+                     [&] { return pods_version != seen_version || stopper.stopped(); });
+    seen_version = pods_version;
+  }
+}
+
+Agent::Agent(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Agent::~Agent() { Stop(); }
+
+void Agent::Stop() {
+  if (!impl_) return;
+  impl_->stopper.Stop();
+  impl_->pods_cv.notify_all();
+  if (impl_->watch_client) impl_->watch_client->Cancel();
+  for (std::thread* t : {&impl_->loop, &impl_->heartbeat, &impl_->watcher}) {
+    if (t->joinable()) t->join();
+  }
+}
+
+const std::string& Agent::inventory_summary() const { return impl_->summary; }
+const std::string& Agent::node_name() const { return impl_->options.node_name; }
+
+Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
+  if (options.node_name.empty()) return Err(Status::InvalidArgument("the agent needs a node name (--node)"));
+  if (options.data_dir.empty()) return Err(Status::InvalidArgument("the agent needs a data directory"));
+  std::error_code ec;
+  fs::create_directories(options.data_dir, ec);
+  if (ec) return Err(Status::IoError(fmt::format("creating {}: {}", options.data_dir, ec.message())));
+  auto impl = std::make_unique<Impl>();
+  impl->options = std::move(options);
+  ASSIGN_OR_RETURN(impl->inventory, DiscoverGpus(impl->options.gpus));
+  impl->summary = impl->inventory.reason;
+  RETURN_IF_ERROR(impl->Register());
+  impl->runner.RemoveStaleCgroups();
+  impl->Adopt();
+  Impl* p = impl.get();
+  p->watch_client = std::make_unique<ApiClient>(p->options.server, p->options.token, p->options.tls);
+  p->watcher = std::thread([p] { p->WatchPods(); });
+  p->heartbeat = std::thread([p] { p->Heartbeat(); });
+  p->loop = std::thread([p] { p->Loop(); });
+  return std::unique_ptr<Agent>(new Agent(std::move(impl)));
+}
+
+}  // namespace tessera

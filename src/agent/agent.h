@@ -1,0 +1,69 @@
+// The node agent (`tessera agent`, and embedded in `tessera up`): like a kubelet,
+// it registers its Node, renews the Node's Lease, watches the Pods bound to it,
+// runs each as a process group, reports their status, and terminates them when
+// they are deleted or preempted (DESIGN.md sections 3 and 6).
+//
+// Threads: a watcher keeps the Pods bound to this node (list, then watch); a
+// heartbeat renews the Lease every lease_duration/4; the loop starts, polls,
+// restarts and terminates processes and writes Pod status. Each has its own
+// connection to the server.
+//
+// Fencing: when the heartbeat has not renewed the Lease for longer than
+// lease_duration, the loop SIGKILLs every pod and starts none until it renews
+// again, so that the server (which waits lease_duration plus a margin before it
+// places the work elsewhere; see src/server/node_lifecycle.h) never has a pod
+// running twice.
+//
+// Restart: the agent keeps <data_dir>/agent-state.json (pod uid -> pid and start
+// time). A new agent adopts the processes still running with the same identity
+// and reports the ones that ended meanwhile.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "agent/gpu_inventory.h"
+#include "client/api_client.h"
+#include "common/result.h"
+#include "common/time.h"
+
+namespace tessera {
+
+struct AgentOptions {
+  std::string server;  // API server URL
+  std::string token;
+  TlsClientOptions tls;
+  std::string node_name;
+  std::string data_dir;         // agent-state.json, pods/<pod>/ (working directory, logs)
+  std::string checkpoint_root;  // empty: <data_dir>/checkpoints; shared storage on a real fleet
+  std::string address = "127.0.0.1";  // how other nodes reach this one (MASTER_ADDR)
+  GpuDiscoveryOptions gpus;
+  std::map<std::string, std::string> labels;  // extra Node labels (flavor, rack)
+  int64_t cpu_milli = 0;     // 0: this machine's CPUs
+  int64_t memory_bytes = 0;  // 0: this machine's memory
+  Duration lease_duration = Duration::Seconds(40);
+  Duration restart_backoff = Duration::Seconds(10);  // OnFailure: first delay, doubling up to 5 minutes
+  Duration poll_interval = Duration::Millis(50);     // how often running processes are checked
+};
+
+class Agent {
+ public:
+  // Discovers the GPUs, registers the Node and its Lease, adopts the pods of a
+  // previous run, and starts the threads.
+  static Result<std::unique_ptr<Agent>> Start(AgentOptions options);
+  ~Agent();
+  // Stops the threads; running pods keep running (a restarted agent adopts them).
+  void Stop();
+
+  // How the GPUs were found, for the user: "no NVIDIA driver ...: simulated inventory 8xH100-80GB".
+  const std::string& inventory_summary() const;
+  const std::string& node_name() const;
+
+ private:
+  struct Impl;
+  explicit Agent(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,164 @@
+#include "agent/pod_launch.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "domain/quantity.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+
+std::string Annotation(const json& pod, const char* key) {
+  const json& a = pod["metadata"].value("annotations", json::object());
+  auto it = a.find(key);
+  return it != a.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+Result<std::vector<std::string>> Strings(const json& container, const char* field) {
+  std::vector<std::string> out;
+  auto it = container.find(field);
+  if (it == container.end()) return out;
+  if (!it->is_array()) return Err(Status::InvalidArgument(fmt::format("containers[0].{} must be a list of strings", field)));
+  for (const json& s : *it) {
+    if (!s.is_string()) return Err(Status::InvalidArgument(fmt::format("containers[0].{} must be a list of strings", field)));
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+// Kubernetes expands $(VAR) in command and args from the container's env.
+std::string ExpandVars(const std::string& s, const std::map<std::string, std::string>& env) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '$' && i + 1 < s.size() && s[i + 1] == '$') {
+      out += '$';
+      ++i;
+      continue;
+    }
+    if (s[i] == '$' && i + 1 < s.size() && s[i + 1] == '(') {
+      const size_t close = s.find(')', i + 2);
+      if (close != std::string::npos) {
+        auto it = env.find(s.substr(i + 2, close - i - 2));
+        if (it != env.end()) {
+          out += it->second;
+          i = close;
+          continue;
+        }
+      }
+    }
+    out += s[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+int MasterPort(const std::string& workload_uid) {
+  return 20000 + static_cast<int>(std::hash<std::string>{}(workload_uid) % 10000);
+}
+
+std::string SafePathPart(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  if (out.empty() || out == "." || out == "..") out = "_" + out;
+  return out;
+}
+
+Result<ProcessSpec> PodProcessSpec(const json& pod, const PodLaunchContext& ctx) {
+  const json& containers = pod["spec"].value("containers", json::array());
+  if (containers.empty()) return Err(Status::InvalidArgument("the pod has no containers"));
+  if (containers.size() > 1) {
+    return Err(Status::InvalidArgument(
+        fmt::format("the pod has {} containers; the process runtime runs one per pod", containers.size())));
+  }
+  const json& c = containers[0];
+  ASSIGN_OR_RETURN(std::vector<std::string> command, Strings(c, "command"));
+  ASSIGN_OR_RETURN(std::vector<std::string> args, Strings(c, "args"));
+  if (command.empty()) {
+    if (c.contains("image")) return Err(Status::InvalidArgument(kNoOciRuntime));
+    return Err(Status::InvalidArgument("the container has neither a command nor an image"));
+  }
+
+  std::map<std::string, std::string> env;
+  const std::string name = pod["metadata"].value("name", "");
+  const std::string ns = pod["metadata"].value("namespace", "");
+  const json& labels = pod["metadata"].value("labels", json::object());
+  const std::string workload = labels.value("tessera.dev/workload", "");
+  env["TESSERA_POD_NAME"] = name;
+  env["TESSERA_NAMESPACE"] = ns;
+  env["TESSERA_NODE_NAME"] = ctx.node_name;
+  env["TESSERA_WORKLOAD"] = workload;
+  env["TESSERA_CHECKPOINT_DIR"] = ctx.checkpoint_dir;
+
+  const std::string devices = Annotation(pod, "tessera.dev/gpu-devices");
+  env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+  env["CUDA_VISIBLE_DEVICES"] = devices;
+  env["NVIDIA_VISIBLE_DEVICES"] = devices.empty() ? "void" : Annotation(pod, "tessera.dev/gpu-uuids");
+  const std::string milli_text = Annotation(pod, "tessera.dev/gpu-milli");
+  const int64_t milli = milli_text.empty() ? 0 : std::strtoll(milli_text.c_str(), nullptr, 10);
+  if (milli > 0 && milli % 1000 != 0) {
+    env["TESSERA_GPU_FRACTION"] = FormatMilliDecimal(milli);
+    env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(std::max<int64_t>(1, milli % 1000 / 10));
+  }
+  const json& limits = c.value("resources", json::object()).value("limits", json::object());
+  const json& requests = c.value("resources", json::object()).value("requests", json::object());
+  auto resource = [&](const char* key) -> std::string {
+    if (limits.contains(key) && limits[key].is_string()) return limits[key];
+    if (requests.contains(key) && requests[key].is_string()) return requests[key];
+    return "";
+  };
+  if (const std::string gpu_memory = resource("tessera.dev/gpu-memory"); !gpu_memory.empty() && !devices.empty()) {
+    if (auto bytes = ParseUnits(gpu_memory)) {
+      std::vector<std::string> parts;
+      for (size_t start = 0; start <= devices.size();) {
+        size_t comma = devices.find(',', start);
+        if (comma == std::string::npos) comma = devices.size();
+        parts.push_back(fmt::format("{}={}M", devices.substr(start, comma - start), *bytes / (1024 * 1024)));
+        start = comma + 1;
+      }
+      env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = fmt::format("{}", fmt::join(parts, ","));
+    }
+  }
+
+  const std::string rank = Annotation(pod, "tessera.dev/rank");
+  const std::string world = Annotation(pod, "tessera.dev/world-size");
+  if (!world.empty()) {
+    env["WORLD_SIZE"] = world;
+    env["RANK"] = rank.empty() ? "0" : rank;
+    env["LOCAL_RANK"] = std::to_string(ctx.local_rank);
+    env["MASTER_ADDR"] = ctx.master_addr;
+    const json& owners = pod["metadata"].value("ownerReferences", json::array());
+    const std::string owner_uid = owners.empty() ? workload : owners[0].value("uid", workload);
+    env["MASTER_PORT"] = std::to_string(MasterPort(owner_uid));
+  }
+  // The container's own env comes last and wins, as in Kubernetes.
+  for (const json& e : c.value("env", json::array())) {
+    if (!e.is_object() || !e.contains("name")) continue;
+    if (e.contains("valueFrom")) {
+      return Err(Status::InvalidArgument(
+          fmt::format("env {}: valueFrom is not supported by the process runtime; give a value", e.value("name", ""))));
+    }
+    env[e.value("name", "")] = ExpandVars(e.value("value", ""), env);
+  }
+
+  ProcessSpec spec;
+  spec.name = fmt::format("{}_{}_{}", SafePathPart(ns), SafePathPart(name), SafePathPart(pod["metadata"].value("uid", "")));
+  for (const std::string& s : command) spec.argv.push_back(ExpandVars(s, env));
+  for (const std::string& s : args) spec.argv.push_back(ExpandVars(s, env));
+  for (const auto& [k, v] : env) spec.env.push_back(k + "=" + v);
+  spec.working_dir = c.value("workingDir", ctx.working_dir);
+  spec.output_path = ctx.output_path;
+  // Limits, not requests, are enforced (requests only place the pod), as in Kubernetes.
+  if (limits.contains("cpu") && limits["cpu"].is_string()) {
+    if (auto m = ParseMilli(limits["cpu"].get<std::string>())) spec.limits.cpu_millicores = *m;
+  }
+  if (limits.contains("memory") && limits["memory"].is_string()) {
+    if (auto b = ParseUnits(limits["memory"].get<std::string>())) spec.limits.memory_bytes = *b;
+  }
+  return spec;
+}
+
+}  // namespace tessera

@@ -1,0 +1,50 @@
+// What the agent runs for a Pod: the command, environment and limits that a Pod
+// object bound to this node asks for (DESIGN.md section 6), as a ProcessSpec.
+//
+// Pure: the Pod as JSON and facts about the node in, a ProcessSpec (or the
+// reason the pod cannot run here) out, so it is tested without processes.
+//
+// The environment, after the container's own `env` entries (which win):
+//   CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES  the pod's devices (indices in
+//       PCI bus order, CUDA_DEVICE_ORDER=PCI_BUS_ID; UUIDs for NVIDIA's runtime);
+//       empty when the pod has no GPU, so it cannot use one by accident
+//   TESSERA_GPU_FRACTION                 e.g. 0.25 when the pod holds part of a device
+//   CUDA_MPS_ACTIVE_THREAD_PERCENTAGE     its share of the SMs under MPS (fractions)
+//   CUDA_MPS_PINNED_DEVICE_MEM_LIMIT      "<index>=<MiB>M" when it asks for GPU memory
+//   WORLD_SIZE, RANK, LOCAL_RANK, MASTER_ADDR, MASTER_PORT  for every pod of a workload
+//   TESSERA_CHECKPOINT_DIR                per workload, kept across preemptions and restarts
+//   TESSERA_POD_NAME, TESSERA_NAMESPACE, TESSERA_NODE_NAME, TESSERA_WORKLOAD
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/process_runner.h"
+#include "common/result.h"
+
+namespace tessera {
+
+struct PodLaunchContext {
+  std::string node_name;
+  std::string working_dir;     // used when the container names no workingDir
+  std::string output_path;     // where stdout and stderr go
+  std::string checkpoint_dir;  // TESSERA_CHECKPOINT_DIR
+  std::string master_addr;     // the address of the node running rank 0
+  int local_rank = 0;          // among this workload's pods on this node
+};
+
+// The reason a pod that names only an image fails: no OCI runtime here.
+inline constexpr const char* kNoOciRuntime = "container images need an OCI runtime, which this node does not have";
+
+// InvalidArgument with a reason for the user when the pod cannot run as a process.
+Result<ProcessSpec> PodProcessSpec(const nlohmann::json& pod, const PodLaunchContext& ctx);
+
+// The port a workload's rank 0 listens on: stable for the workload, in 20000-29999.
+int MasterPort(const std::string& workload_uid);
+
+// "team-a/train-0" style directory names that cannot escape their parent.
+std::string SafePathPart(const std::string& s);
+
+}  // namespace tessera

@@ -1,0 +1,216 @@
+// The node agent's process runtime: a pod runs as a process group, started,
+// identified, signalled, reaped, adopted again after an agent restart, and
+// terminated (SIGTERM, grace period, SIGKILL) without blocking the agent's loop.
+//
+// Contract
+// - Identity is (pid, start_ticks), never the pid alone. start_ticks is field 22
+//   of /proc/<pid>/stat (clock ticks after boot); a reused pid has a later start
+//   time, so every call that acts on a process first checks both.
+// - A started process calls setsid(): it leads its own session and process group
+//   (pgid == pid), and signals go to the whole group (kill(-pgid)), so the pod's
+//   descendants receive them too. Descendants that leave the group on purpose
+//   (setsid, setpgid) are reached only through the pod's cgroup, when it has one.
+// - A pod ends as a whole: when the group leader has ended, Poll SIGKILLs what is
+//   left of its group (while the unreaped leader still pins the group id, so the
+//   signal cannot reach a stranger) and of its cgroup, then removes the cgroup.
+// - Processes outlive the runner: destroying it kills nothing, so a restarted
+//   agent can Adopt its pods again. An adopted process is not our child, so its
+//   end is seen as its identity leaving /proc and its exit code is unknown.
+// - Resource limits are best effort, as DESIGN.md section 6 asks: when the host
+//   does not let us create or write cgroups, Start still succeeds and
+//   RunningProcess::warnings says exactly why the limits are not enforced.
+//
+// Thread-safety: a ProcessRunner is not thread-safe; one loop owns it. Start is
+// safe to call in a multithreaded program: every string and array the child needs
+// is built before fork, and the child makes only async-signal-safe calls until exec.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/time.h"
+
+namespace tessera {
+
+// Who a process is: a pid is only meaningful together with its start time.
+struct ProcessIdentity {
+  pid_t pid = 0;
+  uint64_t start_ticks = 0;  // /proc/<pid>/stat field 22
+
+  std::string ToString() const;  // "pid 123 (start tick 456)"
+  friend bool operator==(const ProcessIdentity&, const ProcessIdentity&) = default;
+};
+
+// Reads field 22 of /proc/<pid>/stat. NotFound when the pid does not exist.
+Result<uint64_t> ReadStartTicks(pid_t pid);
+
+// True when `identity` names a process that exists with that start time and has
+// not ended (a zombie, ended but not yet reaped by its parent, has ended).
+bool IsRunning(const ProcessIdentity& identity);
+
+// Limits enforced through a cgroup; an absent field is not limited.
+struct ResourceLimits {
+  std::optional<int64_t> cpu_millicores;  // 1000 = one CPU; below 10 counts as 10 (1 ms per 100 ms)
+  std::optional<int64_t> memory_bytes;    // swap cannot extend it (v1: memory+swap capped too; v2: swap.max 0)
+
+  bool empty() const { return !cpu_millicores && !memory_bytes; }
+};
+
+// What to run.
+struct ProcessSpec {
+  // Names the pod's cgroup ("tessera-<name>"), so it must be unique among the
+  // pods running on this node (the pod uid and attempt, say). May be empty when
+  // no limits are asked for.
+  std::string name;
+  // argv[0] is looked up in the child's PATH when it contains no '/', as execvp does.
+  std::vector<std::string> argv;
+  // "KEY=VALUE" entries added to, or replacing, a minimal base environment:
+  // PATH, HOME and LANG as the agent has them (PATH has a default when unset).
+  std::vector<std::string> env;
+  // Must exist; it is not created.
+  std::string working_dir;
+  // stdout and stderr go here, appended. A regular file (created when missing)
+  // or a FIFO from log_files.h. Opened read-write, so that a FIFO always has a
+  // reader and the pod is never killed by SIGPIPE while the agent is away.
+  std::string output_path;
+  // Applied only when the agent runs as root; otherwise a warning says so.
+  std::optional<uid_t> uid;
+  std::optional<gid_t> gid;
+  ResourceLimits limits;
+};
+
+// A process that Start started or Adopt found again.
+struct RunningProcess {
+  ProcessIdentity identity;
+  pid_t pgid = 0;
+  // The pod's cgroup directories: one for cgroup v2, one per controller for v1;
+  // empty when the process runs without a cgroup.
+  std::vector<std::string> cgroup_dirs;
+  // Why something asked for is not in effect (limits not enforced, uid not
+  // applied). Each says what the host refused and what would fix it.
+  std::vector<std::string> warnings;
+  bool adopted = false;  // not our child: the exit code will be unknown
+};
+
+// How a process ended.
+struct ProcessExit {
+  enum class Cause {
+    kExited,    // exit_code is set
+    kSignaled,  // signal is set
+    kUnknown,   // an adopted process: it is gone, but only its parent learnt how
+  };
+  Cause cause = Cause::kUnknown;
+  int exit_code = -1;
+  int signal = 0;
+  // The kernel's OOM killer killed a process of the pod's cgroup (its
+  // oom_kill counter is non-zero). Without a memory cgroup this is never
+  // set: a SIGKILL alone does not mean out of memory.
+  bool oom_killed = false;
+
+  std::string Describe() const;  // "exited with code 3", "killed by signal 9 (Killed), out of memory", ...
+};
+
+// Where pod cgroups are created. cgroup v2 has one hierarchy (one parent
+// directory); cgroup v1 has one per controller, and either may be missing.
+struct CgroupPlacement {
+  enum class Version { kNone, kV1, kV2 };
+  Version version = Version::kNone;
+  std::string v2_parent;
+  std::string v1_cpu_parent;     // empty: no v1 cpu hierarchy
+  std::string v1_memory_parent;  // empty: no v1 memory hierarchy
+  std::string why_none;          // kNone: why there are no cgroups to use
+
+  static CgroupPlacement V2(std::string parent);
+  static CgroupPlacement V1(std::string cpu_parent, std::string memory_parent);
+  static CgroupPlacement None(std::string why);
+};
+
+// The agent's own cgroups, from /proc/self/cgroup and /proc/self/mountinfo:
+// cgroup v2 when its hierarchy offers both the cpu and memory controllers,
+// else cgroup v1 for the controllers mounted there, else None with the reason.
+CgroupPlacement DetectCgroupPlacement();
+
+struct ProcessRunnerOptions {
+  // nullopt: DetectCgroupPlacement(), on the first call that needs it.
+  std::optional<CgroupPlacement> cgroups;
+};
+
+class ProcessRunner {
+ public:
+  explicit ProcessRunner(ProcessRunnerOptions options = {});
+  ProcessRunner(const ProcessRunner&) = delete;
+  ProcessRunner& operator=(const ProcessRunner&) = delete;
+
+  // Starts `spec` as the leader of a new session and process group. Returns an
+  // error, with no process left behind, when it cannot run: the command is not
+  // found (NotFound "command not found: NAME"), the working directory is missing,
+  // exec fails, or a cgroup named for this spec still holds processes (Conflict:
+  // a previous run of the pod is alive).
+  Result<RunningProcess> Start(const ProcessSpec& spec);
+
+  // Takes over a process that an earlier agent started. NotFound when it is no
+  // longer running with that identity (ended, or the pid now belongs to another
+  // process). Its cgroup is found again among ours, for OOM detection and cleanup.
+  Result<RunningProcess> Adopt(const ProcessIdentity& identity);
+
+  // Sends `signal` to the process group led by `identity`, only when that
+  // identity still matches: NotFound when the pid is gone, Conflict when it now
+  // belongs to another process. Works on any process group leader, tracked or not.
+  Status Signal(const ProcessIdentity& identity, int signal);
+
+  // Step one of termination: SIGTERM to the group now, and SIGKILL from the
+  // first Poll at or after now + grace if the process has not ended by then.
+  // Returns at once. A second call never extends the deadline. A grace of 0
+  // sends SIGKILL at once. NotFound when the runner does not track `identity`.
+  Status BeginTermination(const ProcessIdentity& identity, Duration grace, Timestamp now);
+
+  // Non-blocking. nullopt while the process runs (after sending SIGKILL when its
+  // termination deadline has passed); its exit, once, when it has ended; after
+  // that the runner forgets it. NotFound when the runner does not track it.
+  Result<std::optional<ProcessExit>> Poll(const ProcessIdentity& identity, Timestamp now);
+
+  // The earliest termination deadline still pending, so that the agent's loop
+  // knows when to Poll next; Timestamp::Never() when none is.
+  Timestamp NextKillDeadline() const;
+
+  // Removes the cgroups of ended pods whose last processes were still exiting
+  // when Poll reported the end (a SIGKILLed child takes a moment to leave).
+  // Cheap; Poll calls it, and the agent's loop should too while no pod runs.
+  // Returns how many are still waiting.
+  size_t RetryCgroupRemovals();
+
+  // For a restarted agent: removes every empty "tessera-*" cgroup under the
+  // parents, left by pods that ended while no agent ran or whose removal was
+  // still pending when the last agent stopped. A cgroup that still holds a
+  // process is never removed (the kernel refuses). REQUIRES: no other runner
+  // creates cgroups under the same parents (one agent per node).
+  void RemoveStaleCgroups();
+
+  size_t tracked_count() const { return tracked_.size(); }
+
+ private:
+  struct Tracked {
+    RunningProcess process;
+    std::string memory_cgroup_dir;  // where oom_kill is counted; empty: none
+    std::optional<Timestamp> kill_at;
+    bool kill_sent = false;
+  };
+
+  const CgroupPlacement& Placement();
+  ProcessExit Finish(Tracked& tracked, ProcessExit exit);
+
+  ProcessRunnerOptions options_;
+  std::map<pid_t, Tracked> tracked_;
+  // Cgroup directories whose last processes were still exiting when we tried
+  // to remove them; retried on each Poll.
+  std::vector<std::string> cgroups_to_remove_;
+  uint64_t unnamed_runs_ = 0;
+};
+
+}  // namespace tessera

@@ -1,0 +1,31 @@
+#include "cli/commands/workload_priority.h"
+
+#include "api/kinds.h"
+#include "cli/commands/list_objects.h"
+#include "cli/commands/object_fields.h"
+#include "cli/commands/resource_paths.h"
+
+namespace tessera {
+
+DefaultPriorityClass FetchDefaultPriorityClass(ApiClient& client) {
+  DefaultPriorityClass found;
+  const KindInfo* kind = FindKindByApiVersion("scheduling.k8s.io/v1", "PriorityClass");
+  auto classes = ListObjects(client, ClientConfig{}, CollectionPath(*kind, ""), "");
+  if (!classes) return found;
+  for (const nlohmann::json& pc : classes->items) {  // in name order
+    const nlohmann::json* global_default = Child(&pc, "globalDefault");
+    const nlohmann::json* value = Child(&pc, "value");
+    if (global_default && global_default->is_boolean() && global_default->get<bool>() && value &&
+        value->is_number_integer()) {
+      found = DefaultPriorityClass{.name = NameOf(pc), .value = value->get<int64_t>()};
+    }
+  }
+  return found;
+}
+
+int64_t UnnamedClassPriority(const nlohmann::json& workload, int64_t default_priority) {
+  const nlohmann::json* priority = Find(workload, "spec.priority");
+  return priority && priority->is_number_integer() ? priority->get<int64_t>() : default_priority;
+}
+
+}  // namespace tessera

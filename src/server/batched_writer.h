@@ -1,0 +1,45 @@
+// BatchedWriter: commits a controller pass's writes in few transactions.
+//
+// Writes come in units (all of a unit's ops or none: an admission and its Pods).
+// Flush() commits up to kUnitsPerTransaction units per Store::Apply; when such a
+// transaction fails (one unit met a conflict: a user changed that object since
+// the pass read it), each of its units is retried alone, so one conflict costs
+// only its own unit, which the next pass redoes from fresher state.
+// Results go into the ObjectCache at once.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "server/object_cache.h"
+#include "store/store.h"
+
+namespace tessera {
+
+class BatchedWriter {
+ public:
+  BatchedWriter(Store& store, ObjectCache& cache) : store_(store), cache_(cache) {}
+
+  // `what` names the unit in the warning logged when it fails.
+  void Add(std::vector<WriteOp> unit, std::string what);
+  void Add(WriteOp op, std::string what);
+
+  // Commits everything added; returns how many units were written.
+  size_t Flush();
+  bool wrote() const { return wrote_; }
+
+ private:
+  struct Unit {
+    std::vector<WriteOp> ops;
+    std::string what;
+  };
+  Status Commit(std::vector<WriteOp> ops);
+
+  Store& store_;
+  ObjectCache& cache_;
+  std::vector<Unit> units_;
+  bool wrote_ = false;
+};
+
+}  // namespace tessera

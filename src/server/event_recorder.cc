@@ -1,0 +1,69 @@
+#include "server/event_recorder.h"
+
+#include <fmt/format.h>
+
+#include "api/time_format.h"
+#include "server/object_json.h"
+
+namespace tessera {
+namespace {
+
+constexpr Duration kTtl = Duration::Seconds(3600);
+constexpr size_t kMaxRemembered = 50000;
+
+}  // namespace
+
+void EventRecorder::Record(BatchedWriter& writer, const StoredObject& involved, Type type, const std::string& reason,
+                           const std::string& message, Timestamp now) {
+  const std::string uid = StringAt(involved.object, {"metadata", "uid"});
+  const std::string aggregate = fmt::format("{}/{}/{}", uid, reason, message);
+  const std::string now_text = FormatRfc3339(now);
+  auto [it, fresh] = by_aggregate_.try_emplace(aggregate);
+  Written& w = it->second;
+  if (fresh) {
+    // Kubernetes names events <object>.<unique hex>; a sequence keeps them unique here.
+    w.key = ObjectKey{"/Event", involved.key.ns.empty() ? "default" : involved.key.ns,
+                      fmt::format("{}.{:x}{:04x}", involved.key.name, now.ms, ++sequence_ & 0xffff)};
+    w.first_timestamp = now_text;
+  }
+  ++w.count;
+  w.last = now;
+  by_age_.emplace_back(now, aggregate);
+  const nlohmann::json& obj = involved.object;
+  nlohmann::json event{
+      {"apiVersion", "v1"},
+      {"kind", "Event"},
+      {"metadata", {{"name", w.key.name}, {"namespace", w.key.ns}, {"creationTimestamp", w.first_timestamp}}},
+      {"involvedObject",
+       {{"apiVersion", obj.value("apiVersion", "")},
+        {"kind", obj.value("kind", "")},
+        {"name", involved.key.name},
+        {"namespace", involved.key.ns},
+        {"uid", uid},
+        {"resourceVersion", std::to_string(involved.revision)}}},
+      {"reason", reason},
+      {"message", message},
+      {"type", type == Type::kNormal ? "Normal" : "Warning"},
+      {"source", {{"component", component_}}},
+      {"reportingComponent", component_},
+      {"firstTimestamp", w.first_timestamp},
+      {"lastTimestamp", now_text},
+      {"count", w.count}};
+  writer.Add(WriteOp{.op = w.count == 1 ? WriteOp::Kind::kCreate : WriteOp::Kind::kUpdate,
+                     .key = w.key,
+                     .object = std::move(event)},
+             fmt::format("event {} about {}", reason, involved.key.name));
+}
+
+void EventRecorder::Expire(BatchedWriter& writer, Timestamp now) {
+  while (!by_age_.empty() && (now - by_age_.front().first > kTtl || by_age_.size() > kMaxRemembered)) {
+    auto [written_at, aggregate] = by_age_.front();
+    by_age_.pop_front();
+    auto it = by_aggregate_.find(aggregate);
+    if (it == by_aggregate_.end() || it->second.last != written_at) continue;  // written again since
+    writer.Add(WriteOp{.op = WriteOp::Kind::kDelete, .key = it->second.key}, fmt::format("expire event {}", it->second.key.name));
+    by_aggregate_.erase(it);
+  }
+}
+
+}  // namespace tessera

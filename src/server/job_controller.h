@@ -1,0 +1,32 @@
+// The job controller: batch/v1 Jobs and Volcano Jobs become Workloads.
+//
+// A Job without its Workload gets one (queue from the kueue.x-k8s.io/queue-name
+// label or the Volcano queue, else the namespace's only LocalQueue; gang size
+// from minAvailable). A job-owned Workload whose Job is gone is deleted, with
+// its Pods.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/batched_writer.h"
+#include "server/object_cache.h"
+
+namespace tessera {
+
+inline constexpr const char* kJobKind = "batch/Job";
+inline constexpr const char* kVolcanoJobKind = "batch.volcano.sh/Job";
+inline constexpr const char* kWorkloadKind = "kueue.x-k8s.io/Workload";
+inline constexpr const char* kPodKind = "/Pod";
+
+// (namespace, workload name) -> the Pods labelled tessera.dev/workload=name.
+using PodIndex = std::map<std::pair<std::string, std::string>, std::vector<const StoredObject*>>;
+// Pointers into `cache`: valid until the cache next changes.
+PodIndex IndexPodsByWorkload(const ObjectCache& cache);
+
+// Adds the job controller's writes to `writer`.
+void ReconcileJobs(const ObjectCache& cache, const PodIndex& pods, const std::string& now_text, BatchedWriter& writer);
+
+}  // namespace tessera

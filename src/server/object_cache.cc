@@ -1,0 +1,104 @@
+#include "server/object_cache.h"
+
+#include <fmt/format.h>
+
+#include "common/check.h"
+
+namespace tessera {
+namespace {
+
+constexpr size_t kEventBatch = 8192;
+
+const ObjectCache::Objects kEmpty;
+
+}  // namespace
+
+ObjectCache::ObjectCache(Store& store, std::vector<std::string> kinds) : store_(store) {
+  for (std::string& kind : kinds) by_kind_[std::move(kind)];
+}
+
+Status ObjectCache::Relist() {
+  // Lists are taken one kind at a time while others write; replaying the events
+  // after the revision read first makes the result consistent again.
+  const int64_t from = store_.Revision();
+  std::map<std::string, Objects> fresh;
+  for (const auto& [kind, unused] : by_kind_) {
+    ASSIGN_OR_RETURN(ListResult list, store_.List(kind, ""));
+    Objects& objects = fresh[kind];
+    for (StoredObject& o : list.items) {
+      auto key = std::make_pair(o.key.ns, o.key.name);
+      objects.emplace(std::move(key), std::move(o));
+    }
+  }
+  by_kind_ = std::move(fresh);
+  revision_ = from;
+  listed_ = true;
+  ++relists_;
+  return Status::Ok();
+}
+
+void ObjectCache::ApplyEvent(const StoreEvent& event) {
+  auto kind = by_kind_.find(event.object.key.kind);
+  if (kind == by_kind_.end()) return;
+  Objects& objects = kind->second;
+  auto key = std::make_pair(event.object.key.ns, event.object.key.name);
+  auto it = objects.find(key);
+  if (it != objects.end() && it->second.revision >= event.revision) return;  // listed after this event
+  if (event.type == EventType::kDeleted) {
+    if (it != objects.end()) objects.erase(it);
+    return;
+  }
+  if (it == objects.end()) {
+    objects.emplace(std::move(key), event.object);
+  } else {
+    it->second = event.object;
+  }
+}
+
+Status ObjectCache::Sync() {
+  if (!listed_) RETURN_IF_ERROR(Relist());
+  while (true) {
+    auto events = store_.EventsSince(revision_, kEventBatch);
+    if (!events && events.error().code() == StatusCode::kGone) {
+      RETURN_IF_ERROR(Relist());
+      continue;
+    }
+    if (!events) return events.error();
+    for (const StoreEvent& e : *events) {
+      ApplyEvent(e);
+      revision_ = e.revision;
+    }
+    if (events->size() < kEventBatch) return Status::Ok();
+  }
+}
+
+const ObjectCache::Objects& ObjectCache::Of(const std::string& kind) const {
+  auto it = by_kind_.find(kind);
+  TESSERA_CHECK(it != by_kind_.end(), "ObjectCache does not hold {}", kind);
+  return it == by_kind_.end() ? kEmpty : it->second;
+}
+
+const StoredObject* ObjectCache::Find(const ObjectKey& key) const {
+  auto kind = by_kind_.find(key.kind);
+  if (kind == by_kind_.end()) return nullptr;
+  auto it = kind->second.find({key.ns, key.name});
+  return it == kind->second.end() ? nullptr : &it->second;
+}
+
+void ObjectCache::Put(const StoredObject& object) {
+  if (object.revision <= revision_) return;
+  auto kind = by_kind_.find(object.key.kind);
+  if (kind == by_kind_.end()) return;
+  auto [it, inserted] = kind->second.try_emplace({object.key.ns, object.key.name}, object);
+  if (!inserted && it->second.revision < object.revision) it->second = object;
+}
+
+void ObjectCache::Remove(const ObjectKey& key, int64_t revision) {
+  if (revision <= revision_) return;
+  auto kind = by_kind_.find(key.kind);
+  if (kind == by_kind_.end()) return;
+  auto it = kind->second.find({key.ns, key.name});
+  if (it != kind->second.end() && it->second.revision < revision) kind->second.erase(it);
+}
+
+}  // namespace tessera

@@ -1,0 +1,57 @@
+// ObjectCache: an in-memory copy of the stored objects of some kinds, kept current
+// by reading the store's event log, as a Kubernetes informer does.
+//
+// The controllers read it instead of listing the store on every pass, so a pass
+// costs what changed since the last one, not the size of the fleet. Sync()
+// lists each kind once, then applies only the events after the revision it has
+// seen; when those were compacted away (Gone), it lists again. Applying is
+// idempotent by revision, so a controller may also Put the result of its own
+// write at once, before the event for it comes back.
+//
+// Not thread-safe: one controller thread owns it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+#include "store/store.h"
+
+namespace tessera {
+
+class ObjectCache {
+ public:
+  // (namespace, name) -> object, in the store's list order.
+  using Objects = std::map<std::pair<std::string, std::string>, StoredObject>;
+
+  ObjectCache(Store& store, std::vector<std::string> kinds);
+
+  // Catches up with the store. On error the cache keeps what it had.
+  Status Sync();
+
+  // The cached objects of `kind` (one of the kinds given at construction).
+  const Objects& Of(const std::string& kind) const;
+  const StoredObject* Find(const ObjectKey& key) const;
+
+  // Records the outcome of a write the owner just made. A write at or below
+  // revision() is already in the cache through its event, so it is ignored.
+  void Put(const StoredObject& object);
+  void Remove(const ObjectKey& key, int64_t revision);
+
+  int64_t revision() const { return revision_; }
+  int64_t relists() const { return relists_; }
+
+ private:
+  Status Relist();
+  void ApplyEvent(const StoreEvent& event);
+
+  Store& store_;
+  std::map<std::string, Objects> by_kind_;
+  int64_t revision_ = 0;
+  int64_t relists_ = 0;
+  bool listed_ = false;
+};
+
+}  // namespace tessera

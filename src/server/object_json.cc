@@ -1,0 +1,47 @@
+#include "server/object_json.h"
+
+namespace tessera {
+
+using nlohmann::json;
+
+std::string StringAt(const json& obj, std::initializer_list<const char*> path) {
+  const json* cur = &obj;
+  for (const char* p : path) {
+    if (!cur->is_object()) return "";
+    auto it = cur->find(p);
+    if (it == cur->end()) return "";
+    cur = &*it;
+  }
+  return cur->is_string() ? cur->get<std::string>() : "";
+}
+
+bool SetCondition(json& obj, const std::string& type, bool status, const std::string& reason,
+                  const std::string& message, const std::string& now) {
+  json& conds = obj["status"]["conditions"];
+  if (!conds.is_array()) conds = json::array();
+  const std::string s = status ? "True" : "False";
+  for (json& c : conds) {
+    if (c.value("type", "") != type) continue;
+    if (c.value("status", "") == s && c.value("reason", "") == reason && c.value("message", "") == message) return false;
+    if (c.value("status", "") != s) c["lastTransitionTime"] = now;
+    c["status"] = s;
+    c["reason"] = reason;
+    c["message"] = message;
+    return true;
+  }
+  conds.push_back({{"type", type}, {"status", s}, {"reason", reason}, {"message", message}, {"lastTransitionTime", now}});
+  return true;
+}
+
+bool ConditionTrue(const json& obj, const std::string& type) {
+  auto status = obj.find("status");
+  if (status == obj.end() || !status->is_object()) return false;
+  auto conds = status->find("conditions");
+  if (conds == status->end() || !conds->is_array()) return false;
+  for (const json& c : *conds) {
+    if (c.value("type", "") == type) return c.value("status", "") == "True";
+  }
+  return false;
+}
+
+}  // namespace tessera

@@ -1,0 +1,21 @@
+// Small accessors for stored objects as JSON, shared by the controllers.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace tessera {
+
+// The string at `path` in `obj`, or "" when any step is missing or not a string.
+std::string StringAt(const nlohmann::json& obj, std::initializer_list<const char*> path);
+
+// Sets condition `type` in obj.status.conditions (lastTransitionTime changes only
+// when the status does); true when anything changed.
+bool SetCondition(nlohmann::json& obj, const std::string& type, bool status, const std::string& reason,
+                  const std::string& message, const std::string& now);
+
+bool ConditionTrue(const nlohmann::json& obj, const std::string& type);
+
+}  // namespace tessera

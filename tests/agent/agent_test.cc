@@ -1,0 +1,217 @@
+// The agent against a real server over HTTP on 127.0.0.1: submitted jobs run as
+// real processes on the agent's node, report their status, and are terminated
+// on preemption with SIGTERM, the grace period, then SIGKILL.
+#include "agent/agent.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "agent/pod_launch.h"
+#include "client/api_client.h"
+#include "server/server.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class AgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tessera-agent-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    ServerOptions options;
+    options.data_dir = (dir_ / "server").string();
+    options.http.port = 0;
+    auto s = Server::Start(options);
+    ASSERT_TRUE(s.has_value()) << s.error().ToString();
+    server_ = std::move(*s);
+    client_ = std::make_unique<ApiClient>(server_->url(), server_->admin_token());
+  }
+  void TearDown() override {
+    agent_.reset();
+    client_.reset();
+    server_.reset();
+    fs::remove_all(dir_);
+  }
+  void StartAgent(const std::string& node = "node-1", const std::string& gpus = "2xA100-80GB") {
+    AgentOptions o;
+    o.server = server_->url();
+    o.token = server_->admin_token();
+    o.node_name = node;
+    o.data_dir = (dir_ / node).string();
+    o.checkpoint_root = (dir_ / "checkpoints").string();
+    o.gpus.simulated = gpus;
+    o.gpus.preference = GpuPreference::kSimulated;
+    o.lease_duration = Duration::Seconds(4);
+    o.restart_backoff = Duration::Millis(100);
+    auto a = Agent::Start(o);
+    ASSERT_TRUE(a.has_value()) << a.error().ToString();
+    agent_ = std::move(*a);
+  }
+  void Create(const json& obj, const std::string& path) {
+    auto r = client_->Request("POST", path, obj.dump());
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->status, 201) << r->body;
+  }
+  // A batch/v1 Job on the default queue running `script` under sh.
+  json Job(const std::string& name, const std::string& script, const std::string& gpus = "", int pods = 1,
+           const std::string& priority = "", int grace_seconds = 30) {
+    json container{{"name", "main"}, {"command", {"sh", "-c", script}}};
+    if (!gpus.empty()) container["resources"] = {{"requests", {{"nvidia.com/gpu", gpus}}}, {"limits", {{"nvidia.com/gpu", gpus}}}};
+    json spec{{"containers", {container}}, {"restartPolicy", "Never"}, {"terminationGracePeriodSeconds", grace_seconds}};
+    if (!priority.empty()) spec["priorityClassName"] = priority;
+    return json{{"apiVersion", "batch/v1"},
+                {"kind", "Job"},
+                {"metadata", {{"name", name}, {"namespace", "default"}}},
+                {"spec", {{"parallelism", pods}, {"completions", pods}, {"template", {{"spec", spec}}}}}};
+  }
+  void SubmitJob(const json& job) { Create(job, "/apis/batch/v1/namespaces/default/jobs"); }
+  json WaitFor(const std::string& path, const std::function<bool(const json&)>& ready, int seconds = 20) {
+    json last;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto r = client_->Request("GET", path);
+      if (r && r->status == 200) {
+        last = json::parse(r->body);
+        if (ready(last)) return last;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ADD_FAILURE() << "timed out waiting on " << path << "; last: " << last.dump();
+    return last;
+  }
+  static std::string Condition(const json& obj, const std::string& type, const char* field) {
+    for (const json& c : obj.value("status", json::object()).value("conditions", json::array())) {
+      if (c.value("type", "") == type) return c.value(field, "");
+    }
+    return "";
+  }
+  static std::string Phase(const json& pod) { return pod.value("status", json::object()).value("phase", ""); }
+  json Pod(const std::string& name) { return WaitFor("/api/v1/namespaces/default/pods/" + name, [](const json&) { return true; }); }
+  std::string PodLog(const json& pod) {
+    const fs::path d = dir_ / pod["spec"].value("nodeName", "") / "pods" /
+                       fmt::format("default_{}_{}", pod["metadata"].value("name", ""), pod["metadata"].value("uid", ""));
+    return ReadFile(d / "pod.log");
+  }
+
+  fs::path dir_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<ApiClient> client_;
+  std::unique_ptr<Agent> agent_;
+};
+
+TEST_F(AgentTest, RegistersItsNodeWithALeaseAndTheSimulatedInventory) {
+  StartAgent();
+  EXPECT_NE(agent_->inventory_summary().find("simulated"), std::string::npos) << agent_->inventory_summary();
+  const json node = WaitFor("/api/v1/nodes/node-1", [](const json&) { return true; });
+  EXPECT_EQ(node["status"]["capacity"]["nvidia.com/gpu"], "2");
+  EXPECT_EQ(Condition(node, "Ready", "status"), "True");
+  const json lease = WaitFor("/apis/coordination.k8s.io/v1/namespaces/tessera-node-lease/leases/node-1",
+                             [](const json&) { return true; });
+  EXPECT_EQ(lease["spec"]["holderIdentity"], "node-1");
+  EXPECT_EQ(lease["spec"]["leaseDurationSeconds"], 4);
+}
+
+TEST_F(AgentTest, AJobRunsSucceedsAndItsOutputIsKept) {
+  StartAgent();
+  SubmitJob(Job("hello", "echo hello from $TESSERA_POD_NAME; echo to-stderr >&2"));
+  const json pod = WaitFor("/api/v1/namespaces/default/pods/job-hello-main-0", [](const json& p) { return Phase(p) == "Succeeded"; });
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 0);
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["state"]["terminated"]["reason"], "Completed");
+  const std::string log = PodLog(pod);
+  EXPECT_NE(log.find("hello from job-hello-main-0"), std::string::npos) << log;
+  EXPECT_NE(log.find("to-stderr"), std::string::npos) << log;
+  const json wl = WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-hello",
+                          [](const json& w) { return Condition(w, "Finished", "status") == "True"; });
+  EXPECT_EQ(Condition(wl, "Finished", "reason"), "Succeeded");
+  const json job = WaitFor("/apis/batch/v1/namespaces/default/jobs/hello",
+                           [](const json& j) { return Condition(j, "Complete", "status") == "True"; });
+  EXPECT_EQ(job["status"]["succeeded"], 1);
+}
+
+TEST_F(AgentTest, AFailingCommandEndsFailedWithItsExitCode) {
+  StartAgent();
+  SubmitJob(Job("fails", "exit 3"));
+  const json pod = WaitFor("/api/v1/namespaces/default/pods/job-fails-main-0", [](const json& p) { return Phase(p) == "Failed"; });
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 3);
+  const json wl = WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-fails",
+                          [](const json& w) { return Condition(w, "Finished", "status") == "True"; });
+  EXPECT_EQ(Condition(wl, "Finished", "reason"), "Failed");
+  EXPECT_NE(Condition(wl, "Finished", "message").find("code 3"), std::string::npos) << Condition(wl, "Finished", "message");
+}
+
+TEST_F(AgentTest, AnImageOnlyPodFailsWithTheRuntimeReason) {
+  StartAgent();
+  json job = Job("image-only", "unused");
+  job["spec"]["template"]["spec"]["containers"][0].erase("command");
+  job["spec"]["template"]["spec"]["containers"][0]["image"] = "pytorch/pytorch:latest";
+  SubmitJob(job);
+  const json pod = WaitFor("/api/v1/namespaces/default/pods/job-image-only-main-0", [](const json& p) { return Phase(p) == "Failed"; });
+  EXPECT_EQ(pod["status"]["message"], kNoOciRuntime);
+}
+
+TEST_F(AgentTest, FourQuarterGpuPodsShareOneDeviceAndSeeIt) {
+  StartAgent("node-1", "1xA100-80GB");
+  SubmitJob(Job("quarters", "echo \"$CUDA_VISIBLE_DEVICES $TESSERA_GPU_FRACTION $NVIDIA_VISIBLE_DEVICES\"; sleep 1", "250m", 4));
+  std::set<std::string> seen;
+  for (int i = 0; i < 4; ++i) {
+    const json pod = WaitFor("/api/v1/namespaces/default/pods/job-quarters-main-" + std::to_string(i),
+                             [](const json& p) { return Phase(p) == "Succeeded"; });
+    std::string line = PodLog(pod);
+    seen.insert(line.substr(0, line.find('\n')));
+  }
+  ASSERT_EQ(seen.size(), 1u) << "every pod sees the same device";
+  EXPECT_EQ(seen.begin()->substr(0, 7), "0 0.25 ") << *seen.begin();
+}
+
+TEST_F(AgentTest, APreemptedPodGetsSigtermThenSigkillAndResumesFromItsCheckpoint) {
+  StartAgent("node-1", "1xA100-80GB");
+  // The training pod counts in its checkpoint directory, and ignores SIGTERM (noting it), so it is SIGKILLed after 1 s.
+  const std::string script =
+      "trap 'echo got-term >> $TESSERA_CHECKPOINT_DIR/signals' TERM; "
+      "n=$(cat $TESSERA_CHECKPOINT_DIR/step 2>/dev/null || echo 0); echo resumed-at-$n; "
+      "while true; do n=$((n+1)); echo $n > $TESSERA_CHECKPOINT_DIR/step; sleep 0.05; done";
+  SubmitJob(Job("train", script, "1", 1, "training", /*grace_seconds=*/1));
+  WaitFor("/api/v1/namespaces/default/pods/job-train-main-0", [](const json& p) { return Phase(p) == "Running"; });
+  const fs::path checkpoint = dir_ / "checkpoints" / "default" / "job-train";
+  WaitFor("/api/v1/namespaces/default/pods/job-train-main-0",
+          [&](const json&) { return std::atoi(ReadFile(checkpoint / "step").c_str()) >= 5; });
+
+  SubmitJob(Job("serve", "sleep 2", "1", 1, "production"));
+  const json serving = WaitFor("/api/v1/namespaces/default/pods/job-serve-main-0", [](const json& p) { return Phase(p) == "Running"; });
+  // The victim was told (SIGTERM), outlived its 1 s grace, and was killed before the preemptor ran.
+  EXPECT_NE(ReadFile(checkpoint / "signals").find("got-term"), std::string::npos);
+  const int step_at_kill = std::atoi(ReadFile(checkpoint / "step").c_str());
+  EXPECT_GE(step_at_kill, 5);
+  // Once production is done, training comes back and resumes from its checkpoint.
+  const json resumed = WaitFor("/api/v1/namespaces/default/pods/job-train-main-0", [](const json& p) { return Phase(p) == "Running"; });
+  WaitFor("/api/v1/namespaces/default/pods/job-train-main-0", [&](const json& p) {
+    return PodLog(p).find("resumed-at-") != std::string::npos;
+  });
+  const std::string log = PodLog(resumed);
+  const int resumed_at = std::atoi(log.substr(log.find("resumed-at-") + 11).c_str());
+  EXPECT_GE(resumed_at, step_at_kill - 1) << log;
+  EXPECT_NE(resumed["metadata"]["uid"], json()) << "a new pod";
+  (void)serving;
+}
+
+}  // namespace
+}  // namespace tessera
