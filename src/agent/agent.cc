@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "agent/fence.h"
 #include "agent/log_files.h"
 #include "agent/node_registration.h"
 #include "agent/pod_launch.h"
@@ -193,6 +194,7 @@ Status Agent::Impl::RenewLease(ApiClient& client) {
   if (r.status / 100 != 2) return Status::Unavailable(fmt::format("renewing lease: HTTP {}: {}", r.status, r.body));
   // The fencing clock counts from when the renewal was sent: the server's renewTime is no earlier.
   last_renewed_ms = sent;
+  RecordLeaseRenewal(options.data_dir, Now());
   return Status::Ok();
 }
 
@@ -593,6 +595,7 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   ASSIGN_OR_RETURN(impl->inventory, DiscoverGpus(impl->options.gpus));
   impl->summary = impl->inventory.reason;
   RETURN_IF_ERROR(impl->Register());
+  if (!impl->options.fence_command.empty()) RETURN_IF_ERROR(EnsureFence(impl->options.data_dir, impl->options.fence_command));
   impl->runner.RemoveStaleCgroups();
   impl->Adopt();
   Impl* p = impl.get();

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "agent/gpu_inventory.h"
 #include "client/api_client.h"
@@ -45,6 +46,10 @@ struct AgentOptions {
   Duration lease_duration = Duration::Seconds(40);
   Duration restart_backoff = Duration::Seconds(10);  // OnFailure: first delay, doubling up to 5 minutes
   Duration poll_interval = Duration::Millis(50);     // how often running processes are checked
+  // argv of the node's fence process (src/agent/fence.h), which kills the pods
+  // when this agent stops renewing the Lease, even when it is dead; empty: none
+  // (the agent then fences only while it runs).
+  std::vector<std::string> fence_command;
 };
 
 class Agent {

@@ -8,6 +8,7 @@
 #include "cli/commands/client_commands.h"
 #include "cli/commands/exit_codes.h"
 #include "cli/demo.h"
+#include "agent/fence.h"
 #include "cli/serve_commands.h"
 #include "tessera_version.h"
 
@@ -42,6 +43,18 @@ int main(int argc, char** argv) {
   add_serve_flags(up);
   up->add_option("--gpus", serve.gpus, "Simulated GPU inventory when there is no NVIDIA driver (COUNTxMODEL-MEMORY)");
   up->callback([&] { rc = tessera::RunUpCommand(serve); });
+
+  tessera::AgentCommandOptions agent;
+  auto* agent_cmd = app.add_subcommand("agent", "Run the node agent: this machine runs the pods a server binds to it");
+  tessera::AddAgentFlags(*agent_cmd, agent);
+  agent_cmd->callback([&] { rc = tessera::RunAgentCommand(agent); });
+  std::string fence_dir;
+  int64_t fence_lease_ms = 40000;
+  auto* fence = app.add_subcommand("agent-fence", "The node's fence, started by the agent (src/agent/fence.h)");
+  fence->group("");  // internal: hidden from --help
+  fence->add_option("--data-dir", fence_dir)->required();
+  fence->add_option("--lease-ms", fence_lease_ms)->required();
+  fence->callback([&] { rc = tessera::RunFence(fence_dir, tessera::Duration::Millis(fence_lease_ms)); });
 
   // apply, get, describe, delete, submit, queues: clients of the API server.
   tessera::ClientCommands client;

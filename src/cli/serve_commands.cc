@@ -96,36 +96,74 @@ int RunServerCommand(ServeOptions options) {
   return 0;
 }
 
-// Registers this machine as a Node through the API, as an agent does.
-Status RegisterThisMachine(const ClientConfig& api, const std::string& gpus_spec, std::string* summary) {
-  Node node;
+std::string ThisNodeName() {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
-  node.name = host[0] ? host : "localhost";
-  for (char& c : node.name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  node.cpu_milli = static_cast<int64_t>(sysconf(_SC_NPROCESSORS_ONLN)) * 1000;
-  node.memory_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
-  node.labels.Set("tessera.dev/flavor", "default");
-  const bool driver = NvidiaDriverPresent();
-  // NVML discovery comes with the agent; until then a driver's GPUs are not listed.
-  ASSIGN_OR_RETURN(node.gpus, ParseSimulatedInventory(gpus_spec));
-  *summary = driver ? fmt::format("NVIDIA driver found, but GPU discovery (NVML) is not built yet: advertising the "
-                                  "simulated inventory {} for now",
-                                  gpus_spec)
-                    : fmt::format("no NVIDIA driver (libnvidia-ml.so.1) on this machine: node {} advertises a "
-                                  "simulated inventory of {} (change it with --gpus)",
-                                  node.name, gpus_spec);
-  ApiClient client(api.server, api.token, api.tls);
-  const nlohmann::json obj = NodeObject(node, true, Rfc3339Now());
-  ASSIGN_OR_RETURN(ApiResponse r, client.Request("POST", "/api/v1/nodes", obj.dump()));
-  if (r.status == 409) {  // registered before: refresh its labels, then its status (capacity, readiness)
-    ASSIGN_OR_RETURN(r, client.Request("PUT", "/api/v1/nodes/" + node.name, obj.dump()));
-    if (r.status / 100 == 2) {
-      ASSIGN_OR_RETURN(r, client.Request("PUT", "/api/v1/nodes/" + node.name + "/status", obj.dump()));
+  std::string name = host[0] ? host : "localhost";
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+std::vector<std::string> FenceCommand(const std::string& data_dir, Duration lease) {
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) return {};
+  return {self, "agent-fence", "--data-dir", data_dir, "--lease-ms", std::to_string(lease.ms)};
+}
+
+void AddAgentFlags(CLI::App& command, AgentCommandOptions& o) {
+  command.add_option("--server", o.client.server, "Tessera API server URL (else TESSERA_SERVER, else the config file)");
+  command.add_option("--token", o.client.token, "Bearer token (else TESSERA_TOKEN, else the config file)");
+  command.add_option("--certificate-authority", o.client.certificate_authority, "PEM file of the CA to trust")
+      ->type_name("FILE");
+  command.add_flag("--insecure-skip-tls-verify", o.client.insecure_skip_tls_verify, "Accept any server certificate");
+  command.add_option("--node", o.agent.node_name, "Node name (default: this host's name)");
+  command.add_option("--gpus", o.agent.gpus.simulated,
+                     "Simulated GPU inventory when there is no NVIDIA driver: COUNTxMODEL-MEMORY, or a file");
+  command.add_option("--data-dir", o.agent.data_dir, "Agent state, pod logs and working directories")
+      ->type_name("DIR");
+  command.add_option("--checkpoint-root", o.agent.checkpoint_root,
+                     "Where TESSERA_CHECKPOINT_DIR lives (shared storage on a fleet; default DATA_DIR/checkpoints)")
+      ->type_name("DIR");
+  command.add_option("--address", o.agent.address, "How other nodes reach this one (MASTER_ADDR of gangs)");
+  command.add_option("--lease-duration", o.lease_seconds, "Seconds without a renewal before the node is NotReady")
+      ->check(CLI::Range(1, 3600));
+  command.add_option("--label", o.labels, "Node label KEY=VALUE (flavor, rack); repeatable");
+}
+
+int RunAgentCommand(AgentCommandOptions o) {
+  const ClientConfig api = ResolveClientConfig(o.client);
+  o.agent.server = api.server;
+  o.agent.token = api.token;
+  o.agent.tls = api.tls;
+  if (o.agent.node_name.empty()) o.agent.node_name = ThisNodeName();
+  if (o.agent.data_dir.empty()) o.agent.data_dir = "./tessera-agent-" + o.agent.node_name;
+  o.agent.lease_duration = Duration::Seconds(o.lease_seconds);
+  o.agent.data_dir = std::filesystem::absolute(o.agent.data_dir).lexically_normal().string();
+  o.agent.fence_command = FenceCommand(o.agent.data_dir, o.agent.lease_duration);
+  for (const std::string& kv : o.labels) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      fmt::print(stderr, "error: --label \"{}\": expected KEY=VALUE\n", kv);
+      return 2;
     }
+    o.agent.labels[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  if (r.status / 100 != 2) return Status::Internal(fmt::format("registering node {}: HTTP {}: {}", node.name, r.status, r.body));
-  return Status::Ok();
+  sigset_t set;
+  BlockTerminationSignals(&set);
+  auto agent = Agent::Start(o.agent);
+  if (!agent) {
+    fmt::print(stderr, "error: {}\n", agent.error().message());
+    return 1;
+  }
+  // Scripts read this line to know the node is registered.
+  fmt::print("tessera agent: node {} registered with {} ({})\n", o.agent.node_name, api.server,
+             (*agent)->inventory_summary());
+  std::fflush(stdout);
+  const int sig = WaitForTermination(set);
+  spdlog::info("signal {}: stopping the agent; pods keep running", sig);
+  (*agent)->Stop();
+  return 0;
 }
 
 int RunUpCommand(ServeOptions options) {
@@ -141,11 +179,17 @@ int RunUpCommand(ServeOptions options) {
     api.tls.certificate_authority =
         std::filesystem::absolute(options.server.http.tls_cert_file).lexically_normal().string();
   }
-  std::string node_summary;
-  if (Status s = RegisterThisMachine(api, options.gpus, &node_summary); !s.ok()) {
-    fmt::print(stderr, "error: {}\n", s.message());
+  // The embedded agent: this machine as a node that runs the pods bound to it.
+  AgentOptions agent_options{.server = url, .token = api.token, .tls = api.tls, .node_name = ThisNodeName(),
+                             .data_dir = (std::filesystem::path(data_dir) / "agent").string()};
+  agent_options.gpus.simulated = options.gpus;
+  agent_options.fence_command = FenceCommand(agent_options.data_dir, agent_options.lease_duration);
+  auto agent = Agent::Start(agent_options);
+  if (!agent) {
+    fmt::print(stderr, "error: starting this machine's agent: {}\n", agent.error().message());
     return 1;
   }
+  const std::string node_summary = fmt::format("node {}: {}", agent_options.node_name, (*agent)->inventory_summary());
   auto wrote = WriteClientConfigIfMissing(config_path, api);
   fmt::print("Tessera is up at {}\n", url);
   fmt::print("  data directory: {}\n", data_dir);
@@ -168,6 +212,7 @@ int RunUpCommand(ServeOptions options) {
              "Stop with Ctrl-C.\n");
   std::fflush(stdout);
   WaitForTermination(set);
+  (*agent)->Stop();
   server->Stop();
   return 0;
 }

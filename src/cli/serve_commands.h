@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "agent/agent.h"
+#include "client/client_config.h"
 #include "server/server.h"
 
 namespace tessera {
@@ -26,6 +28,23 @@ void AddTlsServingFlags(CLI::App& command, HttpServerOptions& http);
 bool ParseListen(const std::string& listen, HttpServerOptions& http, std::string* error);
 
 int RunServerCommand(ServeOptions options);
+
+// `tessera agent`: this machine as a node of a Tessera server, running the pods
+// bound to it until SIGINT or SIGTERM (which leave them running for the next agent).
+struct AgentCommandOptions {
+  ClientFlags client;
+  AgentOptions agent;
+  int64_t lease_seconds = 40;
+  std::vector<std::string> labels;  // KEY=VALUE
+};
+void AddAgentFlags(CLI::App& command, AgentCommandOptions& options);
+int RunAgentCommand(AgentCommandOptions options);
+
+// argv of this binary's hidden `agent-fence` subcommand (src/agent/fence.h).
+std::vector<std::string> FenceCommand(const std::string& data_dir, Duration lease);
+
+// This machine's name as a node name: the host name, lower-cased.
+std::string ThisNodeName();
 // The server plus the user's set-up: prints how to use the CLI and writes the
 // CLI config when there is none.
 int RunUpCommand(ServeOptions options);

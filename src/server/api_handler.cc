@@ -278,6 +278,8 @@ HttpResponse ApiHandler::Get(const Route& r, const HttpRequest&) {
 HttpResponse ApiHandler::List(const Route& r, const HttpRequest& req) {
   auto selector = LabelSelector::Parse(req.Query("labelSelector"));
   if (!selector) return StatusResponse(400, "BadRequest", selector.error().message());
+  auto fields = FieldSelector::Parse(req.Query("fieldSelector"));
+  if (!fields) return StatusResponse(400, "BadRequest", fields.error().message());
   auto limit = ParseListLimit(req.Query("limit"));
   if (!limit) return StatusResponse(400, "BadRequest", limit.error().message());
   std::optional<ContinueToken> after;
@@ -304,6 +306,7 @@ HttpResponse ApiHandler::List(const Route& r, const HttpRequest& req) {
     return StatusResponse(400, "BadRequest", "the continue token names a revision this server has not reached");
   }
   const int64_t revision = after ? after->revision : list->revision;
+  if (!fields->empty()) std::erase_if(list->items, [&](const StoredObject& o) { return !fields->Matches(o.object); });
   ListPage page = CutListPage(std::move(list->items), *selector, after, *limit, revision, r.kind->store_key, r.ns);
   nlohmann::json metadata{{"resourceVersion", std::to_string(revision)}};
   if (page.next) {
@@ -319,6 +322,8 @@ HttpResponse ApiHandler::List(const Route& r, const HttpRequest& req) {
 HttpResponse ApiHandler::Watch(const Route& r, const HttpRequest& req) {
   auto selector = LabelSelector::Parse(req.Query("labelSelector"));
   if (!selector) return StatusResponse(400, "BadRequest", selector.error().message());
+  auto fields = FieldSelector::Parse(req.Query("fieldSelector"));
+  if (!fields) return StatusResponse(400, "BadRequest", fields.error().message());
   const std::string rv_text = req.Query("resourceVersion");
   int64_t from = 0;
   if (!rv_text.empty()) {
@@ -334,7 +339,7 @@ HttpResponse ApiHandler::Watch(const Route& r, const HttpRequest& req) {
     auto list = store_.List(std::string(r.kind->store_key), r.ns);
     if (!list) return ErrorResponse(list.error());
     for (StoredObject& o : list->items) {
-      if (!selector->MatchesObject(o.object)) continue;
+      if (!selector->MatchesObject(o.object) || !fields->Matches(o.object)) continue;
       initial.push_back(WatchHub::EncodeEvent(StoreEvent{o.revision, EventType::kAdded, std::move(o)}));
     }
     from = list->revision;
@@ -343,7 +348,8 @@ HttpResponse ApiHandler::Watch(const Route& r, const HttpRequest& req) {
     auto probe = store_.EventsSince(from, 1);
     if (!probe) return ErrorResponse(probe.error());
   }
-  WatchFilter filter{.kind = std::string(r.kind->store_key), .ns = r.ns, .selector = std::move(*selector)};
+  WatchFilter filter{
+      .kind = std::string(r.kind->store_key), .ns = r.ns, .selector = std::move(*selector), .fields = std::move(*fields)};
   HttpResponse resp;
   resp.content_type = "application/json";
   resp.stream = [this, filter = std::move(filter), from, initial = std::move(initial)](

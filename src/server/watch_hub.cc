@@ -44,7 +44,7 @@ bool WatchHub::Deliver(Watcher& w, const StoreEvent& e, const std::string& encod
   w.seen = e.revision;
   const ObjectKey& k = e.object.key;
   if (k.kind != w.filter.kind || (!w.filter.ns.empty() && k.ns != w.filter.ns)) return true;
-  if (!w.filter.selector.MatchesObject(e.object.object)) return true;
+  if (!w.filter.selector.MatchesObject(e.object.object) || !w.filter.fields.Matches(e.object.object)) return true;
   return w.sink->Write(encoded);
 }
 

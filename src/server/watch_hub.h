@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "server/http_server.h"
+#include "server/field_selector.h"
 #include "server/label_selector.h"
 #include "store/store.h"
 
@@ -28,6 +29,7 @@ struct WatchFilter {
   std::string kind;  // store kind, "<group>/<Kind>"
   std::string ns;    // empty: all namespaces
   LabelSelector selector;
+  FieldSelector fields;
 };
 
 class WatchHub {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -46,7 +47,16 @@ class AgentTest : public ::testing::Test {
     client_ = std::make_unique<ApiClient>(server_->url(), server_->admin_token());
   }
   void TearDown() override {
+    // A stopped agent leaves its pods running for the next one to adopt; a test ends them.
+    const std::string node = agent_ ? agent_->node_name() : "";
     agent_.reset();
+    if (!node.empty()) {
+      std::ifstream in(dir_ / node / "agent-state.json");
+      const json state = json::parse(in, nullptr, false);
+      if (state.is_object()) {
+        for (const auto& [uid, p] : state["pods"].items()) ::kill(-p.value("pid", 0), SIGKILL);
+      }
+    }
     client_.reset();
     server_.reset();
     fs::remove_all(dir_);

@@ -14,53 +14,12 @@
 #include <thread>
 
 #include "client/api_client.h"
+#include "tests/integration/tessera_processes.h"
 
 namespace tessera {
 namespace {
 
 using nlohmann::json;
-
-struct ServerProcess {
-  pid_t pid = -1;
-  std::string url;
-};
-
-// Starts `tessera server` on a free port and reads the URL from its first line.
-ServerProcess StartServer(const std::string& data_dir) {
-  int out[2];
-  EXPECT_EQ(pipe(out), 0);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    close(out[0]);
-    close(out[1]);
-    execl(TESSERA_BINARY, TESSERA_BINARY, "server", "--listen", "127.0.0.1:0", "--data-dir", data_dir.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(out[1]);
-  std::string line;
-  char c;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  close(out[0]);
-  ServerProcess p{.pid = pid};
-  const auto at = line.find("http://");
-  EXPECT_NE(at, std::string::npos) << "server said: " << line;
-  if (at != std::string::npos) p.url = line.substr(at, line.find(' ', at) - at);
-  return p;
-}
-
-std::string ReadToken(const std::string& dir) {
-  FILE* f = fopen((dir + "/admin.token").c_str(), "r");
-  char buf[256] = {};
-  if (f != nullptr) {
-    if (fgets(buf, sizeof buf, f) == nullptr) buf[0] = 0;
-    fclose(f);
-  }
-  std::string t(buf);
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
-  return t;
-}
 
 TEST(RestartTest, KillNineMidTrafficLosesNoAcknowledgedWriteAndWatchesResume) {
   const std::string dir = (std::filesystem::temp_directory_path() / ("tessera-restart-" + std::to_string(getpid()))).string();
