@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails when a layer includes a header of a layer it must not depend on:
 #   common <- domain <- sched <- {server, sim}; store needs only common; api needs domain;
-#   client (the HTTP client of the CLI and the agent) needs only common.
+#   client (the HTTP client of the CLI and the agent) and http (the HTTP server of
+#   the API server and the agent) need only common.
 set -u
 src=${1:?usage: layering_test.sh SRC_DIR}
 fail=0
@@ -23,6 +24,7 @@ check store domain sched api server agent sim cli
 check api sched store server agent sim cli
 check sim store server agent cli
 check client domain sched store api server agent sim cli
-check agent sched store server sim cli
+check http domain sched store api server agent sim cli client
+check agent sched store server sim cli api
 echo "layering: $([ $fail -eq 0 ] && echo ok || echo BROKEN)"
 exit $fail

@@ -16,6 +16,7 @@
 
 #include "agent/fence.h"
 #include "agent/log_files.h"
+#include "agent/log_server.h"
 #include "agent/node_registration.h"
 #include "agent/pod_launch.h"
 #include "agent/process_runner.h"
@@ -116,6 +117,7 @@ struct Agent::Impl {
   bool fenced = false;
 
   std::unique_ptr<ApiClient> watch_client;  // Stop cancels its stream
+  std::unique_ptr<LogServer> log_server;
   std::thread watcher, heartbeat, loop;
 
   static int64_t SteadyMs() {
@@ -125,10 +127,8 @@ struct Agent::Impl {
   LogFileSet PodLogs(const json& pod) const { return LogFileSet{.dir = PodDir(pod)}; }
   std::string StatePath() const { return (fs::path(options.data_dir) / "agent-state.json").string(); }
   std::string PodDir(const json& pod) const {
-    return (fs::path(options.data_dir) / "pods" /
-            fmt::format("{}_{}_{}", SafePathPart(pod["metadata"].value("namespace", "")),
-                        SafePathPart(pod["metadata"].value("name", "")), SafePathPart(Uid(pod))))
-        .string();
+    return PodDirectory((fs::path(options.data_dir) / "pods").string(), pod["metadata"].value("namespace", ""),
+                        pod["metadata"].value("name", ""), Uid(pod));
   }
 
   Status Register();
@@ -156,6 +156,8 @@ Status Agent::Impl::Register() {
   json obj = NodeObject(node, inventory.simulated(), Rfc3339(Now()));
   obj["status"]["addresses"] = json::array({{{"type", "InternalIP"}, {"address", options.address}},
                                             {{"type", "Hostname"}, {"address", options.node_name}}});
+  // Where the server fetches pod logs from (a kubelet's endpoint, in Kubernetes' field).
+  if (log_server) obj["status"]["daemonEndpoints"] = {{"kubeletEndpoint", {{"Port", log_server->port()}}}};
   ApiClient client(options.server, options.token, options.tls);
   ASSIGN_OR_RETURN(ApiResponse r, client.Request("POST", "/api/v1/nodes", obj.dump()));
   if (r.status == 409) {  // registered before: refresh labels and annotations, then status
@@ -378,6 +380,8 @@ void Agent::Impl::StartPod(Run& run, const std::map<std::string, json>& all) {
                          {"finishedAt", Rfc3339(now)}}}}}}}}};
     spdlog::warn("agent {}: pod {}/{} cannot start: {}", options.node_name, ns, pod["metadata"].value("name", ""),
                  started.error().message());
+    if (run.logs) (void)run.logs->Pump();
+    MarkPodEnded(dir);
     return;
   }
   for (const std::string& w : started->warnings) spdlog::warn("agent {}: pod {}: {}", options.node_name, pod["metadata"].value("name", ""), w);
@@ -438,6 +442,7 @@ void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
     return;
   }
   run.done = true;
+  MarkPodEnded(PodDir(run.pod));
   run.status["phase"] = success ? "Succeeded" : "Failed";
   if (!success) {
     run.status["reason"] = reason;
@@ -534,6 +539,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
       changed = true;
     }
     if (run.terminating && !run.process) {
+      MarkPodEnded(PodDir(run.pod));
       // Its processes are gone: the pod object goes too (as a kubelet's final delete).
       if (current.count(it->first)) {
         const std::string ns = run.pod["metadata"].value("namespace", "");
@@ -576,6 +582,7 @@ void Agent::Stop() {
   impl_->stopper.Stop();
   impl_->pods_cv.notify_all();
   if (impl_->watch_client) impl_->watch_client->Cancel();
+  if (impl_->log_server) impl_->log_server->Stop();
   for (std::thread* t : {&impl_->loop, &impl_->heartbeat, &impl_->watcher}) {
     if (t->joinable()) t->join();
   }
@@ -594,6 +601,9 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   impl->options = std::move(options);
   ASSIGN_OR_RETURN(impl->inventory, DiscoverGpus(impl->options.gpus));
   impl->summary = impl->inventory.reason;
+  ASSIGN_OR_RETURN(impl->log_server, LogServer::Start((fs::path(impl->options.data_dir) / "pods").string(),
+                                                      impl->options.token, impl->options.address,
+                                                      impl->options.log_port));
   RETURN_IF_ERROR(impl->Register());
   if (!impl->options.fence_command.empty()) RETURN_IF_ERROR(EnsureFence(impl->options.data_dir, impl->options.fence_command));
   impl->runner.RemoveStaleCgroups();

@@ -38,7 +38,8 @@ struct AgentOptions {
   std::string node_name;
   std::string data_dir;         // agent-state.json, pods/<pod>/ (working directory, logs)
   std::string checkpoint_root;  // empty: <data_dir>/checkpoints; shared storage on a real fleet
-  std::string address = "127.0.0.1";  // how other nodes reach this one (MASTER_ADDR)
+  std::string address = "127.0.0.1";  // how other nodes and the server reach this one (MASTER_ADDR, logs)
+  uint16_t log_port = 0;              // the log endpoint (src/agent/log_server.h); 0: any free port
   GpuDiscoveryOptions gpus;
   std::map<std::string, std::string> labels;  // extra Node labels (flavor, rack)
   int64_t cpu_milli = 0;     // 0: this machine's CPUs

@@ -12,6 +12,7 @@
 #include "api/manifest.h"
 #include "api/validation.h"
 #include "server/list_paging.h"
+#include "server/pod_logs.h"
 
 namespace tessera {
 
@@ -244,7 +245,8 @@ HttpResponse ApiHandler::Handle(const HttpRequest& req) {
   }
   if (i + 1 < parts.size()) route.name = std::string(parts[i + 1]);
   if (i + 2 < parts.size()) route.subresource = std::string(parts[i + 2]);
-  if (i + 3 < parts.size() || (!route.subresource.empty() && route.subresource != "status")) {
+  const bool pod_log = route.kind->kind == "Pod" && route.subresource == "log";
+  if (i + 3 < parts.size() || (!route.subresource.empty() && route.subresource != "status" && !pod_log)) {
     return StatusResponse(404, "NotFound", fmt::format("{}: unknown subresource", req.path));
   }
   if (!route.kind->namespaced && !route.ns.empty()) {
@@ -252,6 +254,10 @@ HttpResponse ApiHandler::Handle(const HttpRequest& req) {
                                                        route.kind->kind, route.ns));
   }
 
+  if (pod_log) {
+    if (req.method != "GET") return StatusResponse(405, "MethodNotAllowed", "pod logs are read with GET");
+    return PodLogResponse(store_, agent_token_, route.ns, route.name, req);
+  }
   if (req.method == "GET") {
     if (!route.name.empty()) return Get(route, req);
     const std::string watch = req.Query("watch");

@@ -24,7 +24,7 @@
 #include <memory>
 #include <string>
 
-#include "server/http_server.h"
+#include "http/http_server.h"
 #include "server/watch_hub.h"
 #include "store/store.h"
 
@@ -50,6 +50,9 @@ class ApiHandler {
 
   HttpResponse Handle(const HttpRequest& request);
 
+  // The token the server presents to agents when it proxies pod logs.
+  void SetAgentToken(std::string token) { agent_token_ = std::move(token); }
+
   // Called after every successful write (the scheduler loop hooks in here).
   void OnWrite(std::function<void()> callback) { on_write_ = std::move(callback); }
 
@@ -65,6 +68,7 @@ class ApiHandler {
   void Written();
 
   Store& store_;
+  std::string agent_token_;
   WatchHub& watches_;
   Authenticator authenticate_;
   WallClock clock_;

@@ -131,6 +131,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   WatchHub* watches = p.watches.get();
   p.scheduler = std::make_unique<SchedulerLoop>(*p.store, SchedulerConfig{}, SystemNow, [watches] { watches->Notify(); });
   SchedulerLoop* scheduler = p.scheduler.get();
+  p.api->SetAgentToken(server->admin_token_);
   p.api->OnWrite([scheduler] { scheduler->Kick(); });
   p.scheduler->Start();
   p.scheduler->Kick();

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "common/result.h"
-#include "server/http_server.h"
+#include "http/http_server.h"
 
 namespace tessera {
 

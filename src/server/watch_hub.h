@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/http_server.h"
+#include "http/http_server.h"
 #include "server/field_selector.h"
 #include "server/label_selector.h"
 #include "store/store.h"

@@ -157,6 +157,29 @@ TEST_F(AgentTest, AJobRunsSucceedsAndItsOutputIsKept) {
   EXPECT_EQ(job["status"]["succeeded"], 1);
 }
 
+TEST_F(AgentTest, TheServerProxiesLogsFromTheAgentAndFollowEndsWithThePod) {
+  StartAgent();
+  SubmitJob(Job("talk", "for i in 1 2 3 4; do echo line-$i; sleep 0.2; done"));
+  WaitFor("/api/v1/namespaces/default/pods/job-talk-main-0", [](const json& p) { return Phase(p) == "Running"; });
+  // Follow from the start: every line, in order, and the stream ends when the pod does.
+  std::vector<std::string> lines;
+  ApiClient follower(server_->url(), server_->admin_token());
+  Status s = follower.Stream("/api/v1/namespaces/default/pods/job-talk-main-0/log?follow=true", [&](const std::string& line) {
+    lines.push_back(line);
+    return true;
+  });
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(lines, (std::vector<std::string>{"line-1", "line-2", "line-3", "line-4"}));
+  auto tail = client_->Request("GET", "/api/v1/namespaces/default/pods/job-talk-main-0/log?tailLines=1");
+  ASSERT_TRUE(tail.has_value());
+  EXPECT_EQ(tail->status, 200);
+  EXPECT_EQ(tail->body, "line-4\n");
+  auto missing = client_->Request("GET", "/api/v1/namespaces/default/pods/nope/log");
+  ASSERT_TRUE(missing.has_value());
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(json::parse(missing->body)["message"], "pods \"nope\" not found");
+}
+
 TEST_F(AgentTest, AFailingCommandEndsFailedWithItsExitCode) {
   StartAgent();
   SubmitJob(Job("fails", "exit 3"));

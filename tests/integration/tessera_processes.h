@@ -1,13 +1,29 @@
 // Starting the real `tessera` binary from integration tests: the server (its URL
 // read from its first line) and agents.
+//
+// Each process writes its stdout and stderr to a file (appended to, so that a
+// restarted process adds to the same file), never to a pipe that the test stops
+// reading: both log with spdlog to stdout, and a write to a pipe without a
+// reader would kill them with SIGPIPE at their first log line after start.
 #pragma once
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tessera {
@@ -17,27 +33,79 @@ struct ServerProcess {
   std::string url;
 };
 
-// Starts `tessera server` on a free port and reads the URL from its first line.
-inline ServerProcess StartServer(const std::string& data_dir) {
-  int out[2];
-  EXPECT_EQ(pipe(out), 0);
+inline std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A TCP port on 127.0.0.1 that was free a moment ago: bound to port 0, read back,
+// released. For a server that must come back on the same address after a restart.
+inline int FreeLocalPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  EXPECT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// Runs `args` (args[0] is the program) with stdout and stderr appended to
+// `output_path`, and waits (up to `seconds`) for the first line it writes after
+// the start. Returns that line, or "" when the process ended or said nothing in time.
+inline std::string SpawnAndReadFirstLine(const std::vector<std::string>& args, const std::string& output_path,
+                                         pid_t* pid_out, int seconds = 30) {
+  std::error_code ec;
+  const uintmax_t before = std::filesystem::exists(output_path, ec) ? std::filesystem::file_size(output_path, ec) : 0;
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
   const pid_t pid = fork();
   if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    close(out[0]);
-    close(out[1]);
-    execl(TESSERA_BINARY, TESSERA_BINARY, "server", "--listen", "127.0.0.1:0", "--data-dir", data_dir.c_str(),
-          static_cast<char*>(nullptr));
+    const int out = open(output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (out < 0) _exit(126);
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
+    // Nothing of the test (its sockets, its other children's files) leaks into the process.
+    syscall(SYS_close_range, 3, ~0U, 0);
+    execv(argv[0], argv.data());
     _exit(127);
   }
-  close(out[1]);
-  std::string line;
-  char c;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  close(out[0]);
-  ServerProcess p{.pid = pid};
+  *pid_out = pid;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const std::string text = ReadWholeFile(output_path);
+    if (text.size() > before) {
+      const auto nl = text.find('\n', before);
+      if (nl != std::string::npos) return text.substr(before, nl - before);
+    }
+    if (waitpid(pid, nullptr, WNOHANG) == pid) {  // it ended before saying anything
+      *pid_out = -1;
+      return "";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return "";
+}
+
+// Starts `tessera server` on `listen` (by default a free port chosen by the
+// server) and reads the URL from its first line. Its output goes to
+// <data_dir>/server.out.
+inline ServerProcess StartServer(const std::string& data_dir, const std::string& listen = "127.0.0.1:0") {
+  std::filesystem::create_directories(data_dir);
+  const std::string out = data_dir + "/server.out";
+  ServerProcess p;
+  const std::string line =
+      SpawnAndReadFirstLine({TESSERA_BINARY, "server", "--listen", listen, "--data-dir", data_dir}, out, &p.pid);
   const auto at = line.find("http://");
-  EXPECT_NE(at, std::string::npos) << "server said: " << line;
+  EXPECT_NE(at, std::string::npos) << "server said: " << line << "\n" << ReadWholeFile(out);
   if (at != std::string::npos) p.url = line.substr(at, line.find(' ', at) - at);
   return p;
 }
@@ -57,29 +125,37 @@ inline std::string ReadToken(const std::string& dir) {
 // Starts `tessera agent` and waits for its "registered" line; its output goes to <data_dir>.out.
 inline pid_t StartAgent(const std::string& url, const std::string& token, const std::string& node,
                         const std::string& data_dir, const std::vector<std::string>& extra) {
-  int out[2];
-  EXPECT_EQ(pipe(out), 0);
   std::vector<std::string> args{TESSERA_BINARY, "agent",      "--server", url,     "--token", token,
                                 "--node",       node,         "--data-dir", data_dir};
   args.insert(args.end(), extra.begin(), extra.end());
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    close(out[0]);
-    close(out[1]);
-    execv(TESSERA_BINARY, argv.data());
-    _exit(127);
-  }
-  close(out[1]);
-  std::string line;
-  char c;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  close(out[0]);
-  EXPECT_NE(line.find("registered"), std::string::npos) << "agent said: " << line;
+  pid_t pid = -1;
+  const std::string out = data_dir + ".out";
+  const std::string line = SpawnAndReadFirstLine(args, out, &pid);
+  EXPECT_NE(line.find("registered"), std::string::npos) << "agent said: " << line << "\n" << ReadWholeFile(out);
   return pid;
+}
+
+// True while `pid` exists and has not ended (a zombie has ended).
+inline bool ProcessAlive(pid_t pid) {
+  if (pid <= 0 || kill(pid, 0) != 0) return false;
+  const std::string stat = ReadWholeFile("/proc/" + std::to_string(pid) + "/stat");
+  const auto paren = stat.rfind(')');  // the state follows the command name in parentheses
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z' && stat[paren + 2] != 'X';
+}
+
+// The pids of the processes whose command line contains `marker`.
+inline std::vector<pid_t> ProcessesWithMarker(const std::string& marker) {
+  std::vector<pid_t> pids;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = ReadWholeFile(e.path().string() + "/cmdline");
+    for (char& c : cmdline) c = c == '\0' ? ' ' : c;
+    const pid_t pid = std::stoi(name);
+    if (cmdline.find(marker) != std::string::npos && pid != getpid() && ProcessAlive(pid)) pids.push_back(pid);
+  }
+  return pids;
 }
 
 }  // namespace tessera

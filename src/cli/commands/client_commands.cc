@@ -135,6 +135,20 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       ->type_name("N");
   get->callback([this, rc] { *rc = RunGet(Context(), get_); });
 
+  // logs
+  CLI::App* logs = AddCommand(
+      app, "logs", "Print a pod's output, or a workload's or job's pods' (kubectl logs)",
+      "tessera logs [-f] [--tail N] POD|WORKLOAD|JOB [-n NAMESPACE]",
+      "The output is kept on the pod's node (size-capped, rotated) and read through the server.\n"
+      "\nExamples:\n"
+      "  tessera logs train-1                 # the pods of job train-1\n"
+      "  tessera logs -f job-train-1-main-0   # follow one pod until it ends\n"
+      "  tessera logs --tail 20 notebook");
+  logs->add_option("NAME", logs_.name, "Pod, workload or job")->required()->type_name("");
+  logs->add_flag("-f,--follow", logs_.follow, "Keep streaming until the pod ends");
+  logs->add_option("--tail", logs_.tail, "Only the last N lines")->type_name("N");
+  logs->callback([this, rc] { *rc = RunLogs(Context(), logs_); });
+
   // describe
   CLI::App* describe = AddCommand(
       app, "describe", "Show objects in detail: spec, status, conditions, events (kubectl describe)",

@@ -20,6 +20,7 @@
 #include "cli/commands/delete_command.h"
 #include "cli/commands/describe_command.h"
 #include "cli/commands/get_command.h"
+#include "cli/commands/logs_command.h"
 #include "cli/commands/queues_command.h"
 #include "cli/commands/submit_command.h"
 
@@ -48,6 +49,7 @@ class ClientCommands {
   GetOptions get_;
   DescribeOptions describe_;
   DeleteOptions delete_;
+  LogsOptions logs_;
   SubmitOptions submit_;
   int64_t submit_max_run_ = 0;
   QueuesOptions queues_;

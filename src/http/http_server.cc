@@ -1,4 +1,4 @@
-#include "server/http_server.h"
+#include "http/http_server.h"
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>

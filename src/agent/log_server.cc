@@ -1,0 +1,100 @@
+#include "agent/log_server.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "agent/log_files.h"
+#include "agent/pod_launch.h"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+
+HttpResponse Text(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = "text/plain; charset=utf-8";
+  r.body = std::move(body);
+  return r;
+}
+
+}  // namespace
+
+std::string PodDirectory(const std::string& pods_dir, const std::string& ns, const std::string& name,
+                         const std::string& uid) {
+  return (fs::path(pods_dir) / fmt::format("{}_{}_{}", SafePathPart(ns), SafePathPart(name), SafePathPart(uid)))
+      .string();
+}
+
+void MarkPodEnded(const std::string& pod_dir) { std::ofstream(fs::path(pod_dir) / "ended") << "ended\n"; }
+
+Result<std::unique_ptr<LogServer>> LogServer::Start(std::string pods_dir, std::string token, const std::string& host,
+                                                    uint16_t port) {
+  std::unique_ptr<LogServer> s(new LogServer());
+  s->pods_dir_ = std::move(pods_dir);
+  s->token_ = std::move(token);
+  LogServer* self = s.get();
+  s->http_ = std::make_unique<HttpServer>(HttpServerOptions{.host = host, .port = port, .threads = 1},
+                                          [self](const HttpRequest& req) { return self->Handle(req); });
+  RETURN_IF_ERROR(s->http_->Start());
+  return s;
+}
+
+LogServer::~LogServer() { Stop(); }
+
+void LogServer::Stop() {
+  if (http_) http_->Stop();
+}
+
+uint16_t LogServer::port() const { return http_->port(); }
+
+HttpResponse LogServer::Handle(const HttpRequest& req) {
+  if (req.Header("authorization") != "Bearer " + token_) return Text(401, "a valid bearer token is required\n");
+  // /logs/{ns}/{pod}/{uid}
+  std::vector<std::string> parts;
+  for (size_t start = 1; start <= req.path.size();) {
+    size_t slash = req.path.find('/', start);
+    if (slash == std::string::npos) slash = req.path.size();
+    parts.push_back(req.path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  if (req.method != "GET" || parts.size() != 4 || parts[0] != "logs") {
+    return Text(404, "this agent serves GET /logs/NAMESPACE/POD/UID\n");
+  }
+  const std::string dir = PodDirectory(pods_dir_, parts[1], parts[2], parts[3]);
+  if (!fs::exists(dir)) return Text(404, fmt::format("pod {}/{} has no logs on this node\n", parts[1], parts[2]));
+  LogStart start = LogStart::Beginning();
+  if (const std::string tail = req.Query("tailLines"); !tail.empty()) start = LogStart::LastLines(std::atoll(tail.c_str()));
+  auto follower = LogFollower::Open(LogFileSet{.dir = dir}, start);
+  if (!follower) return Text(500, follower.error().message() + "\n");
+  const bool follow = req.Query("follow") == "true";
+  HttpResponse r = Text(200, "");
+  auto shared = std::make_shared<LogFollower>(std::move(*follower));
+  r.stream = [shared, follow, dir](std::shared_ptr<StreamSink> sink) {
+    // One thread per stream: a follow can last as long as the pod.
+    std::thread([shared, follow, dir, sink] {
+      while (sink->open()) {
+        const bool ended = fs::exists(fs::path(dir) / "ended");  // before reading: nothing is missed
+        auto chunk = shared->ReadNew();
+        if (!chunk) break;
+        if (chunk->gap && !sink->Write("... (older output was rotated away) ...\n")) break;
+        if (!chunk->bytes.empty()) {
+          if (!sink->Write(std::move(chunk->bytes))) break;
+          continue;
+        }
+        if (!follow || ended) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      sink->Close();
+    }).detach();
+  };
+  return r;
+}
+
+}  // namespace tessera
