@@ -400,7 +400,6 @@ void Agent::Impl::StartPod(Run& run, const std::map<std::string, json>& all) {
                    {"restartCount", run.restarts},
                    {"containerID", fmt::format("process://{}", started->identity.pid)},
                    {"state", {{"running", {{"startedAt", Rfc3339(now)}}}}}}}}};
-  SaveState();
 }
 
 void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
@@ -527,6 +526,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
           if (!pumped || *pumped == 0) break;
         }
         OnExit(run, **polled, now);
+        if (run.done) run.logs.reset();  // drained: a finished pod holds no descriptors
         changed = true;
       } else if (!polled) {
         run.process.reset();  // untracked: nothing we can do but forget it

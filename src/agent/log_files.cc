@@ -11,6 +11,8 @@
 #include <optional>
 #include <vector>
 
+#include "common/unique_fd.h"
+
 namespace tessera {
 
 namespace {
@@ -21,37 +23,10 @@ constexpr size_t kCopyChunkBytes = size_t{64} << 10;
 // moving them while it opens them.
 constexpr int kSnapshotAttempts = 4;
 
-std::string ErrnoText(int error) {
-  const char* text = strerrordesc_np(error);  // thread-safe, unlike strerror
-  return text != nullptr ? text : fmt::format("errno {}", error);
-}
-
 void CloseFd(int& fd) {
   if (fd >= 0) ::close(fd);
   fd = -1;
 }
-
-// Owns a file descriptor while a function may still fail.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) {
-      CloseFd(fd_);
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  ~UniqueFd() { CloseFd(fd_); }
-
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_ = -1;
-};
 
 // A file's identity: an inode stays the same file across renames, and is not
 // reused while someone holds it open.

@@ -21,39 +21,14 @@
 #include <string_view>
 #include <utility>
 
+#include "common/unique_fd.h"
+
 namespace tessera {
 
 namespace {
 
 // ---------------------------------------------------------------------------
 // Small I/O helpers.
-
-std::string ErrnoText(int error) {
-  const char* text = strerrordesc_np(error);  // thread-safe, unlike strerror
-  return text != nullptr ? text : fmt::format("errno {}", error);
-}
-
-// Owns a file descriptor; closes it on destruction.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) Reset(std::exchange(other.fd_, -1));
-    return *this;
-  }
-  ~UniqueFd() { Reset(); }
-
-  int get() const { return fd_; }
-  void Reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 // The child dup2()s its descriptors onto 0, 1 and 2; one that already is 0, 1 or
 // 2 (when the agent runs with a standard stream closed) would keep its

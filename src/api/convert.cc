@@ -1019,6 +1019,10 @@ Result<Workload> WorkloadFromJson(const json& obj,
   return w;
 }
 
+std::string WorkloadNameForJob(bool volcano, std::string_view job_name) {
+  return fmt::format("{}-{}", volcano ? "vcjob" : "job", job_name);
+}
+
 json AdmissionToJson(const Admission& admission, const Workload& w,
                      const std::function<std::string(ClusterQueueId)>& cluster_queue_name,
                      const std::function<std::string(FlavorId)>& flavor_name,
@@ -1085,7 +1089,7 @@ Result<json> WorkloadForJob(const json& job) {
   ASSIGN_OR_RETURN(std::optional<int64_t> annotated, MaxRunSecondsAnnotation(job));
   parts.max_run_seconds = MinOf(parts.max_run_seconds, annotated);
 
-  json metadata{{"name", fmt::format("{}-{}", batch ? "job" : "vcjob", name)},
+  json metadata{{"name", WorkloadNameForJob(!batch, name)},
                 {"namespace", NamespaceOf(job)},
                 {"labels", {{std::string(kJobNameLabel), name}}},
                 {"ownerReferences",

@@ -161,4 +161,8 @@ nlohmann::json AdmissionToJson(const Admission& admission, const Workload& w,
 //     (the smaller when both are set).
 Result<nlohmann::json> WorkloadForJob(const nlohmann::json& job);
 
+// The name of the Workload WorkloadForJob makes: "job-NAME" for a batch/v1 Job,
+// "vcjob-NAME" for a Volcano Job.
+std::string WorkloadNameForJob(bool volcano, std::string_view job_name);
+
 }  // namespace tessera

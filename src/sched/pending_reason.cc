@@ -156,10 +156,22 @@ std::string DescribePending(const ClusterSnapshot& s, WorkloadId id, const Pendi
   }
   if (r.preemption_never) out += "; preemptionPolicy Never: it waits and preempts nothing";
   if (r.no_victims) out += "; no workload its ClusterQueue's preemption policy lets it preempt would make room";
+  return out + DescribePendingProgress(s, id, r, now);
+}
+
+std::string DescribePendingProgress(const ClusterSnapshot& s, WorkloadId workload, const PendingReason& r,
+                                    Timestamp now) {
+  std::string out;
   if (!r.estimated_start.never()) {
     out += fmt::format("; estimated start in {} (capacity reserved)", FormatDuration(r.estimated_start - now));
   }
-  if (r.queue_position > 0) out += fmt::format("; position {} in ClusterQueue {}", r.queue_position, cq_name);
+  if (r.queue_position > 0) {
+    const Workload& w = s.workload(workload);
+    const std::string cq_name = w.local_queue.valid() && s.local_queue(w.local_queue).cluster_queue.valid()
+                                    ? s.cluster_queue(s.local_queue(w.local_queue).cluster_queue).name
+                                    : "";
+    out += fmt::format("; position {} in ClusterQueue {}", r.queue_position, cq_name);
+  }
   return out;
 }
 

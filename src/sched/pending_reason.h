@@ -14,8 +14,15 @@ namespace tessera {
 // One line, e.g. "ClusterQueue team-nlp: nvidia.com/gpu in flavor a100-ondemand
 // 8/8 nominal used, the workload asks for 4, cohort can lend 0; flavor a100-spot: largest
 // free block on one node is 2 GPUs, pod needs 4".
+// It ends with DescribePendingProgress.
 std::string DescribePending(const ClusterSnapshot& snapshot, WorkloadId workload, const PendingReason& reason,
                             Timestamp now);
+
+// The part of DescribePending that moves while nothing else changes: "; estimated
+// start in 40s (capacity reserved); position 3 in ClusterQueue team-a", or "".
+// Writers refresh it at a slower pace than the cause, which it follows.
+std::string DescribePendingProgress(const ClusterSnapshot& snapshot, WorkloadId workload, const PendingReason& reason,
+                                    Timestamp now);
 
 // A short CamelCase reason for conditions ("QuotaExceeded", "InsufficientCapacity").
 std::string_view PendingReasonName(PendingCode code);

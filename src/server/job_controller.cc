@@ -27,14 +27,15 @@ void ReconcileJobs(const ObjectCache& cache, const PodIndex& pods, const std::st
   std::set<std::pair<std::string, std::string>> owned;  // (ns, workload name) whose job exists
   for (const char* kind : {kJobKind, kVolcanoJobKind}) {
     for (const auto& [unused, job] : cache.Of(kind)) {
+      // Converted only when its Workload is missing: most passes find every job's.
+      const std::string name = WorkloadNameForJob(kind == std::string_view(kVolcanoJobKind), job.key.name);
+      owned.insert({job.key.ns, name});
+      if (workloads.count({job.key.ns, name})) continue;
       auto wl = WorkloadForJob(job.object);
       if (!wl) {
         spdlog::warn("job {}/{}: {}", job.key.ns, job.key.name, wl.error().message());
         continue;
       }
-      const std::string name = StringAt(*wl, {"metadata", "name"});
-      owned.insert({job.key.ns, name});
-      if (workloads.count({job.key.ns, name})) continue;
       const bool names_queue = !StringAt(job.object, {"metadata", "labels", "kueue.x-k8s.io/queue-name"}).empty() ||
                                !StringAt(job.object, {"spec", "queue"}).empty();
       const auto& queues = queues_in[job.key.ns];

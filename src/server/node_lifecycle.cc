@@ -23,13 +23,6 @@ std::optional<Timestamp> LeaseExpiry(const ObjectCache& cache, const std::string
   return *renewed + Duration::Seconds(seconds);
 }
 
-std::string ReadyReason(const json& node) {
-  for (const json& c : node["status"].value("conditions", json::array())) {
-    if (c.value("type", "") == "Ready") return c.value("reason", "");
-  }
-  return "";
-}
-
 }  // namespace
 
 void ReconcileNodeLifecycle(const ObjectCache& cache, const PodIndex& pods, Timestamp now, BatchedWriter& writer,
@@ -44,7 +37,7 @@ void ReconcileNodeLifecycle(const ObjectCache& cache, const PodIndex& pods, Time
     if (expired && now > *expiry + kFencingMargin) lost_nodes.insert(node.key.name);
     if (expired == !ready) continue;
     // Only undo a NotReady that this controller set; an agent reports its own.
-    if (!expired && ReadyReason(node.object) != "NodeStatusUnknown") continue;
+    if (!expired && ConditionValue(node.object, "Ready", "reason") != "NodeStatusUnknown") continue;
     json next = node.object;
     const std::string message =
         expired ? fmt::format("Tessera agent stopped renewing its lease; it expired at {}", FormatRfc3339(*expiry))

@@ -33,15 +33,17 @@ bool SetCondition(json& obj, const std::string& type, bool status, const std::st
   return true;
 }
 
-bool ConditionTrue(const json& obj, const std::string& type) {
+std::string ConditionValue(const json& obj, const std::string& type, const char* field) {
   auto status = obj.find("status");
-  if (status == obj.end() || !status->is_object()) return false;
+  if (status == obj.end() || !status->is_object()) return "";
   auto conds = status->find("conditions");
-  if (conds == status->end() || !conds->is_array()) return false;
+  if (conds == status->end() || !conds->is_array()) return "";
   for (const json& c : *conds) {
-    if (c.value("type", "") == type) return c.value("status", "") == "True";
+    if (c.value("type", "") == type) return c.value(field, "");
   }
-  return false;
+  return "";
 }
+
+bool ConditionTrue(const json& obj, const std::string& type) { return ConditionValue(obj, type, "status") == "True"; }
 
 }  // namespace tessera

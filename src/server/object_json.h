@@ -18,4 +18,7 @@ bool SetCondition(nlohmann::json& obj, const std::string& type, bool status, con
 
 bool ConditionTrue(const nlohmann::json& obj, const std::string& type);
 
+// A field ("reason", "message", ...) of condition `type`; "" when absent.
+std::string ConditionValue(const nlohmann::json& obj, const std::string& type, const char* field);
+
 }  // namespace tessera

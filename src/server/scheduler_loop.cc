@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include <map>
+#include <set>
 
 #include "api/convert.h"
 #include "api/time_format.h"
@@ -24,6 +25,7 @@ namespace {
 
 constexpr auto kBatchWindow = std::chrono::milliseconds(5);
 constexpr auto kResyncPeriod = std::chrono::seconds(5);
+constexpr Duration kProgressRefresh = Duration::Seconds(30);
 
 using nlohmann::json;
 
@@ -283,15 +285,37 @@ Status SchedulerLoop::RunOnce() {
   }
   for (const PendingDecision& p : plan.pending) {
     const StoredObject& so = *in.stored[p.workload.value()];
-    json next = so.object;
     const std::string message = DescribePending(snapshot, p.workload, p.reason, now);
+    const std::string progress = DescribePendingProgress(snapshot, p.workload, p.reason, now);
+    const std::string cause = message.substr(0, message.size() - progress.size());
     const std::string reason(PendingReasonName(p.reason.code));
-    bool changed = SetCondition(next, "QuotaReserved", false, reason, message, now_text);
-    changed = SetCondition(next, "Admitted", false, reason, message, now_text) || changed;
-    if (!changed) continue;
+    // A new cause is written at once (with an event); the progress alone (queue
+    // position, estimated start) moves every pass, so it is refreshed at most
+    // every kProgressRefresh, or every pending workload would be rewritten each pass.
+    const std::string written = ConditionValue(so.object, "QuotaReserved", "message");
+    const bool cause_changed = ConditionValue(so.object, "QuotaReserved", "reason") != reason ||
+                               written.compare(0, cause.size(), cause) != 0 ||
+                               (written.size() > cause.size() && written[cause.size()] != ';');
+    const std::string key = so.key.ns + "/" + so.key.name;
+    auto refreshed = progress_written_.find(key);
+    const bool progress_due = written != message && (refreshed == progress_written_.end() ||
+                                                     now - refreshed->second >= kProgressRefresh);
+    if (!cause_changed && !progress_due) continue;
+    json next = so.object;
+    SetCondition(next, "QuotaReserved", false, reason, message, now_text);
+    SetCondition(next, "Admitted", false, reason, message, now_text);
+    progress_written_[key] = now;
     writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = so.key, .object = std::move(next), .expected_revision = so.revision},
                fmt::format("pending condition of {}/{}", so.key.ns, so.key.name));
-    events_.Record(writer, so, EventRecorder::Type::kWarning, "Pending", message, now);
+    if (cause_changed) events_.Record(writer, so, EventRecorder::Type::kWarning, "Pending", cause, now);
+  }
+  if (progress_written_.size() > 2 * plan.pending.size() + 1024) {
+    // Forget workloads that no longer wait.
+    std::set<std::string> pending_keys;
+    for (const PendingDecision& p : plan.pending) {
+      pending_keys.insert(in.stored[p.workload.value()]->key.ns + "/" + in.stored[p.workload.value()]->key.name);
+    }
+    std::erase_if(progress_written_, [&](const auto& entry) { return !pending_keys.count(entry.first); });
   }
   WriteQueueStatus(snapshot, plan, writer);
   WriteQuotaStatus(snapshot, plan, writer);

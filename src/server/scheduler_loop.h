@@ -23,7 +23,9 @@
 
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "common/time.h"
@@ -73,6 +75,9 @@ class SchedulerLoop {
   std::function<void()> written_;
   ObjectCache cache_;  // owned by the thread running RunOnce
   EventRecorder events_;
+  // When each pending workload's condition last got a fresh queue position or
+  // estimated start (by "ns/name"); owned by the thread running RunOnce.
+  std::map<std::string, Timestamp> progress_written_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool kicked_ = false;

@@ -18,6 +18,7 @@
 #include "agent/pod_launch.h"
 #include "client/api_client.h"
 #include "server/server.h"
+#include "tests/testing/api_polling.h"
 
 namespace tessera {
 namespace {
@@ -94,25 +95,11 @@ class AgentTest : public ::testing::Test {
                 {"spec", {{"parallelism", pods}, {"completions", pods}, {"template", {{"spec", spec}}}}}};
   }
   void SubmitJob(const json& job) { Create(job, "/apis/batch/v1/namespaces/default/jobs"); }
-  json WaitFor(const std::string& path, const std::function<bool(const json&)>& ready, int seconds = 20) {
-    json last;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (std::chrono::steady_clock::now() < deadline) {
-      auto r = client_->Request("GET", path);
-      if (r && r->status == 200) {
-        last = json::parse(r->body);
-        if (ready(last)) return last;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ADD_FAILURE() << "timed out waiting on " << path << "; last: " << last.dump();
-    return last;
+  json WaitFor(const std::string& path, const std::function<bool(const json&)>& ready) {
+    return WaitForObject(*client_, path, ready);
   }
   static std::string Condition(const json& obj, const std::string& type, const char* field) {
-    for (const json& c : obj.value("status", json::object()).value("conditions", json::array())) {
-      if (c.value("type", "") == type) return c.value(field, "");
-    }
-    return "";
+    return ConditionField(obj, type, field);
   }
   static std::string Phase(const json& pod) { return pod.value("status", json::object()).value("phase", ""); }
   json Pod(const std::string& name) { return WaitFor("/api/v1/namespaces/default/pods/" + name, [](const json&) { return true; }); }

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -57,10 +58,11 @@ inline int FreeLocalPort() {
 }
 
 // Runs `args` (args[0] is the program) with stdout and stderr appended to
-// `output_path`, and waits (up to `seconds`) for the first line it writes after
-// the start. Returns that line, or "" when the process ended or said nothing in time.
-inline std::string SpawnAndReadFirstLine(const std::vector<std::string>& args, const std::string& output_path,
-                                         pid_t* pid_out, int seconds = 30) {
+// `output_path`, and waits (up to `seconds`) for a line containing `expect` among
+// those it writes after the start. Returns that line, or "" when the process
+// ended or did not say it in time (then *pid_out is -1 if it ended).
+inline std::string SpawnAndWaitForLine(const std::vector<std::string>& args, const std::string& output_path,
+                                       const std::string& expect, pid_t* pid_out, int seconds = 30) {
   std::error_code ec;
   const uintmax_t before = std::filesystem::exists(output_path, ec) ? std::filesystem::file_size(output_path, ec) : 0;
   std::vector<std::string> copy = args;
@@ -82,11 +84,14 @@ inline std::string SpawnAndReadFirstLine(const std::vector<std::string>& args, c
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   while (std::chrono::steady_clock::now() < deadline) {
     const std::string text = ReadWholeFile(output_path);
-    if (text.size() > before) {
-      const auto nl = text.find('\n', before);
-      if (nl != std::string::npos) return text.substr(before, nl - before);
+    for (size_t at = before; at < text.size();) {
+      const auto nl = text.find('\n', at);
+      if (nl == std::string::npos) break;  // a line still being written
+      const std::string line = text.substr(at, nl - at);
+      if (line.find(expect) != std::string::npos) return line;
+      at = nl + 1;
     }
-    if (waitpid(pid, nullptr, WNOHANG) == pid) {  // it ended before saying anything
+    if (waitpid(pid, nullptr, WNOHANG) == pid) {  // it ended without saying it
       *pid_out = -1;
       return "";
     }
@@ -96,14 +101,14 @@ inline std::string SpawnAndReadFirstLine(const std::vector<std::string>& args, c
 }
 
 // Starts `tessera server` on `listen` (by default a free port chosen by the
-// server) and reads the URL from its first line. Its output goes to
+// server) and reads the URL from its "listening on" line. Its output goes to
 // <data_dir>/server.out.
 inline ServerProcess StartServer(const std::string& data_dir, const std::string& listen = "127.0.0.1:0") {
   std::filesystem::create_directories(data_dir);
   const std::string out = data_dir + "/server.out";
   ServerProcess p;
   const std::string line =
-      SpawnAndReadFirstLine({TESSERA_BINARY, "server", "--listen", listen, "--data-dir", data_dir}, out, &p.pid);
+      SpawnAndWaitForLine({TESSERA_BINARY, "server", "--listen", listen, "--data-dir", data_dir}, out, "listening on", &p.pid);
   const auto at = line.find("http://");
   EXPECT_NE(at, std::string::npos) << "server said: " << line << "\n" << ReadWholeFile(out);
   if (at != std::string::npos) p.url = line.substr(at, line.find(' ', at) - at);
@@ -130,7 +135,7 @@ inline pid_t StartAgent(const std::string& url, const std::string& token, const 
   args.insert(args.end(), extra.begin(), extra.end());
   pid_t pid = -1;
   const std::string out = data_dir + ".out";
-  const std::string line = SpawnAndReadFirstLine(args, out, &pid);
+  const std::string line = SpawnAndWaitForLine(args, out, " registered with ", &pid);
   EXPECT_NE(line.find("registered"), std::string::npos) << "agent said: " << line << "\n" << ReadWholeFile(out);
   return pid;
 }
@@ -143,8 +148,10 @@ inline bool ProcessAlive(pid_t pid) {
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z' && stat[paren + 2] != 'X';
 }
 
-// The pids of the processes whose command line contains `marker`.
-inline std::vector<pid_t> ProcessesWithMarker(const std::string& marker) {
+// The pids of the processes whose command line contains `marker`. With
+// `top_level`, only those whose parent's does not: a shell's child between its
+// fork and its exec still shows the shell's command line, so it is not another copy.
+inline std::vector<pid_t> ProcessesWithMarker(const std::string& marker, bool top_level = false) {
   std::vector<pid_t> pids;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
@@ -155,7 +162,20 @@ inline std::vector<pid_t> ProcessesWithMarker(const std::string& marker) {
     const pid_t pid = std::stoi(name);
     if (cmdline.find(marker) != std::string::npos && pid != getpid() && ProcessAlive(pid)) pids.push_back(pid);
   }
-  return pids;
+  if (!top_level) return pids;
+  std::vector<pid_t> tops;
+  for (pid_t pid : pids) {
+    const std::string stat = ReadWholeFile("/proc/" + std::to_string(pid) + "/stat");
+    const auto paren = stat.rfind(')');
+    pid_t parent = 0;
+    if (paren != std::string::npos) {
+      std::istringstream rest(stat.substr(paren + 2));
+      std::string state;
+      rest >> state >> parent;
+    }
+    if (std::find(pids.begin(), pids.end(), parent) == pids.end()) tops.push_back(pid);
+  }
+  return tops;
 }
 
 }  // namespace tessera

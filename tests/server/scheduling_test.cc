@@ -15,6 +15,7 @@
 #include "client/api_client.h"
 #include "server/api_handler.h"
 #include "server/server.h"
+#include "tests/testing/api_polling.h"
 
 namespace tessera {
 namespace {
@@ -103,25 +104,12 @@ class SchedulingTest : public ::testing::Test {
                 {"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"kueue.x-k8s.io/queue-name", queue}}}}},
                 {"spec", {{"parallelism", pods}, {"completions", pods}, {"template", {{"spec", spec}}}}}};
   }
-  // Polls `path` until `ready` holds (the loop runs in the background), up to 10 s.
+  // Polls `path` until `ready` holds (the loop runs in the background).
   json WaitFor(const std::string& path, const std::function<bool(const json&)>& ready) {
-    json last;
-    for (int i = 0; i < 1000; ++i) {
-      auto r = client_->Request("GET", path);
-      if (r && r->status == 200) {
-        last = json::parse(r->body);
-        if (ready(last)) return last;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ADD_FAILURE() << "timed out waiting on " << path << "; last: " << last.dump();
-    return last;
+    return WaitForObject(*client_, path, ready);
   }
   static std::string Condition(const json& obj, const std::string& type, const char* field) {
-    for (const json& c : obj.value("status", json::object()).value("conditions", json::array())) {
-      if (c.value("type", "") == type) return c.value(field, "");
-    }
-    return "";
+    return ConditionField(obj, type, field);
   }
 
   std::filesystem::path dir_;
