@@ -228,3 +228,24 @@ TEST(ColumnsTest, NodeAndPodRows) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// STATUS of a pod, as kubectl shows it.
+TEST(PodStatusColumnTest, ShowsTerminatingThenTheContainerReasonThenThePhase) {
+  const KindInfo& pods = *FindKindByApiVersion("v1", "Pod");
+  const auto status = [&](const nlohmann::json& pod) { return TableRow(pods, pod, ColumnOptions{})[2]; };
+  nlohmann::json pod{{"metadata", {{"name", "p"}}}, {"status", {{"phase", "Succeeded"}}}};
+  EXPECT_EQ(status(pod), "Succeeded");
+  pod["status"]["containerStatuses"] = {{{"state", {{"terminated", {{"reason", "Completed"}, {"exitCode", 0}}}}}}};
+  EXPECT_EQ(status(pod), "Completed");
+  pod["status"]["containerStatuses"][0]["state"] = {{"waiting", {{"reason", "CrashLoopBackOff"}}}};
+  EXPECT_EQ(status(pod), "CrashLoopBackOff");
+  pod["metadata"]["deletionTimestamp"] = "2026-11-29T20:00:00Z";
+  EXPECT_EQ(status(pod), "Terminating");
+  EXPECT_EQ(status(nlohmann::json{{"metadata", {{"name", "q"}}}}), "Pending");
+}
+
+}  // namespace
+}  // namespace tessera

@@ -50,6 +50,23 @@ std::string NodeStatus(const json& o, const ColumnOptions&) {
   return s;
 }
 
+// --- pods
+
+// As kubectl shows it: Terminating, else the container's waiting or terminated
+// reason (CrashLoopBackOff, Completed, Error, OOMKilled), else the phase.
+std::string PodStatus(const json& o, const ColumnOptions&) {
+  if (Find(o, "metadata.deletionTimestamp")) return "Terminating";
+  if (const json* statuses = Find(o, "status.containerStatuses"); statuses && statuses->is_array() && !statuses->empty()) {
+    const json* state = Child(&(*statuses)[0], "state");
+    for (const char* kind : {"waiting", "terminated"}) {
+      const std::string reason = Text(Child(Child(state, kind), "reason"));
+      if (!reason.empty()) return reason;
+    }
+  }
+  const std::string reason = TextAt(o, "status.reason");
+  return reason.empty() ? Text(Find(o, "status.phase"), "Pending") : reason;
+}
+
 std::string Allocatable(const json& o, const std::string& resource) {
   const json* v = Child(Find(o, "status.allocatable"), resource);
   return v ? DisplayQuantity(resource, *v) : "0";
@@ -261,7 +278,7 @@ const std::vector<Column>& ColumnsFor(const KindInfo& kind) {
       {"/Pod",
        {NameColumn(),
         {"READY", PodReady},
-        Field("STATUS", "status.phase", "Pending"),
+        {"STATUS", PodStatus},
         {"RESTARTS", PodRestarts},
         AgeColumn(),
         Field("NODE", "spec.nodeName", "<none>"),
