@@ -299,7 +299,8 @@ void Agent::Impl::Adopt() {
     run.restarts = p.value("restarts", 0);
     if (const int64_t at = p.value("startedAt", int64_t{0}); at > 0) run.started_at = Timestamp::FromMillis(at);
     const ProcessIdentity id{.pid = p.value("pid", 0), .start_ticks = p.value("startTicks", uint64_t{0})};
-    auto adopted = runner.Adopt(id);
+    const std::string exit_status = (fs::path(PodDir(run.pod)) / "exit-status").string();
+    auto adopted = runner.Adopt(id, exit_status);
     if (adopted) {
       const LogFileSet log_files = PodLogs(run.pod);
       if (auto writer = RotatingLogWriter::Open(log_files)) {
@@ -311,7 +312,7 @@ void Agent::Impl::Adopt() {
     } else {
       spdlog::info("agent {}: pod {}/{} ended while no agent ran", options.node_name, p.value("namespace", ""),
                    p.value("name", ""));
-      OnExit(run, ProcessExit{}, Now());
+      OnExit(run, ReadExitStatusFile(exit_status), Now());
     }
     runs[uid] = std::move(run);
   }
@@ -360,6 +361,7 @@ void Agent::Impl::StartPod(Run& run, const std::map<std::string, json>& all) {
   }
   const Timestamp now = Now();
   auto spec = PodProcessSpec(pod, ctx);
+  if (spec) spec->exit_status_path = (fs::path(dir) / "exit-status").string();
   Result<RunningProcess> started = spec ? runner.Start(*spec) : Result<RunningProcess>(Err(spec.error()));
   if (!started) {
     // It cannot run here: Failed with the reason, and no restarts (they would fail the same way).
@@ -409,8 +411,8 @@ void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
   std::string reason = success ? "Completed" : exit.oom_killed ? "OOMKilled" : "Error";
   std::string message = exit.Describe();
   if (exit.cause == ProcessExit::Cause::kUnknown) {
-    reason = "Unknown";
-    message = "the process ended while no agent was running; its exit code is unknown";
+    reason = "ContainerStatusUnknown";  // Kubernetes' word for a status that was lost
+    message = "the process ended and its exit status was not recorded (killed while no agent was running?)";
   }
   json terminated{{"exitCode", exit.cause == ProcessExit::Cause::kExited ? exit.exit_code : 128 + exit.signal},
                   {"reason", reason},

@@ -663,6 +663,7 @@ struct ChildPlan {
   int report_fd = -1;    // close-on-exec: exec closing it is the parent's "success"
   int go_fd = -1;        // the parent writes one byte once the child is in its cgroup
   int go_write_fd = -1;  // the parent's end, closed here so that its going away reads as EOF
+  int status_fd = -1;    // >= 0: stay a reaper and write the command's wait status here
   bool set_gid = false;
   gid_t gid = 0;
   bool set_uid = false;
@@ -676,6 +677,65 @@ struct ChildPlan {
     n = ::write(plan.report_fd, &failure, sizeof failure);
   } while (n < 0 && errno == EINTR);
   ::_exit(127);
+}
+
+// Writes a non-negative number in decimal; async-signal-safe.
+void WriteDecimal(int fd, int value) {
+  char buf[16];
+  int n = 0;
+  do {
+    buf[sizeof buf - 1 - n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value > 0 && n < 15);
+  (void)!::pwrite(fd, buf + sizeof buf - n, static_cast<size_t>(n), 0);
+  ::fsync(fd);
+}
+
+// The group leader stays behind as a reaper: the command runs as its child, in
+// the same group and cgroup, and its wait status goes to plan.status_fd, where an
+// agent that restarted meanwhile (not the parent, so not told) reads it. The
+// reaper ignores the termination signals the group receives (SIGKILL still ends
+// it) and finally ends the way the command did.
+[[noreturn]] void RunReaper(const ChildPlan& plan, const sigset_t& none) {
+  int exec_report[2];
+  if (::pipe2(exec_report, O_CLOEXEC) != 0) ChildFail(plan, ChildStage::kExec);
+  const pid_t worker = ::fork();
+  if (worker < 0) ChildFail(plan, ChildStage::kExec);
+  if (worker == 0) {
+    ::close(exec_report[0]);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(plan.executable, plan.argv, plan.envp);
+    const int32_t error = errno;
+    (void)!::write(exec_report[1], &error, sizeof error);
+    ::_exit(127);
+  }
+  ::close(exec_report[1]);
+  int32_t exec_error = 0;
+  ssize_t n;
+  do {
+    n = ::read(exec_report[0], &exec_error, sizeof exec_error);
+  } while (n < 0 && errno == EINTR);
+  if (n == sizeof exec_error) {
+    ::waitpid(worker, nullptr, 0);
+    errno = exec_error;
+    ChildFail(plan, ChildStage::kExec);
+  }
+  ::close(plan.report_fd);  // the command runs: what the parent waits for
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE}) ::sigaction(sig, &ignore, nullptr);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  int status = 0;
+  while (::waitpid(worker, &status, 0) < 0 && errno == EINTR) {
+  }
+  WriteDecimal(plan.status_fd, status);
+  if (WIFSIGNALED(status)) {
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    ::sigaction(WTERMSIG(status), &default_action, nullptr);
+    ::kill(::getpid(), WTERMSIG(status));
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
 [[noreturn]] void RunChild(const ChildPlan& plan) {
@@ -712,6 +772,7 @@ struct ChildPlan {
   // Descriptors the agent's libraries opened without O_CLOEXEC must not leak
   // into the pod. (Ignored where close_range is missing, before Linux 5.11.)
   ::syscall(SYS_close_range, STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC);
+  if (plan.status_fd >= 0) RunReaper(plan, none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::execve(plan.executable, plan.argv, plan.envp);
   ChildFail(plan, ChildStage::kExec);
@@ -793,6 +854,16 @@ ProcessExit ExitFromWaitStatus(int status) {
 
 }  // namespace
 
+ProcessExit ReadExitStatusFile(const std::string& path) {
+  if (path.empty()) return ProcessExit{};
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return ProcessExit{};
+  int status = 0;
+  const bool read = std::fscanf(f, "%d", &status) == 1;
+  std::fclose(f);
+  return read ? ExitFromWaitStatus(status) : ProcessExit{};
+}
+
 // ---------------------------------------------------------------------------
 // ProcessRunner.
 
@@ -828,6 +899,11 @@ Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
       UniqueFd output,
       AboveStdio(::open(spec.output_path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0640), spec.output_path));
   ASSIGN_OR_RETURN(UniqueFd null_input, AboveStdio(::open("/dev/null", O_RDONLY | O_CLOEXEC), "/dev/null"));
+  UniqueFd exit_status;
+  if (!spec.exit_status_path.empty()) {
+    ASSIGN_OR_RETURN(exit_status, AboveStdio(::open(spec.exit_status_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640),
+                                             spec.exit_status_path));
+  }
   ASSIGN_OR_RETURN(Pipe report, MakePipe());
   ASSIGN_OR_RETURN(Pipe go, MakePipe());
 
@@ -840,7 +916,8 @@ Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
                  .output_fd = output.get(),
                  .report_fd = report.write_end.get(),
                  .go_fd = go.read_end.get(),
-                 .go_write_fd = go.write_end.get()};
+                 .go_write_fd = go.write_end.get(),
+                 .status_fd = exit_status.get()};
   if (spec.uid || spec.gid) {
     if (::geteuid() == 0) {
       plan.set_uid = spec.uid.has_value();
@@ -932,7 +1009,7 @@ Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
   return process;
 }
 
-Result<RunningProcess> ProcessRunner::Adopt(const ProcessIdentity& identity) {
+Result<RunningProcess> ProcessRunner::Adopt(const ProcessIdentity& identity, const std::string& exit_status_path) {
   Result<ProcStat> stat = ReadProcStat(identity.pid);
   if (!stat || stat->start_ticks != identity.start_ticks || HasEnded(*stat)) {
     return Err(Status::NotFound(fmt::format(
@@ -951,6 +1028,7 @@ Result<RunningProcess> ProcessRunner::Adopt(const ProcessIdentity& identity) {
     }
   }
   tracked.process = process;
+  tracked.exit_status_path = exit_status_path;
   tracked_[identity.pid] = std::move(tracked);
   return process;
 }
@@ -1022,7 +1100,7 @@ Result<std::optional<ProcessExit>> ProcessRunner::Poll(const ProcessIdentity& id
     // ECHILD: someone else reaped it (SIGCHLD ignored, or a waitpid(-1) elsewhere).
     if (rc != 0 && errno == ECHILD) return Finish(tracked, ProcessExit{});
   } else if (!IsRunning(identity)) {
-    return Finish(tracked, ProcessExit{});
+    return Finish(tracked, ReadExitStatusFile(tracked.exit_status_path));
   }
 
   if (tracked.kill_at && !tracked.kill_sent && now >= *tracked.kill_at) {

@@ -83,6 +83,10 @@ struct ProcessSpec {
   std::optional<uid_t> uid;
   std::optional<gid_t> gid;
   ResourceLimits limits;
+  // When set, the group leader stays a reaper: the command runs as its child and
+  // its wait status is written here, so that an agent that restarts while the
+  // pod runs (and is not its parent) still learns how it ended. Truncated at start.
+  std::string exit_status_path;
 };
 
 // A process that Start started or Adopt found again.
@@ -141,6 +145,10 @@ struct ProcessRunnerOptions {
   std::optional<CgroupPlacement> cgroups;
 };
 
+// How a process that ran with ProcessSpec::exit_status_path ended: Cause::kUnknown
+// when the file is missing or empty (it was killed before it could write).
+ProcessExit ReadExitStatusFile(const std::string& path);
+
 class ProcessRunner {
  public:
   explicit ProcessRunner(ProcessRunnerOptions options = {});
@@ -157,7 +165,8 @@ class ProcessRunner {
   // Takes over a process that an earlier agent started. NotFound when it is no
   // longer running with that identity (ended, or the pid now belongs to another
   // process). Its cgroup is found again among ours, for OOM detection and cleanup.
-  Result<RunningProcess> Adopt(const ProcessIdentity& identity);
+  // `exit_status_path`: the ProcessSpec's, to learn how the process ended.
+  Result<RunningProcess> Adopt(const ProcessIdentity& identity, const std::string& exit_status_path = "");
 
   // Sends `signal` to the process group led by `identity`, only when that
   // identity still matches: NotFound when the pid is gone, Conflict when it now
@@ -198,6 +207,7 @@ class ProcessRunner {
   struct Tracked {
     RunningProcess process;
     std::string memory_cgroup_dir;  // where oom_kill is counted; empty: none
+    std::string exit_status_path;   // adopted: where the reaper wrote the exit status
     std::optional<Timestamp> kill_at;
     bool kill_sent = false;
   };

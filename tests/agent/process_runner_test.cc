@@ -439,6 +439,36 @@ TEST_F(ProcessRunnerTest, AdoptedProcessEndIsDetected) {
   EXPECT_EQ(restarted.tracked_count(), 0u);
 }
 
+// With an exit status file, the group leader stays a reaper: a runner that adopts
+// the pod after a restart (not its parent) still learns its exit code, and a
+// SIGTERM to the group reaches the command, whose handler runs, not the reaper.
+TEST_F(ProcessRunnerTest, AnAdoptedPodsExitCodeIsKeptByItsReaper) {
+  ProcessSpec spec = SpecBuilder(dir_).Shell("echo up; while [ ! -e go ]; do sleep 0.01; done; exit 7").Build();
+  spec.exit_status_path = dir_.Sub("exit-status");
+  RunningProcess p = StartOk(spec);
+  ASSERT_TRUE(LogContains("up"));
+  ProcessRunner restarted;
+  ASSERT_TRUE(restarted.Adopt(p.identity, spec.exit_status_path).has_value());
+  std::ofstream(dir_.Sub("go")).flush();
+  ASSERT_TRUE(WaitForExit(runner_, p.identity).has_value());  // the first runner, its parent, reaps it
+  std::optional<ProcessExit> exit = WaitForExit(restarted, p.identity);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(exit->cause, ProcessExit::Cause::kExited);
+  EXPECT_EQ(exit->exit_code, 7);
+
+  ProcessSpec trapping = SpecBuilder(dir_).Shell("trap 'echo term; exit 0' TERM; echo ready; while :; do sleep 0.01; done").Build();
+  trapping.exit_status_path = dir_.Sub("exit-status-2");
+  RunningProcess t = StartOk(trapping);
+  ASSERT_TRUE(LogContains("ready"));
+  ASSERT_TRUE(runner_.BeginTermination(t.identity, Duration::Seconds(10), Now()).ok());
+  std::optional<ProcessExit> ended = WaitForExit(runner_, t.identity);
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_EQ(ended->cause, ProcessExit::Cause::kExited) << ended->Describe();
+  EXPECT_EQ(ended->exit_code, 0);
+  EXPECT_TRUE(LogContains("term"));
+  EXPECT_EQ(ReadExitStatusFile(trapping.exit_status_path).exit_code, 0);
+}
+
 // A grace of zero kills at once; a later, longer grace does not extend it.
 TEST_F(ProcessRunnerTest, ZeroGraceKillsAtOnce) {
   RunningProcess p = StartOk(SpecBuilder(dir_).Shell("trap '' TERM; echo ready; sleep 100").Build());

@@ -351,17 +351,10 @@ TEST_F(AgentFailuresTest, AgentRestartAdoptsRunningPods) {
       << "the new agent never reported the pod's end: " << pod.dump(2) << "\n" << AgentOutput("node-a");
   EXPECT_TRUE(ChildRuns(second));
   EXPECT_TRUE(ProcessesWithMarker(marker_).empty());
-  if (Phase(pod) == "Failed" && pod["status"].value("reason", "") == "Unknown") {
-    // BUG (src/agent/process_runner.cc ProcessRunner::Poll/Adopt, src/agent/agent.cc
-    // Agent::Impl::OnExit): an adopted pod is not the new agent's child, so its exit
-    // status is lost (ProcessExit::Cause::kUnknown) and a pod that exited 0 is
-    // reported Failed ("its exit code is unknown"). Restart policies act on that too.
-    // Needs a per-pod reaper that records the exit status where a new agent can read
-    // it; see the report of the test that added this.
-    GTEST_SKIP() << "known bug: an adopted pod that exits 0 is reported Failed/Unknown: "
-                 << pod["status"].dump();
-  }
+  // The new agent is not the pod's parent: it learns the exit code from what the
+  // pod's reaper recorded (ProcessSpec::exit_status_path).
   EXPECT_EQ(Phase(pod), "Succeeded") << pod.dump(2);
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 0) << pod.dump(2);
 }
 
 TEST_F(AgentFailuresTest, SeedVolcanoJobImageOnlyFailsWithRuntimeReasonAndRunsWithACommand) {
