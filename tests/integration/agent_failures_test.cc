@@ -29,6 +29,7 @@
 #include "client/api_client.h"
 #include "tests/integration/tessera_processes.h"
 #include "tests/testing/seed_dir.h"
+#include "tests/testing/api_polling.h"
 
 namespace tessera {
 namespace {
@@ -120,17 +121,7 @@ class AgentFailuresTest : public ::testing::Test {
     ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
   }
 
-  static std::string Path(const json& obj, bool item) {
-    const KindInfo* k = FindKindByApiVersion(obj.value("apiVersion", ""), obj.value("kind", ""));
-    EXPECT_NE(k, nullptr) << obj.dump();
-    if (k == nullptr) return "/";
-    std::string p = k->group.empty() ? "/api/" + std::string(k->version)
-                                     : "/apis/" + std::string(k->group) + "/" + std::string(k->version);
-    if (k->namespaced) p += "/namespaces/" + obj["metadata"].value("namespace", std::string("default"));
-    p += "/" + std::string(k->plural);
-    if (item) p += "/" + obj["metadata"]["name"].get<std::string>();
-    return p;
-  }
+  static std::string Path(const json& obj, bool item) { return ObjectPath(obj, item); }
   void Create(const json& obj) {
     auto r = client_->Request("POST", Path(obj, false), obj.dump());
     ASSERT_TRUE(r.has_value()) << r.error().ToString();

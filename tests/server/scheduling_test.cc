@@ -43,16 +43,7 @@ class SchedulingTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  static std::string Path(const json& obj, bool item) {
-    const KindInfo* k = FindKindByApiVersion(obj.value("apiVersion", ""), obj.value("kind", ""));
-    EXPECT_NE(k, nullptr) << obj.dump();
-    std::string p = k->group.empty() ? "/api/" + std::string(k->version)
-                                     : "/apis/" + std::string(k->group) + "/" + std::string(k->version);
-    if (k->namespaced) p += "/namespaces/" + obj["metadata"].value("namespace", std::string("default"));
-    p += "/" + std::string(k->plural);
-    if (item) p += "/" + obj["metadata"]["name"].get<std::string>();
-    return p;
-  }
+  static std::string Path(const json& obj, bool item) { return ObjectPath(obj, item); }
   void Create(const json& obj) {
     auto r = client_->Request("POST", Path(obj, false), obj.dump());
     ASSERT_TRUE(r.has_value());

@@ -1,5 +1,6 @@
-// Waiting on objects through the API, for end-to-end tests: the controllers
-// and agents work in the background, so a test polls until what it expects holds.
+// Reaching objects through the API in end-to-end tests: their paths, and waiting
+// on them (the controllers and agents work in the background, so a test polls
+// until what it expects holds).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "api/kinds.h"
 #include "client/api_client.h"
 
 namespace tessera {
@@ -31,6 +33,20 @@ inline nlohmann::json WaitForObject(ApiClient& client, const std::string& path,
   }
   ADD_FAILURE() << "timed out waiting on " << path << "; last: " << last.dump();
   return last;
+}
+
+// The REST path of an object's collection (item false) or of the object itself,
+// from its apiVersion, kind, namespace (default: "default") and name.
+inline std::string ObjectPath(const nlohmann::json& obj, bool item) {
+  const KindInfo* k = FindKindByApiVersion(obj.value("apiVersion", ""), obj.value("kind", ""));
+  EXPECT_NE(k, nullptr) << obj.dump();
+  if (k == nullptr) return "/";
+  std::string p = k->group.empty() ? "/api/" + std::string(k->version)
+                                   : "/apis/" + std::string(k->group) + "/" + std::string(k->version);
+  if (k->namespaced) p += "/namespaces/" + obj["metadata"].value("namespace", std::string("default"));
+  p += "/" + std::string(k->plural);
+  if (item) p += "/" + obj["metadata"]["name"].get<std::string>();
+  return p;
 }
 
 // A field ("status", "reason", "message") of condition `type` in obj.status.conditions; "" when absent.
