@@ -21,6 +21,7 @@
 #include "agent/pod_launch.h"
 #include "agent/process_runner.h"
 #include "common/check.h"
+#include "common/time_format.h"
 
 namespace tessera {
 namespace {
@@ -35,14 +36,6 @@ constexpr Duration kDefaultGrace = Duration::Seconds(30);
 Timestamp Now() {
   return Timestamp::FromMillis(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
-}
-
-std::string Rfc3339(Timestamp t) {
-  const std::time_t secs = static_cast<std::time_t>(t.ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                     tm.tm_hour, tm.tm_min, tm.tm_sec, t.ms % 1000);
 }
 
 std::string PodPath(const std::string& ns, const std::string& name) {
@@ -141,7 +134,7 @@ struct Agent::Impl {
   void Reconcile(ApiClient& client);
   void StartPod(Run& run, const std::map<std::string, json>& all);
   void OnExit(Run& run, const ProcessExit& exit, Timestamp now);
-  void Report(ApiClient& client, const std::string& uid, Run& run);
+  void Report(ApiClient& client, Run& run);
 };
 
 Status Agent::Impl::Register() {
@@ -153,7 +146,7 @@ Status Agent::Impl::Register() {
   node.gpus = inventory.devices;
   node.labels.Set("tessera.dev/flavor", "default");
   for (const auto& [k, v] : options.labels) node.labels.Set(k, v);
-  json obj = NodeObject(node, inventory.simulated(), Rfc3339(Now()));
+  json obj = NodeObject(node, inventory.simulated(), FormatRfc3339(Now()));
   obj["status"]["addresses"] = json::array({{{"type", "InternalIP"}, {"address", options.address}},
                                             {{"type", "Hostname"}, {"address", options.node_name}}});
   // Where the server fetches pod logs from (a kubelet's endpoint, in Kubernetes' field).
@@ -173,7 +166,7 @@ Status Agent::Impl::Register() {
 }
 
 Status Agent::Impl::RenewLease(ApiClient& client) {
-  const std::string now = Rfc3339(Now());
+  const std::string now = FormatRfc3339(Now());
   const int64_t seconds = std::max<int64_t>(1, options.lease_duration.ms / 1000);
   json lease{{"apiVersion", "coordination.k8s.io/v1"},
              {"kind", "Lease"},
@@ -379,7 +372,7 @@ void Agent::Impl::StartPod(Run& run, const std::map<std::string, json>& all) {
                      {"state",
                       {{"terminated",
                         {{"exitCode", 128}, {"reason", "StartError"}, {"message", started.error().message()},
-                         {"finishedAt", Rfc3339(now)}}}}}}}}};
+                         {"finishedAt", FormatRfc3339(now)}}}}}}}}};
     spdlog::warn("agent {}: pod {}/{} cannot start: {}", options.node_name, ns, pod["metadata"].value("name", ""),
                  started.error().message());
     if (run.logs) (void)run.logs->Pump();
@@ -393,15 +386,15 @@ void Agent::Impl::StartPod(Run& run, const std::map<std::string, json>& all) {
   run.status = {{"phase", "Running"},
                 {"hostIP", options.address},
                 {"podIP", options.address},
-                {"startTime", Rfc3339(now)},
-                {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"lastTransitionTime", Rfc3339(now)}}}},
+                {"startTime", FormatRfc3339(now)},
+                {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"lastTransitionTime", FormatRfc3339(now)}}}},
                 {"containerStatuses",
                  {{{"name", pod["spec"]["containers"][0].value("name", "main")},
                    {"ready", true},
                    {"started", true},
                    {"restartCount", run.restarts},
                    {"containerID", fmt::format("process://{}", started->identity.pid)},
-                   {"state", {{"running", {{"startedAt", Rfc3339(now)}}}}}}}}};
+                   {"state", {{"running", {{"startedAt", FormatRfc3339(now)}}}}}}}}};
 }
 
 void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
@@ -417,8 +410,8 @@ void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
   json terminated{{"exitCode", exit.cause == ProcessExit::Cause::kExited ? exit.exit_code : 128 + exit.signal},
                   {"reason", reason},
                   {"message", message},
-                  {"finishedAt", Rfc3339(now)}};
-  if (run.started_at) terminated["startedAt"] = Rfc3339(*run.started_at);
+                  {"finishedAt", FormatRfc3339(now)}};
+  if (run.started_at) terminated["startedAt"] = FormatRfc3339(*run.started_at);
   if (exit.cause == ProcessExit::Cause::kSignaled) terminated["signal"] = exit.signal;
   const std::string container = run.pod["spec"].value("containers", json::array()).empty()
                                     ? "main"
@@ -456,8 +449,7 @@ void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
                                       {"state", {{"terminated", terminated}}}}};
 }
 
-void Agent::Impl::Report(ApiClient& client, const std::string& uid, Run& run) {
-  (void)uid;
+void Agent::Impl::Report(ApiClient& client, Run& run) {
   if (run.status.is_null() || run.status == run.reported) return;
   const std::string ns = run.pod["metadata"].value("namespace", "");
   const std::string name = run.pod["metadata"].value("name", "");
@@ -491,14 +483,12 @@ void Agent::Impl::Reconcile(ApiClient& client) {
     for (const auto& [uid, pod] : current) {
       auto [it, fresh] = runs.try_emplace(uid);
       Run& run = it->second;
-      const bool known_status = !fresh || !run.pod.contains("status");
       run.pod = pod;
       if (fresh && Terminal(pod)) {  // finished before this agent started
         run.done = true;
         run.status = pod["status"];
         run.reported = run.status;
       }
-      (void)known_status;
       if (pod["metadata"].contains("deletionTimestamp") && !run.terminating) {
         run.terminating = true;
         const int64_t grace_s = pod["spec"].value("terminationGracePeriodSeconds", kDefaultGrace.ms / 1000);
@@ -556,7 +546,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
       changed = true;
       continue;
     }
-    if (!run.terminating) Report(client, it->first, run);
+    if (!run.terminating) Report(client, run);
     ++it;
   }
   if (changed) SaveState();

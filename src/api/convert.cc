@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "api/time_format.h"
+#include "common/time_format.h"
 #include "api/validation.h"
 #include "common/check.h"
 #include "domain/quantity.h"

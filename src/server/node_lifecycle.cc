@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "api/time_format.h"
+#include "common/time_format.h"
 #include "server/object_json.h"
 #include "server/workload_lifecycle.h"
 

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "api/convert.h"
-#include "api/time_format.h"
+#include "common/time_format.h"
 #include "domain/quantity.h"
 #include "sched/cycle.h"
 #include "sched/pending_reason.h"

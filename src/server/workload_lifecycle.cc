@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "api/time_format.h"
+#include "common/time_format.h"
 #include "server/object_json.h"
 
 namespace tessera {

@@ -1,5 +1,5 @@
 // Conversions between API objects and domain types (api/convert.h), and the
-// RFC 3339 timestamps they read and write (api/time_format.h). Fixtures are the
+// RFC 3339 timestamps they read and write (common/time_format.h). Fixtures are the
 // seed manifests (../shared/examples/seed) and small YAML objects, each checked
 // by ValidateManifest first, since the conversions are given validated objects.
 #include "api/convert.h"
@@ -17,7 +17,7 @@
 
 #include "agent/node_registration.h"
 #include "api/manifest.h"
-#include "api/time_format.h"
+#include "common/time_format.h"
 #include "api/validation.h"
 
 namespace tessera {

@@ -1,4 +1,4 @@
-#include "api/time_format.h"
+#include "common/time_format.h"
 
 #include <fmt/format.h>
 
