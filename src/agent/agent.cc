@@ -33,11 +33,6 @@ constexpr const char* kLeaseNamespace = "tessera-node-lease";
 constexpr Duration kMaxBackoff = Duration::Seconds(300);
 constexpr Duration kDefaultGrace = Duration::Seconds(30);
 
-Timestamp Now() {
-  return Timestamp::FromMillis(
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
-}
-
 std::string PodPath(const std::string& ns, const std::string& name) {
   return fmt::format("/api/v1/namespaces/{}/pods/{}", ns, name);
 }
@@ -146,7 +141,7 @@ Status Agent::Impl::Register() {
   node.gpus = inventory.devices;
   node.labels.Set("tessera.dev/flavor", "default");
   for (const auto& [k, v] : options.labels) node.labels.Set(k, v);
-  json obj = NodeObject(node, inventory.simulated(), FormatRfc3339(Now()));
+  json obj = NodeObject(node, inventory.simulated(), FormatRfc3339(SystemNow()));
   obj["status"]["addresses"] = json::array({{{"type", "InternalIP"}, {"address", options.address}},
                                             {{"type", "Hostname"}, {"address", options.node_name}}});
   // Where the server fetches pod logs from (a kubelet's endpoint, in Kubernetes' field).
@@ -166,7 +161,7 @@ Status Agent::Impl::Register() {
 }
 
 Status Agent::Impl::RenewLease(ApiClient& client) {
-  const std::string now = FormatRfc3339(Now());
+  const std::string now = FormatRfc3339(SystemNow());
   const int64_t seconds = std::max<int64_t>(1, options.lease_duration.ms / 1000);
   json lease{{"apiVersion", "coordination.k8s.io/v1"},
              {"kind", "Lease"},
@@ -189,7 +184,7 @@ Status Agent::Impl::RenewLease(ApiClient& client) {
   if (r.status / 100 != 2) return Status::Unavailable(fmt::format("renewing lease: HTTP {}: {}", r.status, r.body));
   // The fencing clock counts from when the renewal was sent: the server's renewTime is no earlier.
   last_renewed_ms = sent;
-  RecordLeaseRenewal(options.data_dir, Now());
+  RecordLeaseRenewal(options.data_dir, SystemNow());
   return Status::Ok();
 }
 
@@ -305,7 +300,7 @@ void Agent::Impl::Adopt() {
     } else {
       spdlog::info("agent {}: pod {}/{} ended while no agent ran", options.node_name, p.value("namespace", ""),
                    p.value("name", ""));
-      OnExit(run, ReadExitStatusFile(exit_status), Now());
+      OnExit(run, ReadExitStatusFile(exit_status), SystemNow());
     }
     runs[uid] = std::move(run);
   }
@@ -352,7 +347,7 @@ void Agent::Impl::StartPod(Run& run, const std::map<std::string, json>& all) {
       ++ctx.local_rank;
     }
   }
-  const Timestamp now = Now();
+  const Timestamp now = SystemNow();
   auto spec = PodProcessSpec(pod, ctx);
   if (spec) spec->exit_status_path = (fs::path(dir) / "exit-status").string();
   Result<RunningProcess> started = spec ? runner.Start(*spec) : Result<RunningProcess>(Err(spec.error()));
@@ -466,7 +461,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
     current = pods;
     listed = pods_listed;
   }
-  const Timestamp now = Now();
+  const Timestamp now = SystemNow();
   const int64_t renewed = last_renewed_ms.load();
   const bool lease_lost = renewed == 0 || SteadyMs() - renewed > options.lease_duration.ms;
   if (lease_lost && !fenced) {

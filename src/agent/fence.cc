@@ -11,17 +11,13 @@
 #include <thread>
 
 #include "agent/process_runner.h"
+#include "common/time_format.h"
 
 namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-int64_t WallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 void WriteAtomically(const fs::path& path, const std::string& text) {
   const fs::path tmp = path.string() + ".tmp";
@@ -79,7 +75,7 @@ int RunFence(const std::string& data_dir, Duration lease) {
     std::ifstream in(dir / "lease-renewed");
     int64_t renewed = 0;
     in >> renewed;
-    const bool expired = renewed > 0 && WallMs() - renewed > lease.ms;
+    const bool expired = renewed > 0 && SystemNow().ms - renewed > lease.ms;
     pods = RunningPods(dir);
     if (expired) {
       for (const ProcessIdentity& id : pods) ::kill(-id.pid, SIGKILL);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdint>
 
 #include "common/check.h"
@@ -153,6 +154,15 @@ std::string FormatRfc3339(Timestamp t) {
   if (millis != 0) out += fmt::format(".{:03}", millis);
   out += 'Z';
   return out;
+}
+
+}  // namespace tessera
+
+namespace tessera {
+
+Timestamp SystemNow() {
+  return Timestamp::FromMillis(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
 }
 
 }  // namespace tessera

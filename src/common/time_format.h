@@ -8,7 +8,8 @@
 // whole seconds when the millisecond part is zero and ".mmm" otherwise, so that
 // FormatRfc3339 -> ParseRfc3339 gives back the same Timestamp.
 //
-// Thread-safety: pure functions.
+// Thread-safety: pure functions, and SystemNow reads the wall clock (never the
+// scheduler core: it is given `now`).
 #pragma once
 
 #include <string>
@@ -24,5 +25,8 @@ Result<Timestamp> ParseRfc3339(std::string_view text);
 
 // REQUIRES: !t.never() and a year between 0 and 9999.
 std::string FormatRfc3339(Timestamp t);
+
+// The wall clock, to the millisecond.
+Timestamp SystemNow();
 
 }  // namespace tessera

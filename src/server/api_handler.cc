@@ -9,6 +9,7 @@
 #include <chrono>
 
 #include "api/kinds.h"
+#include "common/time_format.h"
 #include "api/manifest.h"
 #include "api/validation.h"
 #include "server/list_paging.h"
@@ -158,10 +159,7 @@ HttpResponse ObjectErrorResponse(const Status& s, const KindInfo& kind, std::str
 
 }  // namespace
 
-std::string Rfc3339Now() {
-  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now);
-}
+std::string Rfc3339Now() { return FormatRfc3339(Timestamp::FromMillis(SystemNow().ms / 1000 * 1000)); }
 
 HttpResponse StatusResponse(int http_code, std::string_view reason, std::string_view message,
                             const nlohmann::json& details) {

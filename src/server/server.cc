@@ -11,6 +11,7 @@
 #include <chrono>
 #include <random>
 
+#include "common/time_format.h"
 #include "domain/priority_class.h"
 #include "server/api_handler.h"
 #include "server/scheduler_loop.h"
@@ -26,14 +27,6 @@ struct Server::Parts {
   std::unique_ptr<SchedulerLoop> scheduler;
   std::unique_ptr<HttpServer> http;
 };
-
-namespace {
-Timestamp SystemNow() {
-  return Timestamp::FromMillis(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
-}  // namespace
 
 Result<std::string> LoadOrCreateAdminToken(const std::string& data_dir) {
   const std::string path = data_dir + "/admin.token";

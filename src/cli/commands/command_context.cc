@@ -1,12 +1,12 @@
 #include "cli/commands/command_context.h"
 
-#include <chrono>
+#include "common/time_format.h"
 
 namespace tessera {
 
 int64_t CommandContext::Now() const {
   if (now_unix != 0) return now_unix;
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return SystemNow().ms / 1000;
 }
 
 std::unique_ptr<ApiClient> CommandContext::Client() const {
