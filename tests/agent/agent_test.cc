@@ -19,6 +19,8 @@
 #include "client/api_client.h"
 #include "server/server.h"
 #include "tests/testing/api_polling.h"
+#include "tests/testing/test_dirs.h"
+#include "tests/testing/test_server.h"
 
 namespace tessera {
 namespace {
@@ -36,15 +38,9 @@ std::string ReadFile(const fs::path& p) {
 class AgentTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tessera-agent-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    ServerOptions options;
-    options.data_dir = (dir_ / "server").string();
-    options.http.port = 0;
-    auto s = Server::Start(options);
-    ASSERT_TRUE(s.has_value()) << s.error().ToString();
-    server_ = std::move(*s);
+    dir_ = testing::FreshTestDir("tessera-agent");
+    server_ = testing::StartLocalServer((dir_ / "server").string());
+    ASSERT_NE(server_, nullptr);
     client_ = std::make_unique<ApiClient>(server_->url(), server_->admin_token());
   }
   void TearDown() override {

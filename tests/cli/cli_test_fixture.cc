@@ -12,6 +12,8 @@
 #include "cli/commands/apply_command.h"
 #include "cli/commands/client_commands.h"
 #include "server/api_handler.h"
+#include "tests/testing/test_dirs.h"
+#include "tests/testing/test_server.h"
 
 #ifndef TESSERA_SOURCE_DIR
 #define TESSERA_SOURCE_DIR "."
@@ -79,16 +81,9 @@ CommandRun RunCommandLine(const std::vector<std::string>& args, const std::strin
 }
 
 void CliTest::SetUp() {
-  dir_ = fs::temp_directory_path() /
-         ("tessera-cli-" + std::to_string(::getpid()) + "-" +
-          ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  fs::remove_all(dir_);
-  ServerOptions options;
-  options.data_dir = dir_.string();
-  options.http.port = 0;
-  auto s = Server::Start(options);
-  ASSERT_TRUE(s.has_value()) << s.error().ToString();
-  server_ = std::move(*s);
+  dir_ = testing::FreshTestDir("tessera-cli");
+  server_ = testing::StartLocalServer(dir_.string());
+  ASSERT_NE(server_, nullptr);
 }
 
 void CliTest::TearDown() {

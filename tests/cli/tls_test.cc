@@ -20,6 +20,7 @@
 
 #include "tests/cli/cli_test_fixture.h"
 #include "tests/testing/self_signed_cert.h"
+#include "tests/testing/test_dirs.h"
 
 namespace tessera {
 namespace {
@@ -99,9 +100,7 @@ class ServerProcess {
 class CliTlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tessera-cli-tls-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    dir_ = testing::FreshTestDir("tessera-cli-tls");
     fs::create_directories(dir_ / "config" / "tessera");
     cert_ = testing::WriteSelfSignedCert(dir_, "server");
     ASSERT_FALSE(cert_.cert.empty()) << "could not make a test certificate";

@@ -14,6 +14,8 @@
 #include "client/api_client.h"
 #include "server/server.h"
 #include "store/sqlite_store.h"
+#include "tests/testing/test_dirs.h"
+#include "tests/testing/test_server.h"
 
 namespace tessera {
 namespace {
@@ -23,9 +25,7 @@ using nlohmann::json;
 class ApiServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("tessera-api-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
+    dir_ = testing::FreshTestDir("tessera-api");
     StartServer();
   }
   void TearDown() override {
@@ -33,12 +33,8 @@ class ApiServerTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
   void StartServer() {
-    ServerOptions options;
-    options.data_dir = dir_.string();
-    options.http.port = 0;
-    auto s = Server::Start(options);
-    ASSERT_TRUE(s.has_value()) << s.error().ToString();
-    server_ = std::move(*s);
+    server_ = testing::StartLocalServer(dir_.string());
+    ASSERT_NE(server_, nullptr);
   }
   ApiClient Client(const std::string& token) { return ApiClient(server_->url(), token); }
   ApiClient Admin() { return Client(server_->admin_token()); }

@@ -9,6 +9,7 @@
 #include "server/event_recorder.h"
 #include "server/object_cache.h"
 #include "store/sqlite_store.h"
+#include "tests/testing/test_dirs.h"
 
 namespace tessera {
 namespace {
@@ -23,11 +24,7 @@ ObjectKey PodKey(const std::string& name) { return ObjectKey{"/Pod", "default", 
 class ControllerPartsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("tessera-ctl-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = testing::FreshTestDir("tessera-ctl");
     auto s = OpenSqliteStore((dir_ / "t.db").string());
     ASSERT_TRUE(s.has_value()) << s.error().ToString();
     store_ = std::move(*s);

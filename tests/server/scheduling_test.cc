@@ -16,6 +16,8 @@
 #include "server/api_handler.h"
 #include "server/server.h"
 #include "tests/testing/api_polling.h"
+#include "tests/testing/test_dirs.h"
+#include "tests/testing/test_server.h"
 
 namespace tessera {
 namespace {
@@ -25,16 +27,9 @@ using nlohmann::json;
 class SchedulingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("tessera-sched-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    ServerOptions options;
-    options.data_dir = dir_.string();
-    options.http.port = 0;
-    auto s = Server::Start(options);
-    ASSERT_TRUE(s.has_value()) << s.error().ToString();
-    server_ = std::move(*s);
+    dir_ = testing::FreshTestDir("tessera-sched");
+    server_ = testing::StartLocalServer(dir_.string());
+    ASSERT_NE(server_, nullptr);
     client_ = std::make_unique<ApiClient>(server_->url(), server_->admin_token());
   }
   void TearDown() override {

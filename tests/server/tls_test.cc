@@ -12,6 +12,7 @@
 #include "client/api_client.h"
 #include "server/server.h"
 #include "tests/testing/self_signed_cert.h"
+#include "tests/testing/test_dirs.h"
 
 namespace tessera {
 namespace {
@@ -25,11 +26,7 @@ const json kNamespace{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", 
 class TlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("tessera-tls-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = testing::FreshTestDir("tessera-tls");
     cert_ = WriteSelfSignedCert(dir_, "server");
     ASSERT_FALSE(cert_.cert.empty()) << "could not make a test certificate";
     auto s = Server::Start(Options(cert_));
