@@ -218,7 +218,7 @@ void Agent::Impl::WatchPods() {
       std::lock_guard lock(pods_mu);
       pods.clear();
       for (const json& p : list.value("items", json::array())) {
-        if (p["spec"].value("nodeName", "") == options.node_name) pods[Uid(p)] = p;
+        pods[Uid(p)] = p;  // the fieldSelector returns only this node's
       }
       pods_listed = true;
       ++pods_version;
@@ -229,7 +229,6 @@ void Agent::Impl::WatchPods() {
                                json e = json::parse(line, nullptr, false);
                                if (!e.is_object() || !e.contains("object")) return !stopper.stopped();
                                const json& p = e["object"];
-                               if (p["spec"].value("nodeName", "") != options.node_name) return !stopper.stopped();
                                {
                                  std::lock_guard lock(pods_mu);
                                  if (e.value("type", "") == "DELETED") {
