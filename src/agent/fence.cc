@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "agent/process_runner.h"
@@ -41,11 +42,13 @@ ProcessIdentity IdentityIn(const json& obj) {
   return ProcessIdentity{.pid = obj.value("pid", 0), .start_ticks = obj.value("startTicks", uint64_t{0})};
 }
 
-// The pod groups in agent-state.json that still run with their recorded identity.
-std::vector<ProcessIdentity> RunningPods(const fs::path& dir) {
+// The pod groups in agent-state.json that still run with their recorded identity;
+// nullopt when the file cannot be read (the agent replaces it atomically, so that
+// means it is being deleted with the directory).
+std::optional<std::vector<ProcessIdentity>> RunningPods(const fs::path& dir) {
   const json state = ReadJson(dir / "agent-state.json");
+  if (!state.is_object()) return std::nullopt;
   std::vector<ProcessIdentity> running;
-  if (!state.is_object()) return running;
   const json pods = state.value("pods", json::object());
   for (const auto& [uid, p] : pods.items()) {
     const ProcessIdentity id = IdentityIn(p);
@@ -76,7 +79,9 @@ int RunFence(const std::string& data_dir, Duration lease) {
     int64_t renewed = 0;
     in >> renewed;
     const bool expired = renewed > 0 && SystemNow().ms - renewed > lease.ms;
-    pods = RunningPods(dir);
+    // Keep the last list read: the directory may be going, and its pods must go with it.
+    if (auto running = RunningPods(dir)) pods = std::move(*running);
+    std::erase_if(pods, [](const ProcessIdentity& id) { return !IsRunning(id); });
     if (expired) {
       for (const ProcessIdentity& id : pods) ::kill(-id.pid, SIGKILL);
       if (!fenced || !pods.empty()) {

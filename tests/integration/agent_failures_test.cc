@@ -68,7 +68,10 @@ class AgentFailuresTest : public ::testing::Test {
     }
     agents_.clear();
     StopServer(SIGKILL);
-    for (pid_t pid : pods_) kill(-pid, SIGKILL);  // the pods' process groups
+    // The pods' process groups (a pod's shell is not its group's leader: its reaper is).
+    for (pid_t pid : pods_) {
+      if (const pid_t group = getpgid(pid); group > 0) kill(-group, SIGKILL);
+    }
     fs::remove_all(dir_);  // the fences see their directories go, kill what is left and exit
     const bool all_gone = WaitUntil(
         [&] {
