@@ -13,6 +13,7 @@ packages=(
   libyaml-cpp-dev   # manifests in YAML
   libsqlite3-dev    # the embedded store
   libspdlog-dev     # logging
+  libcsv-dev        # CSV rows of the simulator's traces
   libgtest-dev libgmock-dev
   libbenchmark-dev
 )

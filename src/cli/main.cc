@@ -10,6 +10,7 @@
 #include "cli/demo.h"
 #include "agent/fence.h"
 #include "cli/serve_commands.h"
+#include "cli/sim_command.h"
 #include "tessera_version.h"
 
 int main(int argc, char** argv) {
@@ -28,6 +29,11 @@ int main(int argc, char** argv) {
   demo->add_option("--seed", demo_options.seed, "Random seed");
   int rc = 0;
   demo->callback([&] { rc = tessera::RunDemo(demo_options, std::cout); });
+
+  tessera::SimCommandOptions sim_options;
+  auto* sim = app.add_subcommand("sim", "Replay a GPU-cluster trace with the scheduler core and compare policies");
+  tessera::AddSimFlags(*sim, sim_options);
+  sim->callback([&] { rc = tessera::RunSimCommand(sim_options, std::cout, std::cerr); });
 
   tessera::ServeOptions serve;
   auto add_serve_flags = [&](CLI::App* cmd) {

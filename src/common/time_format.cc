@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 
@@ -159,6 +160,49 @@ std::string FormatRfc3339(Timestamp t) {
 }  // namespace tessera
 
 namespace tessera {
+
+Result<Duration> ParseDuration(std::string_view text) {
+  auto bad = [&](std::string_view why) {
+    return Err(Status::InvalidArgument(
+        fmt::format("\"{}\" is not a duration ({}): use a number with a unit, like 90s, 30m, 1h30m or 2d", text, why)));
+  };
+  if (text.empty()) return bad("it is empty");
+  const char* p = text.data();
+  const char* end = p + text.size();
+  double total_ms = 0;
+  bool plain = true;
+  while (p < end) {
+    double value = 0;
+    auto [next, ec] = std::from_chars(p, end, value);
+    if (ec != std::errc() || next == p) return bad("expected a number");
+    if (value < 0) return bad("it is negative");
+    p = next;
+    const char* unit_start = p;
+    while (p < end && ((*p >= 'a' && *p <= 'z'))) ++p;
+    const std::string_view unit(unit_start, static_cast<size_t>(p - unit_start));
+    double scale = 0;
+    if (unit.empty()) {
+      if (p != end || !plain) return bad("a unit is missing");
+      scale = 1000;  // a plain number: seconds
+    } else if (unit == "ms") {
+      scale = 1;
+    } else if (unit == "s") {
+      scale = 1000;
+    } else if (unit == "m") {
+      scale = 60'000;
+    } else if (unit == "h") {
+      scale = 3'600'000;
+    } else if (unit == "d") {
+      scale = 86'400'000;
+    } else {
+      return bad(fmt::format("unknown unit \"{}\"", unit));
+    }
+    plain = false;
+    total_ms += value * scale;
+  }
+  if (total_ms > 9.2e18) return bad("it is too long");
+  return Duration::Millis(static_cast<int64_t>(total_ms + 0.5));
+}
 
 Timestamp SystemNow() {
   return Timestamp::FromMillis(

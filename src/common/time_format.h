@@ -26,6 +26,11 @@ Result<Timestamp> ParseRfc3339(std::string_view text);
 // REQUIRES: !t.never() and a year between 0 and 9999.
 std::string FormatRfc3339(Timestamp t);
 
+// A duration as Go and kubectl write one: a sequence of numbers with units
+// ("90s", "30m", "1h30m", "1.5h", "2d"; units ms, s, m, h, d), or a plain number
+// of seconds. InvalidArgument naming the text otherwise; negative durations too.
+Result<Duration> ParseDuration(std::string_view text);
+
 // The wall clock, to the millisecond.
 Timestamp SystemNow();
 

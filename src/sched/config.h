@@ -21,6 +21,12 @@ struct SchedulerConfig {
   // the total searches per cycle so that a full fleet cannot make a cycle slow.
   int32_t max_preemption_searches = 256;
 
+  // Fragmentation-aware placement (sched/demand_profile.h): a pod that fits on
+  // several nodes goes where the expected fragmentation for the work in the
+  // snapshot grows least, scoring at most this many candidate nodes (taken in
+  // best-fit order); 0: plain best fit.
+  int32_t fragmentation_candidates = 16;
+
   // Re-check every invariant after each action (tests; costly at fleet scale).
   bool check_invariants = false;
 };

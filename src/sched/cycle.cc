@@ -112,6 +112,7 @@ class Cycle {
   const SchedulerConfig& config_;
   const Timestamp now_;
   ClusterState state_;
+  DemandProfile profile_;
   Placer placer_;
   Plan plan_;
   std::vector<QueueWork> queues_;
@@ -123,6 +124,17 @@ class Cycle {
 };
 
 Plan Cycle::Run() {
+  if (config_.fragmentation_candidates > 0) {
+    // The work in the snapshot, admitted and pending, is the shape of what will
+    // need room: placement avoids stranding GPU it could use.
+    for (const Workload& w : snap_.workloads) {
+      for (const PodSet& ps : w.pod_sets) {
+        profile_.Add(ps.requests.gpu(), ps.requests.cpu(), ps.requests.memory(), ps.count);
+      }
+    }
+    profile_.Finish();
+    placer_.SetDemandProfile(&profile_);
+  }
   queues_.resize(snap_.cluster_queues.size());
   released_.assign(snap_.workloads.size(), false);
   plan_.pending.reserve(snap_.workloads.size());
@@ -555,8 +567,20 @@ bool Cycle::TryPreempt(const Entry& e, int32_t cq, PendingReason* why) {
       }
     }
     // Victims keep their room until they have terminated: nothing else may be
-    // placed on it this cycle, and the preemptor is admitted in a later one.
+    // placed on it this cycle, and the preemptor is admitted in a later one. The
+    // free room the preemptor also counted on is held for it for the rest of the
+    // cycle: were lower-priority work to take it, the next cycle would preempt
+    // that work too, and the victims could return in between (preemption
+    // ping-pong).
+    std::optional<Admission> placement = TryAdmit(w, cq, f, nullptr);
     state_.Rollback(cp);
+    if (placement) {
+      HeldReservation hold;
+      hold.cq = cq;
+      hold.reservation = Reservation{.workload = WorkloadId(w), .flavor = FlavorId(f), .start = now_};
+      hold.admission = std::move(*placement);
+      HoldReservation(hold);
+    }
     why->code = PendingCode::kWaitingForPreemption;
     why->victims = 0;
     for (size_t i = 0; i < chosen; ++i) {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
+#include <span>
+#include <tuple>
 
 #include "common/check.h"
 
@@ -187,20 +190,185 @@ std::vector<int32_t> Placer::ChooseWholeDevices(int32_t node, int32_t k, int64_t
   return out;
 }
 
+int64_t Placer::NeedOn(const Context& ctx, int32_t device) const {
+  return ctx.gpu_memory > 0 ? GpuMemoryToMilli(ctx.gpu_memory, state_.capacity().device(device).memory_bytes)
+                            : ctx.fraction;
+}
+
+bool Placer::PickByFragmentation(const Context& ctx, int32_t* node_out,
+                                 std::vector<std::pair<int32_t, int64_t>>* takes_out) const {
+  const CapacityState& cap = state_.capacity();
+  const auto& idx = cap.flavor(ctx.flavor);
+  const auto limit = static_cast<size_t>(config_.fragmentation_candidates);
+  // Candidates in best-fit order: the fullest nodes with k whole devices free; for
+  // a fraction, the nodes of the tightest partly used devices it fits, then the
+  // fullest nodes with a whole device free.
+  std::vector<int32_t> candidates;
+  candidates.reserve(limit + limit / 2 + 1);
+  auto add = [&](int32_t n, size_t cap_at) {
+    if (candidates.size() >= cap_at) return;
+    if (std::find(candidates.begin(), candidates.end(), n) != candidates.end()) return;
+    if (Accepts(ctx, n, 1)) candidates.push_back(n);
+  };
+  auto add_whole = [&](int32_t k, size_t cap_at) {
+    for (size_t b = k; b < idx.by_whole_free.size() && candidates.size() < cap_at; ++b) {
+      for (int32_t n : idx.by_whole_free[b]) {
+        if (candidates.size() >= cap_at) break;
+        add(n, cap_at);
+      }
+    }
+  };
+  if (ctx.whole > 0) {
+    add_whole(ctx.whole, limit);
+    if (ctx.whole > 1) {
+      // NVLink blocks are preferred: keep only candidates that have one, if any does.
+      std::vector<int32_t> nvlink;
+      for (int32_t n : candidates) {
+        if (HasNvlinkBlock(n, ctx.whole)) nvlink.push_back(n);
+      }
+      if (!nvlink.empty()) candidates.swap(nvlink);
+    }
+  } else {
+    const int64_t lower =
+        ctx.gpu_memory > 0 ? GpuMemoryToMilli(ctx.gpu_memory, idx.max_device_memory) : ctx.fraction;
+    int scanned = 0;
+    for (auto it = idx.partial.lower_bound({lower, -1});
+         it != idx.partial.end() && candidates.size() < limit && scanned < kPartialScan; ++it, ++scanned) {
+      if (cap.device(it->second).free_milli >= NeedOn(ctx, it->second)) add(cap.device(it->second).node, limit);
+    }
+    add_whole(1, candidates.size() + std::max<size_t>(limit / 2, 1));
+  }
+  if (candidates.empty()) return false;
+
+  constexpr int32_t kMaxDevices = 64;
+  std::array<int64_t, kMaxDevices> before{}, after{};
+  const int64_t cpu = ctx.ps->requests.cpu();
+  const int64_t memory = ctx.ps->requests.memory();
+  int64_t best_delta = 0, best_free = 0;
+  *node_out = -1;
+  std::vector<std::pair<int32_t, int64_t>> option;
+  // Nodes in the same state score the same, and a later one would lose the tie:
+  // score each state once (a fleet of empty nodes is one evaluation).
+  std::vector<std::pair<int32_t, size_t>> scored;  // (node, hash of its state)
+  for (int32_t n : candidates) {
+    const auto& s = cap.node(n);
+    if (s.num_devices > kMaxDevices) return false;  // beyond the scorer's table: plain best fit
+    size_t hash = std::hash<int64_t>{}(s.free_cpu) ^ (std::hash<int64_t>{}(s.free_memory) << 1);
+    for (int32_t i = 0; i < s.num_devices; ++i) {
+      before[i] = std::max<int64_t>(cap.device(s.first_device + i).free_milli, 0);
+      hash = hash * 1000003 + static_cast<size_t>(before[i]);
+    }
+    const bool same_as_scored = std::any_of(scored.begin(), scored.end(), [&](const auto& prev) {
+      if (prev.second != hash) return false;
+      const auto& p = cap.node(prev.first);
+      if (p.free_cpu != s.free_cpu || p.free_memory != s.free_memory || p.num_devices != s.num_devices) return false;
+      for (int32_t i = 0; i < s.num_devices; ++i) {
+        if (std::max<int64_t>(cap.device(p.first_device + i).free_milli, 0) != before[i]) return false;
+      }
+      return true;
+    });
+    if (same_as_scored) continue;
+    scored.emplace_back(n, hash);
+    const std::span<const int64_t> devices_before(before.data(), s.num_devices);
+    const int64_t frag_before = NodeFragmentation(NodeFree{s.free_cpu, s.free_memory, devices_before}, *profile_);
+    auto consider = [&]() {
+      after = before;
+      int64_t free_after = 0;
+      for (const auto& [d, milli] : option) after[d - s.first_device] -= milli;
+      for (int32_t i = 0; i < s.num_devices; ++i) free_after += after[i];
+      const int64_t delta =
+          NodeFragmentation(NodeFree{s.free_cpu - cpu, s.free_memory - memory,
+                                     std::span<const int64_t>(after.data(), s.num_devices)},
+                            *profile_) -
+          frag_before;
+      if (*node_out < 0 || delta < best_delta || (delta == best_delta && free_after < best_free)) {
+        *node_out = n;
+        best_delta = delta;
+        best_free = free_after;
+        *takes_out = option;
+      }
+    };
+    if (ctx.whole > 0) {
+      option.clear();
+      for (int32_t d : ChooseWholeDevices(n, ctx.whole, ctx.min_device_memory)) option.emplace_back(d, 1000);
+      consider();
+      continue;
+    }
+    // A fraction: the tightest partly used device on the node it fits, and a whole one.
+    int32_t tightest = -1, whole = -1;
+    for (int32_t d = s.first_device; d < s.first_device + s.num_devices; ++d) {
+      const int64_t free = cap.device(d).free_milli;
+      const int64_t need = NeedOn(ctx, d);
+      if (need > 1000 || free < need) continue;
+      if (free == 1000) {
+        if (whole < 0) whole = d;
+      } else if (tightest < 0 || free < cap.device(tightest).free_milli) {
+        tightest = d;
+      }
+    }
+    for (int32_t d : {tightest, whole}) {
+      if (d < 0) continue;
+      option.assign(1, {d, NeedOn(ctx, d)});
+      consider();
+    }
+  }
+  return *node_out >= 0;
+}
+
+int32_t Placer::PickCpuOnlyNode(const Context& ctx) const {
+  // CPU beside free GPUs is what GPU pods need: a pod without GPUs goes where
+  // taking its CPU and memory strands the least GPU for the expected work (with a
+  // demand profile), then where the least GPU is left free (GPU-less or fully
+  // allocated nodes first), then where the most CPU is left.
+  const CapacityState& cap = state_.capacity();
+  const bool scored = profile_ != nullptr && !profile_->empty() && config_.fragmentation_candidates > 0;
+  const int64_t cpu = ctx.ps->requests.cpu();
+  const int64_t memory = ctx.ps->requests.memory();
+  constexpr int32_t kMaxDevices = 64;
+  std::array<int64_t, kMaxDevices> free{};
+  int32_t best = -1;
+  std::tuple<int64_t, int64_t, int64_t> best_key;
+  for (int32_t n : cap.flavor(ctx.flavor).members) {
+    if (!Accepts(ctx, n, 1)) continue;
+    const auto& s = cap.node(n);
+    const int32_t devices = std::min(s.num_devices, kMaxDevices);
+    int64_t free_gpu = 0;
+    for (int32_t i = 0; i < devices; ++i) {
+      free[i] = std::max<int64_t>(cap.device(s.first_device + i).free_milli, 0);
+      free_gpu += free[i];
+    }
+    int64_t delta = 0;
+    if (scored && free_gpu > 0) {
+      const std::span<const int64_t> view(free.data(), devices);
+      delta = NodeFragmentation(NodeFree{s.free_cpu - cpu, s.free_memory - memory, view}, *profile_) -
+              NodeFragmentation(NodeFree{s.free_cpu, s.free_memory, view}, *profile_);
+    }
+    const std::tuple<int64_t, int64_t, int64_t> key{delta, free_gpu, -s.free_cpu};
+    if (best < 0 || key < best_key) {
+      best = n;
+      best_key = key;
+    }
+  }
+  return best;
+}
+
 bool Placer::PlaceOnePod(Context& ctx, PodSetAssignment* out) {
   const CapacityState& cap = state_.capacity();
   int32_t node = -1;
   std::vector<std::pair<int32_t, int64_t>> takes;  // (device, milli)
 
-  if (ctx.whole > 0) {
+  const bool scored = profile_ != nullptr && !profile_->empty() && config_.fragmentation_candidates > 0 &&
+                      ctx.pin_node < 0 && ctx.rack < 0 && (ctx.whole > 0 || ctx.fraction > 0 || ctx.gpu_memory > 0) &&
+                      PickByFragmentation(ctx, &node, &takes);
+  if (scored) {
+    // node and takes chosen
+  } else if (ctx.whole > 0) {
     node = PickWholeNode(ctx, ctx.whole, 1);
     if (node < 0) return false;
     for (int32_t d : ChooseWholeDevices(node, ctx.whole, ctx.min_device_memory)) takes.emplace_back(d, 1000);
   } else if (ctx.fraction > 0 || ctx.gpu_memory > 0) {
     const auto& idx = cap.flavor(ctx.flavor);
-    auto need_on = [&](int32_t d) {
-      return ctx.gpu_memory > 0 ? GpuMemoryToMilli(ctx.gpu_memory, cap.device(d).memory_bytes) : ctx.fraction;
-    };
+    auto need_on = [&](int32_t d) { return NeedOn(ctx, d); };
     const int64_t lower = ctx.gpu_memory > 0 ? GpuMemoryToMilli(ctx.gpu_memory, idx.max_device_memory) : ctx.fraction;
     int scanned = 0;
     for (auto it = idx.partial.lower_bound({lower, -1}); it != idx.partial.end() && (scanned < kPartialScan || ctx.pin_node >= 0);
@@ -225,13 +393,7 @@ bool Placer::PlaceOnePod(Context& ctx, PodSetAssignment* out) {
       if (takes.empty()) return false;
     }
   } else {
-    // No GPU: the first node of the flavor with the CPU and memory.
-    for (int32_t n : cap.flavor(ctx.flavor).members) {
-      if (Accepts(ctx, n, 1)) {
-        node = n;
-        break;
-      }
-    }
+    node = PickCpuOnlyNode(ctx);
     if (node < 0) return false;
   }
 

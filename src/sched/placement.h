@@ -23,6 +23,7 @@
 
 #include "sched/cluster_state.h"
 #include "sched/config.h"
+#include "sched/demand_profile.h"
 
 namespace tessera {
 
@@ -39,6 +40,10 @@ class Placer {
 
   int64_t placement_attempts() const { return attempts_; }
 
+  // The work placement should leave room for (fragmentation-aware scoring);
+  // nullptr or empty: plain best fit. Must outlive the Placer's use.
+  void SetDemandProfile(const DemandProfile* profile) { profile_ = profile; }
+
  private:
   struct Context;
 
@@ -46,6 +51,11 @@ class Placer {
   int32_t PickWholeNode(const Context& ctx, int32_t k, int64_t pods_on_node) const;
   bool HasNvlinkBlock(int32_t node, int32_t k) const;
   std::vector<int32_t> ChooseWholeDevices(int32_t node, int32_t k, int64_t min_memory) const;
+  int32_t PickCpuOnlyNode(const Context& ctx) const;
+  // Fragmentation-aware choice of node and devices for one pod; false when no
+  // candidate accepts it.
+  bool PickByFragmentation(const Context& ctx, int32_t* node, std::vector<std::pair<int32_t, int64_t>>* takes) const;
+  int64_t NeedOn(const Context& ctx, int32_t device) const;
   bool PlaceOnePod(Context& ctx, PodSetAssignment* out);
   int32_t PlaceLoop(Context& ctx, int32_t count, PodSetAssignment* out);
   bool PlaceSameNode(Context& ctx, int32_t count, PodSetAssignment* out);
@@ -54,6 +64,7 @@ class Placer {
   ClusterState& state_;
   const SchedulerConfig& config_;
   int64_t attempts_ = 0;
+  const DemandProfile* profile_ = nullptr;
 };
 
 // GPU milli a pod needs on a device with `device_memory` bytes, for a pod set

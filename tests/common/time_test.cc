@@ -1,4 +1,5 @@
 #include "common/time.h"
+#include "common/time_format.h"
 
 #include <gtest/gtest.h>
 
@@ -98,6 +99,32 @@ TEST(TimeTest, ArithmeticIsConstexpr) {
   static_assert(t.ms == 3000);  // 1000 + 2000
   static_assert((Timestamp::FromSeconds(1) + Duration::Infinite()).never());
   EXPECT_EQ(t.ms, 3000);
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// Durations as kubectl and Go write them, and a plain number as seconds.
+TEST(ParseDurationTest, UnitsAndSequences) {
+  EXPECT_EQ(ParseDuration("90s").value(), Duration::Seconds(90));
+  EXPECT_EQ(ParseDuration("30m").value(), Duration::Seconds(1800));
+  EXPECT_EQ(ParseDuration("1h30m").value(), Duration::Seconds(5400));
+  EXPECT_EQ(ParseDuration("1.5h").value(), Duration::Seconds(5400));
+  EXPECT_EQ(ParseDuration("2d").value(), Duration::Seconds(172800));
+  EXPECT_EQ(ParseDuration("250ms").value(), Duration::Millis(250));
+  EXPECT_EQ(ParseDuration("600").value(), Duration::Seconds(600));
+  EXPECT_EQ(ParseDuration("0").value(), Duration::Millis(0));
+}
+
+TEST(ParseDurationTest, ErrorsSayWhatToWrite) {
+  for (const char* bad : {"", "abc", "10x", "-5m", "5m3", "m"}) {
+    auto d = ParseDuration(bad);
+    ASSERT_FALSE(d.has_value()) << bad;
+    EXPECT_NE(d.error().message().find("like 90s, 30m, 1h30m or 2d"), std::string::npos) << d.error().message();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,63 @@
+#include "sched/demand_profile.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace tessera {
+namespace {
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+int64_t RoundUp(int64_t v, int64_t step) { return v <= 0 ? 0 : (v + step - 1) / step * step; }
+
+}  // namespace
+
+void DemandProfile::Add(int64_t gpu_milli, int64_t cpu_milli, int64_t memory_bytes, int64_t weight) {
+  if (gpu_milli <= 0 || weight <= 0) return;
+  const int64_t gpu = gpu_milli < 1000 ? std::max<int64_t>(gpu_milli / 10 * 10, 10) : gpu_milli / 1000 * 1000;
+  const int64_t cpu = RoundUp(cpu_milli, 1000);
+  const int64_t memory = RoundUp(memory_bytes, kGiB);
+  weights_[{gpu, cpu, memory}] += weight;
+}
+
+void DemandProfile::Finish() {
+  shapes_.clear();
+  for (const auto& [key, weight] : weights_) {
+    shapes_.push_back(DemandShape{std::get<0>(key), std::get<1>(key), std::get<2>(key), weight});
+  }
+  std::stable_sort(shapes_.begin(), shapes_.end(), [](const DemandShape& a, const DemandShape& b) {
+    return std::tie(b.weight, a.gpu_milli, a.cpu_milli, a.memory_bytes) <
+           std::tie(a.weight, b.gpu_milli, b.cpu_milli, b.memory_bytes);
+  });
+  if (shapes_.size() > kMaxShapes) shapes_.resize(kMaxShapes);
+}
+
+int64_t NodeFragmentation(const NodeFree& node, const DemandProfile& profile) {
+  int64_t free = 0, partial = 0, whole = 0;
+  for (int64_t f : node.device_free_milli) {
+    free += f;
+    if (f == 1000) {
+      ++whole;
+    } else {
+      partial += f;
+    }
+  }
+  if (free == 0) return 0;
+  int64_t total = 0;
+  for (const DemandShape& s : profile.shapes()) {
+    int64_t unusable = 0;
+    if (node.cpu_milli < s.cpu_milli || node.memory_bytes < s.memory_bytes) {
+      unusable = free;
+    } else if (s.gpu_milli < 1000) {
+      for (int64_t f : node.device_free_milli) {
+        if (f < s.gpu_milli) unusable += f;
+      }
+    } else {
+      unusable = whole * 1000 < s.gpu_milli ? free : partial;
+    }
+    total += s.weight * unusable;
+  }
+  return total;
+}
+
+}  // namespace tessera

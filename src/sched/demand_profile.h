@@ -1,0 +1,58 @@
+// DemandProfile: the shapes of work a cluster expects (per-pod requests, with how
+// often each occurs), for fragmentation-aware placement in the spirit of FGD
+// (Weng et al., ATC'23): free GPU on a node is "fragmented" for a shape when that
+// shape could not use it (too little room on a device, too few whole devices, or
+// too little CPU or memory left beside them). Placement prefers the node and
+// device where the expected fragmentation grows least.
+//
+// Integers throughout: fragmentation is milli-GPU x occurrences.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <tuple>
+#include <vector>
+
+namespace tessera {
+
+struct DemandShape {
+  int64_t gpu_milli = 0;  // per pod: < 1000 a fraction of one device, else whole devices
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
+  int64_t weight = 0;     // occurrences
+};
+
+class DemandProfile {
+ public:
+  // The most frequent shapes kept (Finish); rarer ones change little and cost a
+  // score evaluation each.
+  static constexpr size_t kMaxShapes = 12;
+
+  // Adds `weight` pods of this request. Pods without GPUs are not GPU demand and
+  // are ignored. Requests are grouped: fractions by 10 milli, CPU by whole cores,
+  // memory by GiB (rounded up, so a shape never asks for less than its pods).
+  void Add(int64_t gpu_milli, int64_t cpu_milli, int64_t memory_bytes, int64_t weight = 1);
+  // Keeps the kMaxShapes heaviest shapes, heaviest first. Call before use.
+  void Finish();
+
+  bool empty() const { return shapes_.empty(); }
+  const std::vector<DemandShape>& shapes() const { return shapes_; }
+
+ private:
+  std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> weights_;  // (gpu, cpu, memory) -> weight, until Finish
+  std::vector<DemandShape> shapes_;
+};
+
+// A node's free capacity, as placement sees it, for scoring a tentative choice.
+struct NodeFree {
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
+  std::span<const int64_t> device_free_milli;  // per device, 0..1000
+};
+
+// Sum over the profile's shapes of weight x the free GPU milli on the node that
+// the shape could not use.
+int64_t NodeFragmentation(const NodeFree& node, const DemandProfile& profile);
+
+}  // namespace tessera

@@ -1,0 +1,50 @@
+// The fragmentation protocol of the FGD paper (Weng et al., "Beware of
+// Fragmentation", ATC'23), as ../shared/traces/README.md states it: nodes from a
+// node list; pods sampled with replacement from a pod list until the GPU requests
+// that arrived reach `tune` (1.3) of the cluster's GPUs, replayed in creation
+// order with no departures; a pod that cannot be placed when it arrives is not
+// placed (no queueing). The metric: GPUs allocated / cluster GPUs (%) at each
+// whole percent of arrived requests, 0..130.
+//
+// Placements compared:
+//   tessera  the scheduler core's Placer (src/sched/placement.h), the code every
+//            admission goes through, on one flavor and an unlimited queue;
+//   bestfit  the feasible node with the least free GPU after placement (then the
+//            least free CPU), the tightest device for a fraction;
+//   random   a feasible node chosen uniformly, then a random feasible device.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "domain/node.h"
+#include "sched/config.h"
+#include "sim/trace.h"
+
+namespace tessera {
+
+enum class PlacementMethod { kTessera, kBestFit, kRandom };
+
+Result<PlacementMethod> ParsePlacementMethod(std::string_view name);
+std::string_view PlacementMethodName(PlacementMethod method);
+
+struct FragmentationRun {
+  PlacementMethod method = PlacementMethod::kTessera;
+  uint64_t seed = 0;
+  // [k] = GPUs allocated / cluster GPUs (%) once k % of the cluster's GPUs were requested.
+  std::vector<double> allocation_pct;
+  int64_t pods_arrived = 0;
+  int64_t pods_placed = 0;
+  int64_t placement_ns = 0;  // time spent deciding placements, summed
+};
+
+// `pods` in trace order (creation order); `tune` > 0. `candidates`: the core's
+// SchedulerConfig::fragmentation_candidates (tessera only; 0 is plain best fit).
+FragmentationRun RunFragmentationProtocol(const std::vector<Node>& nodes, const std::vector<TraceJob>& pods,
+                                          PlacementMethod method, uint64_t seed, double tune = 1.3,
+                                          int32_t candidates = SchedulerConfig{}.fragmentation_candidates);
+
+}  // namespace tessera
