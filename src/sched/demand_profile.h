@@ -9,9 +9,9 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <span>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace tessera {
@@ -40,7 +40,13 @@ class DemandProfile {
   const std::vector<DemandShape>& shapes() const { return shapes_; }
 
  private:
-  std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> weights_;  // (gpu, cpu, memory) -> weight, until Finish
+  struct KeyHash {
+    size_t operator()(const std::tuple<int64_t, int64_t, int64_t>& k) const {
+      return static_cast<size_t>(std::get<0>(k) * 1000003 ^ std::get<1>(k) * 10007 ^ (std::get<2>(k) >> 20));
+    }
+  };
+  // (gpu, cpu, memory) -> weight, until Finish.
+  std::unordered_map<std::tuple<int64_t, int64_t, int64_t>, int64_t, KeyHash> weights_;
   std::vector<DemandShape> shapes_;
 };
 
