@@ -394,9 +394,9 @@ void Engine::Complete(int32_t j, int64_t now) {
 
 void Engine::RunCyclesAt(int64_t now) {
   for (int round = 0; round < kMaxCyclesPerInstant; ++round) {
-    if (pending_alive_ == 0) break;
+    if (pending_alive_ == 0) return;
     std::vector<int32_t> selected = SelectPending(state_freed_ || round > 0);
-    if (selected.empty()) break;
+    if (selected.empty()) return;
     const auto running = static_cast<int32_t>(snap_.workloads.size());
     for (int32_t j : selected) {
       jobs_[j].slot = static_cast<int32_t>(snap_.workloads.size());
@@ -415,15 +415,18 @@ void Engine::RunCyclesAt(int64_t now) {
     const Plan plan = RunCycle(snap_, policy_.config, Timestamp::FromMillis(now));
     ++result_.cycles;
     for (const AdmitDecision& a : plan.admissions) Admit(slot_job_[a.workload.value()], a.admission, now);
-    for (const PreemptDecision& p : plan.preemptions) Preempt(slot_job_[p.victim.value()], now);
-    reserved_.clear();
-    for (const Reservation& r : plan.reservations) reserved_.push_back(slot_job_[r.workload.value()]);
+    // A refusal stands against this cycle's admissions (they only add usage) but
+    // not against its preemptions, which release quota once the victims stop: the
+    // epoch is read between the two.
     for (const PendingDecision& d : plan.pending) {
       Job& job = jobs_[slot_job_[d.workload.value()]];
       job.quota_blocked = d.reason.code == PendingCode::kClusterQueueQuota;
       job.waiting_for_victims = d.reason.code == PendingCode::kWaitingForPreemption;
       job.quota_epoch = quota_epoch_[QuotaGroup(job.cq)];
     }
+    for (const PreemptDecision& p : plan.preemptions) Preempt(slot_job_[p.victim.value()], now);
+    reserved_.clear();
+    for (const Reservation& r : plan.reservations) reserved_.push_back(slot_job_[r.workload.value()]);
     // Keep the running work in the snapshot; everything else goes back to held_.
     int32_t out = 0;
     for (int32_t s = 0; s < static_cast<int32_t>(snap_.workloads.size()); ++s) {
@@ -454,8 +457,11 @@ void Engine::RunCyclesAt(int64_t now) {
       }
     }
     CompactPending();
-    if (plan.preemptions.empty()) break;
+    if (plan.preemptions.empty()) return;
   }
+  result_.warnings.push_back(fmt::format(
+      "at {} s the core was still preempting after {} cycles; the instant was cut short", now / 1000,
+      kMaxCyclesPerInstant));
 }
 
 void Engine::Integrate(int64_t now) {
