@@ -16,6 +16,7 @@ packages=(
   libcsv-dev        # CSV rows of the simulator's traces
   libgtest-dev libgmock-dev
   libbenchmark-dev
+  prometheus        # the metrics tests scrape Tessera with a real Prometheus
 )
 
 missing=()

@@ -1,5 +1,7 @@
 #include "server/api_handler.h"
 
+#include "server/metrics_registry.h"
+
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,6 +15,7 @@
 #include "api/manifest.h"
 #include "api/validation.h"
 #include "server/list_paging.h"
+#include "server/metrics_registry.h"
 #include "server/pod_logs.h"
 
 namespace tessera {
@@ -202,6 +205,12 @@ HttpResponse ApiHandler::Handle(const HttpRequest& req) {
     HttpResponse r;
     r.content_type = "text/plain";
     r.body = "ok";
+    return r;
+  }
+  if (req.path == "/metrics" && metrics_) {
+    HttpResponse r;
+    r.content_type = kPrometheusContentType;
+    r.body = metrics_();
     return r;
   }
 

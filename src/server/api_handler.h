@@ -55,6 +55,9 @@ class ApiHandler {
 
   // Called after every successful write (the scheduler loop hooks in here).
   void OnWrite(std::function<void()> callback) { on_write_ = std::move(callback); }
+  // Serves GET /metrics (Prometheus text format) from `render`, without a token,
+  // as kube-state-metrics and node exporters do; unset: /metrics is 404.
+  void SetMetrics(std::function<std::string()> render) { metrics_ = std::move(render); }
 
  private:
   struct Route;
@@ -73,6 +76,7 @@ class ApiHandler {
   Authenticator authenticate_;
   WallClock clock_;
   std::function<void()> on_write_;
+  std::function<std::string()> metrics_;
 };
 
 // An error as an HTTP response carrying a Kubernetes Status object; `details`

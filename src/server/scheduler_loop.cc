@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include <chrono>
 #include <map>
 #include <set>
 
@@ -15,6 +16,7 @@
 #include "sched/pending_reason.h"
 #include "sched/snapshot_builder.h"
 #include "sched/workload_usage.h"
+#include "server/cluster_gauges.h"
 #include "server/job_controller.h"
 #include "server/node_lifecycle.h"
 #include "server/object_json.h"
@@ -52,6 +54,11 @@ struct PassInput {
   ClusterSnapshot snapshot;
   std::vector<const StoredObject*> stored;
 };
+
+constexpr const char* kAdmissionsMetric = "tessera_admissions_total";
+constexpr const char* kPreemptionsMetric = "tessera_preemptions_total";
+constexpr const char* kCycleDurationMetric = "tessera_scheduling_cycle_duration_seconds";
+constexpr const char* kAdmissionWaitMetric = "tessera_admission_wait_seconds";
 
 PassInput BuildSnapshot(const ObjectCache& cache) {
   SnapshotBuilder b;
@@ -213,6 +220,22 @@ void SchedulerLoop::RequeueEvicted(const PodIndex& pods, Timestamp now, BatchedW
   }
 }
 
+void SchedulerLoop::SetMetrics(MetricsRegistry* registry) {
+  metrics_ = registry;
+  if (registry == nullptr) return;
+  registry->AddCounter(kAdmissionsMetric, "Workloads admitted, by ClusterQueue");
+  registry->AddCounter(kPreemptionsMetric, "Workloads preempted, by the victim's ClusterQueue and the reason");
+  registry->AddHistogram(kCycleDurationMetric, "Duration of one scheduling cycle (the core's decision)",
+                         {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1});
+  registry->AddHistogram(kAdmissionWaitMetric, "Time from a workload's creation to its admission, by ClusterQueue",
+                         {1, 5, 15, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 43200, 86400});
+}
+
+std::vector<GaugeFamily> SchedulerLoop::Gauges() const {
+  std::lock_guard lock(mu_);
+  return gauges_;
+}
+
 Status SchedulerLoop::RunOnce() {
   const Timestamp now = clock_();
   const std::string now_text = FormatRfc3339(now);
@@ -236,7 +259,12 @@ Status SchedulerLoop::RunOnce() {
   // 3. The snapshot; 4. decide.
   const PassInput in = BuildSnapshot(cache_);
   const ClusterSnapshot& snapshot = in.snapshot;
+  const auto cycle_start = std::chrono::steady_clock::now();
   const Plan plan = RunCycle(snapshot, config_, now);
+  if (metrics_ != nullptr) {
+    metrics_->Observe(kCycleDurationMetric, {},
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - cycle_start).count());
+  }
 
   // 5. Write the decisions back, in few transactions.
   auto queue_name = [&](ClusterQueueId id) { return snapshot.cluster_queue(id).name; };
@@ -266,6 +294,10 @@ Status SchedulerLoop::RunOnce() {
     }
     writer.Add(std::move(unit), fmt::format("admit workload {}/{}", so.key.ns, so.key.name));
     const Duration waited = now - w.creation_time;
+    if (metrics_ != nullptr) {
+      metrics_->Increment(kAdmissionsMetric, {{"cluster_queue", cq}});
+      metrics_->Observe(kAdmissionWaitMetric, {{"cluster_queue", cq}}, static_cast<double>(waited.ms) / 1000.0);
+    }
     events_.Record(writer, so, EventRecorder::Type::kNormal, "Admitted",
                    fmt::format("Admitted by ClusterQueue {}, wait time since queued was {}s", cq, waited.ms / 1000), now);
     for (const auto& [pod_key, node] : scheduled) {
@@ -279,6 +311,13 @@ Status SchedulerLoop::RunOnce() {
     static const char* kWhy[] = {"InClusterQueue", "InCohortReclamation", "InCohortReclaimWhileBorrowing"};
     const std::string message =
         fmt::format("preempted by {} ({})", snapshot.workload(p.preemptor).Key(), kWhy[static_cast<int>(p.reason)]);
+    if (metrics_ != nullptr) {
+      const Workload& victim = snapshot.workload(p.victim);
+      const std::string victim_cq = victim.admission && victim.admission->cluster_queue.valid()
+                                        ? snapshot.cluster_queue(victim.admission->cluster_queue).name
+                                        : "";
+      metrics_->Increment(kPreemptionsMetric, {{"cluster_queue", victim_cq}, {"reason", kWhy[static_cast<int>(p.reason)]}});
+    }
     std::vector<WriteOp> unit = EvictionOps(so, pods, "Preempted", message, now_text);
     writer.Add(std::move(unit), fmt::format("evict workload {}/{}", so.key.ns, so.key.name));
     events_.Record(writer, so, EventRecorder::Type::kNormal, "Preempted", message, now);
@@ -322,8 +361,10 @@ Status SchedulerLoop::RunOnce() {
   events_.Expire(writer, now);
   writer.Flush();
 
+  std::vector<GaugeFamily> gauges = ClusterGauges(snapshot, plan, now);
   {
     std::lock_guard lock(mu_);
+    gauges_ = std::move(gauges);
     ++stats_.passes;
     stats_.admitted += static_cast<int64_t>(plan.admissions.size());
     stats_.preempted += static_cast<int64_t>(plan.preemptions.size());

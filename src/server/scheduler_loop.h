@@ -35,6 +35,7 @@
 #include "server/batched_writer.h"
 #include "server/event_recorder.h"
 #include "server/job_controller.h"
+#include "server/metrics_registry.h"
 #include "server/object_cache.h"
 #include "store/store.h"
 
@@ -63,6 +64,13 @@ class SchedulerLoop {
   Status RunOnce();
   SchedulerLoopStats stats() const;
 
+  // Registers the scheduler's counters and histograms in `registry` and updates
+  // them from now on (admissions and preemptions by ClusterQueue, the cycle's
+  // duration, admission waits). Call before Start. `registry` must outlive the loop.
+  void SetMetrics(MetricsRegistry* registry);
+  // The cluster as the last pass left it, as gauges (cluster_gauges.h).
+  std::vector<GaugeFamily> Gauges() const;
+
  private:
   void Run();
   void RequeueEvicted(const PodIndex& pods, Timestamp now, BatchedWriter& writer);
@@ -84,6 +92,8 @@ class SchedulerLoop {
   bool stop_ = false;
   std::thread thread_;
   SchedulerLoopStats stats_;
+  MetricsRegistry* metrics_ = nullptr;
+  std::vector<GaugeFamily> gauges_;  // guarded by mu_
 };
 
 }  // namespace tessera

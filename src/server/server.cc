@@ -21,6 +21,7 @@
 namespace tessera {
 
 struct Server::Parts {
+  MetricsRegistry metrics;  // first: outlives everything that updates or serves it
   std::unique_ptr<Store> store;
   std::unique_ptr<WatchHub> watches;
   std::unique_ptr<ApiHandler> api;
@@ -126,6 +127,9 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   SchedulerLoop* scheduler = p.scheduler.get();
   p.api->SetAgentToken(server->admin_token_);
   p.api->OnWrite([scheduler] { scheduler->Kick(); });
+  p.scheduler->SetMetrics(&p.metrics);
+  MetricsRegistry* metrics = &p.metrics;
+  p.api->SetMetrics([metrics, scheduler] { return metrics->Render(scheduler->Gauges()); });
   p.scheduler->Start();
   p.scheduler->Kick();
   ApiHandler* api = p.api.get();

@@ -191,5 +191,45 @@ TEST_F(SchedulingTest, ProductionInferencePreemptsTrainingWhichPreemptsNothingBe
   EXPECT_EQ(terminating, 2);
 }
 
+// GET /metrics, without a token: the scheduler's counters and the cluster's
+// gauges in Prometheus text format, following admission and preemption.
+TEST_F(SchedulingTest, MetricsFollowAdmissionAndPreemption) {
+  ApplySeed();
+  AddFlavors();
+  AddNode("od-1", "ondemand", 8);
+  ApiClient anonymous(server_->url(), "");
+  auto metrics_with = [&](const std::vector<std::string>& lines) {
+    std::string body;
+    for (int i = 0; i < 200; ++i) {
+      auto r = anonymous.Request("GET", "/metrics");
+      EXPECT_TRUE(r.has_value());
+      if (!r.has_value()) return body;
+      EXPECT_EQ(r->status, 200) << r->body;
+      body = r->body;
+      bool all = true;
+      for (const std::string& line : lines) all = all && body.find("\n" + line + "\n") != std::string::npos;
+      if (all) return body;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    for (const std::string& line : lines) {
+      EXPECT_NE(body.find("\n" + line + "\n"), std::string::npos) << line << " not in:\n" << body;
+    }
+    return body;
+  };
+  Create(Job("team-nlp", "train", "team-nlp-queue", 2, "4", "scheduled-training"));
+  const std::string admitted = metrics_with({
+      R"(tessera_admissions_total{cluster_queue="gpu-cluster-queue"} 1)",
+      R"(tessera_cluster_queue_allocated_gpus{cluster_queue="gpu-cluster-queue",cohort="",flavor="a100-ondemand"} 8)",
+      R"(tessera_gpu_allocated_ratio{node="od-1",gpu="7",model="A100-80GB",flavor="a100-ondemand"} 1)",
+      R"(tessera_namespace_allocated_gpus{namespace="team-nlp"} 8)",
+      R"(tessera_node_ready{node="od-1"} 1)",
+      R"(tessera_admission_wait_seconds_count{cluster_queue="gpu-cluster-queue"} 1)",
+  });
+  EXPECT_NE(admitted.find("# TYPE tessera_scheduling_cycle_duration_seconds histogram\n"), std::string::npos);
+  EXPECT_NE(admitted.find("tessera_scheduling_cycle_duration_seconds_bucket{le=\"+Inf\"} "), std::string::npos);
+  Create(Job("team-nlp", "serve", "team-nlp-queue", 1, "8", "production-inference"));
+  metrics_with({R"(tessera_preemptions_total{cluster_queue="gpu-cluster-queue",reason="InClusterQueue"} 1)"});
+}
+
 }  // namespace
 }  // namespace tessera
