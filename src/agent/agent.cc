@@ -21,6 +21,7 @@
 #include "agent/pod_launch.h"
 #include "agent/process_runner.h"
 #include "common/check.h"
+#include "common/node_annotations.h"
 #include "common/time_format.h"
 
 namespace tessera {
@@ -104,6 +105,10 @@ struct Agent::Impl {
   ProcessRunner runner;
   bool fenced = false;
 
+  // GPU utilisation, published every options.usage_interval by the loop thread.
+  std::unique_ptr<SimulatedGpuSampler> sampler;  // with a simulated inventory
+  int64_t next_usage_ms = 0;
+
   std::unique_ptr<ApiClient> watch_client;  // Stop cancels its stream
   std::unique_ptr<LogServer> log_server;
   std::thread watcher, heartbeat, loop;
@@ -130,6 +135,7 @@ struct Agent::Impl {
   void StartPod(Run& run, const std::map<std::string, json>& all);
   void OnExit(Run& run, const ProcessExit& exit, Timestamp now);
   void Report(ApiClient& client, Run& run);
+  void PublishUsage(ApiClient& client);
 };
 
 Status Agent::Impl::Register() {
@@ -546,12 +552,59 @@ void Agent::Impl::Reconcile(ApiClient& client) {
   if (changed) SaveState();
 }
 
+void Agent::Impl::PublishUsage(ApiClient& client) {
+  // Which pods use which devices: the group leader's pid and its share of each.
+  GpuAssignment assignment;
+  for (const auto& [uid, run] : runs) {
+    if (!run.process || run.done) continue;
+    const json& annotations = run.pod["metadata"].value("annotations", json::object());
+    const std::string devices = annotations.value("tessera.dev/gpu-devices", "");
+    const int64_t milli = std::strtoll(annotations.value("tessera.dev/gpu-milli", "0").c_str(), nullptr, 10);
+    std::vector<int32_t> indices;
+    for (size_t start = 0; start < devices.size();) {
+      size_t comma = devices.find(',', start);
+      if (comma == std::string::npos) comma = devices.size();
+      indices.push_back(static_cast<int32_t>(std::strtol(devices.substr(start, comma - start).c_str(), nullptr, 10)));
+      start = comma + 1;
+    }
+    for (int32_t index : indices) {
+      assignment[index].push_back(GpuProcessShare{.pid = run.process->pgid,
+                                                  .milli = milli / static_cast<int64_t>(indices.size())});
+    }
+  }
+  Result<std::vector<GpuUsage>> usage =
+      sampler ? sampler->Sample(assignment, SystemNow())
+              : (inventory.nvml ? inventory.nvml->Sample() : Result<std::vector<GpuUsage>>(std::vector<GpuUsage>{}));
+  if (!usage) {
+    spdlog::warn("agent {}: sampling GPU usage: {}", options.node_name, usage.error().message());
+    return;
+  }
+  json devices = json::array();
+  for (const GpuUsage& u : *usage) {
+    devices.push_back({{"index", u.index}, {"utilizationPercent", u.utilization_percent},
+                       {"memoryUsedBytes", u.memory_used_bytes}});
+  }
+  json patch{{"metadata",
+              {{"annotations",
+                {{std::string(kGpuUsageAnnotation), devices.dump()},
+                 {std::string(kGpuUsageTimeAnnotation), FormatRfc3339(SystemNow())}}}}}};
+  auto r = client.Request("PATCH", "/api/v1/nodes/" + options.node_name, patch.dump(), "application/merge-patch+json");
+  if (!r || r->status / 100 != 2) {
+    spdlog::warn("agent {}: publishing GPU usage: {}", options.node_name,
+                 r ? fmt::format("HTTP {}: {}", r->status, r->body) : r.error().message());
+  }
+}
+
 void Agent::Impl::Loop() {
   pthread_setname_np(pthread_self(), "agent-loop");
   ApiClient client(options.server, options.token, options.tls);
   uint64_t seen_version = 0;
   while (!stopper.stopped()) {
     Reconcile(client);
+    if (options.usage_interval.ms > 0 && SteadyMs() >= next_usage_ms) {
+      next_usage_ms = SteadyMs() + options.usage_interval.ms;
+      PublishUsage(client);
+    }
     std::unique_lock lock(pods_mu);
     pods_cv.wait_for(lock, std::chrono::milliseconds(options.poll_interval.ms),
                      [&] { return pods_version != seen_version || stopper.stopped(); });
@@ -587,6 +640,7 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   impl->options = std::move(options);
   ASSIGN_OR_RETURN(impl->inventory, DiscoverGpus(impl->options.gpus));
   impl->summary = impl->inventory.reason;
+  if (impl->inventory.simulated()) impl->sampler = std::make_unique<SimulatedGpuSampler>(impl->inventory.devices);
   ASSIGN_OR_RETURN(impl->log_server, LogServer::Start((fs::path(impl->options.data_dir) / "pods").string(),
                                                       impl->options.token, impl->options.address,
                                                       impl->options.log_port));

@@ -47,6 +47,9 @@ struct AgentOptions {
   Duration lease_duration = Duration::Seconds(40);
   Duration restart_backoff = Duration::Seconds(10);  // OnFailure: first delay, doubling up to 5 minutes
   Duration poll_interval = Duration::Millis(50);     // how often running processes are checked
+  // How often GPU utilisation and memory use are sampled (NVML, or the simulated
+  // inventory's model) and published on the Node (annotation tessera.dev/gpu-usage).
+  Duration usage_interval = Duration::Seconds(10);
   // argv of the node's fence process (src/agent/fence.h), which kills the pods
   // when this agent stops renewing the Lease, even when it is dead; empty: none
   // (the agent then fences only while it runs).

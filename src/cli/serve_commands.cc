@@ -128,6 +128,9 @@ void AddAgentFlags(CLI::App& command, AgentCommandOptions& o) {
   command.add_option("--address", o.agent.address, "How other nodes reach this one (MASTER_ADDR of gangs)");
   command.add_option("--lease-duration", o.lease_seconds, "Seconds without a renewal before the node is NotReady")
       ->check(CLI::Range(1, 3600));
+  command.add_option("--usage-interval", o.usage_seconds,
+                     "Seconds between GPU utilisation samples published on the Node (0: none)")
+      ->check(CLI::Range(0, 3600));
   command.add_option("--label", o.labels, "Node label KEY=VALUE (flavor, rack); repeatable");
 }
 
@@ -139,6 +142,7 @@ int RunAgentCommand(AgentCommandOptions o) {
   if (o.agent.node_name.empty()) o.agent.node_name = ThisNodeName();
   if (o.agent.data_dir.empty()) o.agent.data_dir = "./tessera-agent-" + o.agent.node_name;
   o.agent.lease_duration = Duration::Seconds(o.lease_seconds);
+  o.agent.usage_interval = Duration::Seconds(o.usage_seconds);
   o.agent.data_dir = std::filesystem::absolute(o.agent.data_dir).lexically_normal().string();
   o.agent.fence_command = FenceCommand(o.agent.data_dir, o.agent.lease_duration);
   for (const std::string& kv : o.labels) {

@@ -35,6 +35,7 @@ struct AgentCommandOptions {
   ClientFlags client;
   AgentOptions agent;
   int64_t lease_seconds = 40;
+  int64_t usage_seconds = 10;
   std::vector<std::string> labels;  // KEY=VALUE
 };
 void AddAgentFlags(CLI::App& command, AgentCommandOptions& options);

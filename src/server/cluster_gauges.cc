@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "common/node_annotations.h"
 #include "sched/workload_usage.h"
 
 namespace tessera {
@@ -20,7 +21,31 @@ std::string FlavorOfNode(const ClusterSnapshot& s, const Node& n) {
 
 }  // namespace
 
-std::vector<GaugeFamily> ClusterGauges(const ClusterSnapshot& snapshot, const Plan& plan, Timestamp now) {
+GpuUsageByDevice GpuUsageFromNodes(const std::vector<const nlohmann::json*>& nodes) {
+  GpuUsageByDevice out;
+  for (const nlohmann::json* node : nodes) {
+    const nlohmann::json& meta = node->value("metadata", nlohmann::json::object());
+    const std::string text =
+        meta.value("annotations", nlohmann::json::object()).value(std::string(kGpuUsageAnnotation), "");
+    if (text.empty()) continue;
+    const nlohmann::json devices = nlohmann::json::parse(text, nullptr, false);
+    if (!devices.is_array()) continue;
+    for (const nlohmann::json& d : devices) {
+      if (!d.is_object() || !d.contains("index") || !d["index"].is_number_integer()) continue;
+      const double percent = d.value("utilizationPercent", 0.0);
+      out[{meta.value("name", ""), d["index"].get<int32_t>()}] =
+          GpuUsageSample{std::clamp(percent / 100.0, 0.0, 1.0), d.value("memoryUsedBytes", int64_t{0})};
+    }
+  }
+  return out;
+}
+
+std::vector<GaugeFamily> ClusterGauges(const ClusterSnapshot& snapshot, const Plan& plan, Timestamp now,
+                                       const GpuUsageByDevice& usage) {
+  auto utilization = [&](const Node& node, int32_t device) {
+    auto it = usage.find({node.name, node.gpus[device].index});
+    return it == usage.end() ? 0.0 : it->second.utilization;
+  };
   // Every admission in force after the plan: (workload, admission).
   std::vector<std::pair<const Workload*, const Admission*>> admitted;
   for (const Workload& w : snapshot.workloads) {
@@ -33,15 +58,25 @@ std::vector<GaugeFamily> ClusterGauges(const ClusterSnapshot& snapshot, const Pl
   for (size_t n = 0; n < snapshot.nodes.size(); ++n) device_used[n].assign(snapshot.nodes[n].gpus.size(), 0);
   std::map<std::pair<std::string, std::string>, int64_t> cq_flavor_used;  // (cq, flavor) -> GPU milli
   std::map<std::string, int64_t> ns_used;
+  std::map<std::pair<std::string, std::string>, double> cq_flavor_busy;  // GPUs x utilisation
+  std::map<std::string, double> ns_busy;
   for (const auto& [w, a] : admitted) {
     for (size_t p = 0; p < a->pod_sets.size(); ++p) {
       const PodSetAssignment& psa = a->pod_sets[p];
       for (const PodPlacement& pod : psa.pods) {
-        for (const DeviceShare& d : pod.gpus) device_used[pod.node.value()][d.device] += d.milli;
+        double busy = 0;
+        for (const DeviceShare& d : pod.gpus) {
+          device_used[pod.node.value()][d.device] += d.milli;
+          busy += static_cast<double>(d.milli) / kMilli * utilization(snapshot.node(pod.node), d.device);
+        }
         const int64_t milli = PlacedGpuMilli(pod);
         ns_used[w->namespace_name] += milli;
+        ns_busy[w->namespace_name] += busy;
         if (a->cluster_queue.valid() && psa.flavor.valid()) {
-          cq_flavor_used[{snapshot.cluster_queue(a->cluster_queue).name, snapshot.flavor(psa.flavor).name}] += milli;
+          const std::pair<std::string, std::string> key{snapshot.cluster_queue(a->cluster_queue).name,
+                                                        snapshot.flavor(psa.flavor).name};
+          cq_flavor_used[key] += milli;
+          cq_flavor_busy[key] += busy;
         }
       }
     }
@@ -50,15 +85,23 @@ std::vector<GaugeFamily> ClusterGauges(const ClusterSnapshot& snapshot, const Pl
                      "Fraction of the GPU device allocated to admitted work (0 to 1)", {}};
   GaugeFamily ready{"tessera_node_ready", "1 when the node's lease is current and it takes work, else 0", {}};
   GaugeFamily node_gpus{"tessera_node_gpus", "GPU devices on the node", {}};
+  GaugeFamily device_util{"tessera_gpu_utilization_ratio",
+                          "GPU utilisation of the device (0 to 1) in its agent's last sample", {}};
+  GaugeFamily device_memory{"tessera_gpu_memory_used_bytes", "GPU memory in use on the device in its agent's last sample",
+                            {}};
   for (size_t n = 0; n < snapshot.nodes.size(); ++n) {
     const Node& node = snapshot.nodes[n];
     const std::string flavor = FlavorOfNode(snapshot, node);
     for (size_t g = 0; g < node.gpus.size(); ++g) {
-      device.samples.push_back({{{"node", node.name},
-                                 {"gpu", std::to_string(node.gpus[g].index)},
-                                 {"model", node.gpus[g].model},
-                                 {"flavor", flavor}},
-                                static_cast<double>(device_used[n][g]) / kMilli});
+      const MetricLabels labels{{"node", node.name},
+                                {"gpu", std::to_string(node.gpus[g].index)},
+                                {"model", node.gpus[g].model},
+                                {"flavor", flavor}};
+      device.samples.push_back({labels, static_cast<double>(device_used[n][g]) / kMilli});
+      if (auto it = usage.find({node.name, node.gpus[g].index}); it != usage.end()) {
+        device_util.samples.push_back({labels, it->second.utilization});
+        device_memory.samples.push_back({labels, static_cast<double>(it->second.memory_used_bytes)});
+      }
     }
     ready.samples.push_back({{{"node", node.name}}, node.Schedulable() ? 1.0 : 0.0});
     node_gpus.samples.push_back({{{"node", node.name}, {"flavor", flavor}}, static_cast<double>(node.gpus.size())});
@@ -69,6 +112,8 @@ std::vector<GaugeFamily> ClusterGauges(const ClusterSnapshot& snapshot, const Pl
   GaugeFamily allocated{"tessera_cluster_queue_allocated_gpus", "GPUs allocated to the ClusterQueue's admitted work", {}};
   GaugeFamily borrowed{"tessera_cluster_queue_borrowed_gpus",
                        "GPUs the ClusterQueue uses above its nominal quota (borrowed from its cohort)", {}};
+  GaugeFamily cq_busy{"tessera_cluster_queue_used_gpus",
+                      "GPUs the ClusterQueue's work keeps busy: allocation x device utilisation", {}};
   for (const ClusterQueue& cq : snapshot.cluster_queues) {
     const ResourceGroup* g = cq.GroupFor(ResourceKind::kGpu);
     if (g == nullptr) continue;
@@ -82,6 +127,7 @@ std::vector<GaugeFamily> ClusterGauges(const ClusterSnapshot& snapshot, const Pl
       nominal.samples.push_back({labels, static_cast<double>(nom) / kMilli});
       allocated.samples.push_back({labels, static_cast<double>(used) / kMilli});
       borrowed.samples.push_back({labels, static_cast<double>(std::max<int64_t>(used - nom, 0)) / kMilli});
+      cq_busy.samples.push_back({labels, cq_flavor_busy[{cq.name, flavor}]});
     }
   }
 
@@ -91,6 +137,8 @@ std::vector<GaugeFamily> ClusterGauges(const ClusterSnapshot& snapshot, const Pl
                         "How long the longest-waiting workload of the ClusterQueue has waited", {}};
   GaugeFamily ns_pending{"tessera_namespace_pending_workloads", "Workloads of the namespace waiting for admission", {}};
   GaugeFamily ns_alloc{"tessera_namespace_allocated_gpus", "GPUs allocated to the namespace's admitted work", {}};
+  GaugeFamily ns_busy_gpus{"tessera_namespace_used_gpus",
+                           "GPUs the namespace's work keeps busy: allocation x device utilisation", {}};
   std::map<std::string, std::pair<int64_t, int64_t>> by_cq;  // cq -> (pending, oldest wait ms)
   std::map<std::string, int64_t> by_ns;
   for (const ClusterQueue& cq : snapshot.cluster_queues) by_cq[cq.name] = {0, 0};
@@ -111,8 +159,10 @@ std::vector<GaugeFamily> ClusterGauges(const ClusterSnapshot& snapshot, const Pl
   for (const Namespace& ns : snapshot.namespaces) {
     ns_pending.samples.push_back({{{"namespace", ns.name}}, static_cast<double>(by_ns[ns.name])});
     ns_alloc.samples.push_back({{{"namespace", ns.name}}, static_cast<double>(ns_used[ns.name]) / kMilli});
+    ns_busy_gpus.samples.push_back({{{"namespace", ns.name}}, ns_busy[ns.name]});
   }
-  return {device, ready, node_gpus, nominal, allocated, borrowed, cq_pending, cq_oldest, ns_pending, ns_alloc};
+  return {device,    device_util, device_memory, ready,    node_gpus,  nominal,      allocated,
+          borrowed,  cq_busy,     cq_pending,    cq_oldest, ns_pending, ns_alloc,     ns_busy_gpus};
 }
 
 }  // namespace tessera

@@ -5,7 +5,13 @@
 // oldest one's wait.
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "common/time.h"
 #include "sched/plan.h"
@@ -14,8 +20,22 @@
 
 namespace tessera {
 
+// A device's last sample, as its agent published it on the Node.
+struct GpuUsageSample {
+  double utilization = 0;  // 0..1
+  int64_t memory_used_bytes = 0;
+};
+using GpuUsageByDevice = std::map<std::pair<std::string, int32_t>, GpuUsageSample>;  // (node, CUDA index)
+
+// From Node objects' tessera.dev/gpu-usage annotations (common/node_annotations.h);
+// a node without one, or with a malformed one, contributes nothing.
+GpuUsageByDevice GpuUsageFromNodes(const std::vector<const nlohmann::json*>& nodes);
+
 // The state `plan` leaves: the snapshot's admitted work plus the plan's
 // admissions (its preemption victims still hold their devices until they stop).
-std::vector<GaugeFamily> ClusterGauges(const ClusterSnapshot& snapshot, const Plan& plan, Timestamp now);
+// With `usage`: each device's utilisation and memory used, and per ClusterQueue
+// and namespace the GPUs used (allocation x its device's utilisation).
+std::vector<GaugeFamily> ClusterGauges(const ClusterSnapshot& snapshot, const Plan& plan, Timestamp now,
+                                       const GpuUsageByDevice& usage = {});
 
 }  // namespace tessera

@@ -361,7 +361,9 @@ Status SchedulerLoop::RunOnce() {
   events_.Expire(writer, now);
   writer.Flush();
 
-  std::vector<GaugeFamily> gauges = ClusterGauges(snapshot, plan, now);
+  std::vector<const json*> nodes;
+  for (const auto& [unused, n] : cache_.Of("/Node")) nodes.push_back(&n.object);
+  std::vector<GaugeFamily> gauges = ClusterGauges(snapshot, plan, now, GpuUsageFromNodes(nodes));
   {
     std::lock_guard lock(mu_);
     gauges_ = std::move(gauges);

@@ -58,8 +58,8 @@ class PrometheusTest : public ::testing::Test {
     }
     if (!dir_.empty()) fs::remove_all(dir_);
   }
-  void SubmitJob(const std::string& name, const std::string& gpus) {
-    json container{{"name", "main"}, {"command", {"sleep", "600"}}};
+  void SubmitJob(const std::string& name, const std::string& gpus, const std::string& script) {
+    json container{{"name", "main"}, {"command", {"sh", "-c", script}}};
     container["resources"]["requests"] = {{"nvidia.com/gpu", gpus}};
     json job{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", {{"name", name}}}};
     job["spec"]["template"]["spec"] = {{"restartPolicy", "Never"}, {"terminationGracePeriodSeconds", 1},
@@ -85,9 +85,10 @@ class PrometheusTest : public ::testing::Test {
 };
 
 TEST_F(PrometheusTest, PromQLSeesWhatEachQueueAndNamespaceHolds) {
-  agent_ = StartAgent(server_.url, token_, "gpu-1", (dir_ / "agent").string(), {"--gpus", "4xA100-80GB"});
-  SubmitJob("train", "2");
-  SubmitJob("notebook", "0.5");
+  agent_ = StartAgent(server_.url, token_, "gpu-1", (dir_ / "agent").string(),
+                      {"--gpus", "4xA100-80GB", "--usage-interval", "1"});
+  SubmitJob("train", "2", "while :; do :; done");  // busy: the simulated GPUs follow its CPU
+  SubmitJob("notebook", "0.5", "sleep 600");       // idle
 
   const std::string target = server_.url.substr(server_.url.find("//") + 2);
   const int port = FreeLocalPort();
@@ -103,20 +104,27 @@ TEST_F(PrometheusTest, PromQLSeesWhatEachQueueAndNamespaceHolds) {
   ASSERT_FALSE(line.empty()) << ReadWholeFile((dir_ / "prometheus.out").string());
 
   ApiClient prometheus("http://127.0.0.1:" + std::to_string(port), "");
-  std::string queue_gpus, namespace_gpus, devices, ready;
+  std::string queue_gpus, namespace_gpus, devices, ready, busy_devices, used_gpus;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline) {
     queue_gpus = Query(prometheus, "sum by (cluster_queue) (tessera_cluster_queue_allocated_gpus{cluster_queue=\"default\"})");
     namespace_gpus = Query(prometheus, "tessera_namespace_allocated_gpus{namespace=\"default\"}");
     devices = Query(prometheus, "count(tessera_gpu_allocated_ratio{node=\"gpu-1\"} > 0)");
     ready = Query(prometheus, "tessera_node_ready{node=\"gpu-1\"}");
-    if (queue_gpus == "2.5" && namespace_gpus == "2.5" && devices == "3" && ready == "1") break;
+    busy_devices = Query(prometheus, "count(tessera_gpu_utilization_ratio{node=\"gpu-1\"} > 0.5)");
+    used_gpus = Query(prometheus, "tessera_namespace_used_gpus{namespace=\"default\"}");
+    if (queue_gpus == "2.5" && namespace_gpus == "2.5" && devices == "3" && ready == "1" && busy_devices == "2" &&
+        used_gpus == "2") {
+      break;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
   EXPECT_EQ(queue_gpus, "2.5");      // 2 whole GPUs and half of one
   EXPECT_EQ(namespace_gpus, "2.5");
   EXPECT_EQ(devices, "3");           // the fraction shares a third device
   EXPECT_EQ(ready, "1");
+  EXPECT_EQ(busy_devices, "2");      // the training pod's two devices; the notebook's is idle
+  EXPECT_EQ(used_gpus, "2");         // allocated 2.5, of which 2 are busy
   EXPECT_EQ(Query(prometheus, "tessera_admissions_total{cluster_queue=\"default\"}"), "2");
 
   // The shipped alert rules are loaded.
@@ -128,11 +136,15 @@ TEST_F(PrometheusTest, PromQLSeesWhatEachQueueAndNamespaceHolds) {
   }
 }
 
-TEST(PrometheusFilesTest, ShippedRulesAndConfigPassPromtool) {
+// The rules are valid, and their unit tests (deploy/prometheus/tessera-alerts.test.yml)
+// pass: the idle-GPU alert fires for an idle notebook and not for busy or free GPUs.
+TEST(PrometheusFilesTest, ShippedRulesPassPromtoolAndTheirUnitTests) {
   if (!fs::exists(kPromtool)) GTEST_SKIP() << kPromtool << " is missing: scripts/install-deps.sh installs it";
   const std::string dir = std::string(TESSERA_SOURCE_DIR) + "/deploy/prometheus";
-  EXPECT_EQ(std::system((std::string(kPromtool) + " check rules " + dir + "/tessera-alerts.yml >/dev/null").c_str()), 0);
-  EXPECT_EQ(std::system((std::string(kPromtool) + " check config " + dir + "/prometheus.yml >/dev/null").c_str()), 0);
+  const std::string promtool = std::string("cd ") + dir + " && " + kPromtool;
+  EXPECT_EQ(std::system((promtool + " check rules tessera-alerts.yml >/dev/null").c_str()), 0);
+  EXPECT_EQ(std::system((promtool + " check config prometheus.yml >/dev/null").c_str()), 0);
+  EXPECT_EQ(std::system((promtool + " test rules tessera-alerts.test.yml").c_str()), 0);
 }
 
 }  // namespace
