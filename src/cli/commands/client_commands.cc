@@ -5,6 +5,7 @@
 #include "api/kinds.h"
 #include "client/client_config.h"
 #include "cli/commands/exit_codes.h"
+#include "cli/commands/top_command.h"
 
 namespace tessera {
 namespace {
@@ -240,6 +241,17 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       "  tessera queues gpu-cluster-queue");
   queues->add_option("CLUSTERQUEUE", queues_.names, "Only these ClusterQueues")->type_name("");
   queues->callback([this, rc] { *rc = RunQueues(Context(), queues_); });
+
+  // top
+  CLI::App* top = AddCommand(
+      app, "top", "Show GPU allocation and utilisation per node and per namespace",
+      "tessera top",
+      "From the server's /metrics: per node its GPUs, how much is allocated and how busy\n"
+      "they are (the agents' samples); per namespace the GPUs it holds, the GPUs it keeps\n"
+      "busy (allocation x utilisation) and its pending workloads.\n"
+      "\nExamples:\n"
+      "  tessera top");
+  top->callback([this, rc] { *rc = RunTop(Context()); });
 }
 
 int ParseAndRun(CLI::App& app, int argc, const char* const* argv, const int& rc, std::ostream& out,
