@@ -127,6 +127,29 @@ TEST_F(PrometheusTest, PromQLSeesWhatEachQueueAndNamespaceHolds) {
   EXPECT_EQ(used_gpus, "2");         // allocated 2.5, of which 2 are busy
   EXPECT_EQ(Query(prometheus, "tessera_admissions_total{cluster_queue=\"default\"}"), "2");
 
+  // Every query of the shipped Grafana dashboard is valid PromQL over these metrics
+  // and, except the rates (one scrape is too few), returns data.
+  std::ifstream dashboard_file(std::string(TESSERA_SOURCE_DIR) + "/deploy/grafana/tessera-dashboard.json");
+  const json dashboard = json::parse(dashboard_file, nullptr, false);
+  ASSERT_TRUE(dashboard.is_object());
+  int queries = 0;
+  for (const json& panel : dashboard["panels"]) {
+    for (const json& target : panel["targets"]) {
+      std::string expr = target["expr"];
+      for (size_t at; (at = expr.find("$price_per_gpu_hour")) != std::string::npos;) expr.replace(at, 19, "2.5");
+      auto r = prometheus.Request("GET", "/api/v1/query?query=" + UrlEncode(expr));
+      ASSERT_TRUE(r.has_value());
+      EXPECT_EQ(r->status, 200) << panel["title"] << ": " << expr << "\n" << r->body;
+      const json body = json::parse(r->body, nullptr, false);
+      EXPECT_EQ(body.value("status", ""), "success") << expr;
+      if (expr.find("rate(") == std::string::npos) {
+        EXPECT_FALSE(body["data"]["result"].empty()) << panel["title"] << ": " << expr;
+      }
+      ++queries;
+    }
+  }
+  EXPECT_GE(queries, 13);
+
   // The shipped alert rules are loaded.
   auto rules = prometheus.Request("GET", "/api/v1/rules");
   ASSERT_TRUE(rules && rules->status == 200);
