@@ -1101,6 +1101,11 @@ Result<json> WorkloadForJob(const json& job) {
   if (parts.max_run_seconds) {
     metadata["annotations"] = {{std::string(kMaxRunSecondsAnnotation), std::to_string(*parts.max_run_seconds)}};
   }
+  // Who the work is for, in usage reports (`tessera report usage --by user`).
+  const json job_labels = job.value("metadata", json::object()).value("labels", json::object());
+  if (auto user = job_labels.find(std::string(kUserLabel)); user != job_labels.end() && user->is_string()) {
+    metadata["labels"][std::string(kUserLabel)] = *user;
+  }
   json wl_spec{{"queueName", parts.queue}};
   if (!parts.priority_class.empty()) wl_spec["priorityClassName"] = parts.priority_class;
   wl_spec["podSets"] = std::move(parts.pod_sets);

@@ -60,6 +60,10 @@ inline constexpr std::string_view kTopologyAnnotation = "tessera.dev/topology";
 inline constexpr std::string_view kJobNameLabel = "tessera.dev/job-name";
 inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 inline constexpr std::string_view kRackLabel = "topology.kubernetes.io/rack";
+// The person a Job runs for (copied to its Workload and usage records).
+inline constexpr std::string_view kUserLabel = "tessera.dev/user";
+// On a ResourceFlavor: the price of one GPU-hour in it ("2.10"), for usage reports.
+inline constexpr std::string_view kPricePerGpuHourAnnotation = "tessera.dev/price-per-gpu-hour";
 
 // spec.nodeLabels and spec.tolerations; spec.nodeTaints is ignored (nodes carry
 // their own taints).

@@ -75,6 +75,9 @@ const std::vector<KindInfo>& Registry() {
       // a job name is a DNS label (Volcano's admission webhook checks the same).
       Make("batch.volcano.sh", "v1alpha1", "Job", "batch.volcano.sh/v1alpha1", "jobs", "job",
            {"vcjob", "vj"}, kNamespaced, NameRule::kDns1123Label, "batch.volcano.sh/Job"),
+      // tessera.dev/v1: what the platform records itself (usage intervals for reports)
+      Make("tessera.dev", "v1", "UsageRecord", "tessera.dev/v1", "usagerecords", "usagerecord", {"usage"},
+           kNamespaced, NameRule::kDns1123Subdomain, "tessera.dev/UsageRecord"),
   };
   return kinds;
 }

@@ -987,6 +987,21 @@ SchemaRef LeaseSchema() {
                            }))});
 }
 
+// A usage interval the server records (server/usage_recorder.h).
+SchemaRef UsageRecordSchema() {
+  return Root({Req("spec", Obj({
+                               Req("workload", Str()),
+                               Opt("workloadUID", Str()),
+                               Opt("clusterQueue", Str()),
+                               Opt("flavor", Str()),
+                               Req("gpuMilli", Int(0)),
+                               Opt("devices", Arr(Str())),
+                               Opt("user", Str()),
+                               Req("start", Str()),
+                               Opt("end", Str()),
+                           }))});
+}
+
 SchemaRef PriorityClassSchema() {
   return Root({
       Req("value", Int(kInt32Min, kHighestUserPriority)),
@@ -1347,6 +1362,7 @@ const std::map<std::string_view, SchemaRef>& Schemas() {
       {"kueue.x-k8s.io/LocalQueue", LocalQueueSchema()},
       {"kueue.x-k8s.io/Workload", WorkloadSchema()},
       {"batch.volcano.sh/Job", VolcanoJobSchema()},
+      {"tessera.dev/UsageRecord", UsageRecordSchema()},
   };
   return schemas;
 }

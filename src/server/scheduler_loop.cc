@@ -20,6 +20,7 @@
 #include "server/job_controller.h"
 #include "server/node_lifecycle.h"
 #include "server/object_json.h"
+#include "server/usage_recorder.h"
 #include "server/workload_lifecycle.h"
 
 namespace tessera {
@@ -43,7 +44,8 @@ const std::vector<std::string>& CachedKinds() {
                                               "/Namespace",
                                               "/ResourceQuota",
                                               "scheduling.k8s.io/PriorityClass",
-                                              kLeaseKind};
+                                              kLeaseKind,
+                                              kUsageRecordKind};
   return kinds;
 }
 
@@ -251,8 +253,11 @@ Status SchedulerLoop::RunOnce() {
     ReconcileNodeLifecycle(cache_, pods, now, writer, events_);
     writer.Flush();
   }
-  // 2. Evicted Workloads whose Pods are gone return to their queue.
+  // 2. Evicted Workloads whose Pods are gone return to their queue; usage
+  // records follow admissions that began or ended.
   RequeueEvicted(IndexPodsByWorkload(cache_), now, writer);
+  writer.Flush();
+  ReconcileUsageRecords(cache_, now, writer);
   writer.Flush();
   const PodIndex pods = IndexPodsByWorkload(cache_);
 

@@ -123,7 +123,7 @@ TEST(KindsTest, RegistryHoldsEveryKindWithUniqueStoreKeys) {
                                               : std::string(k.group) + "/" + std::string(k.version);
     EXPECT_EQ(k.api_version, expected_av);
   }
-  EXPECT_EQ(keys.size(), 18u);  // 5 core + PriorityClass + Lease + 4 RBAC + NetworkPolicy + 4 Kueue + 2 Jobs
+  EXPECT_EQ(keys.size(), 19u);  // 5 core + PriorityClass + Lease + 4 RBAC + NetworkPolicy + 4 Kueue + 2 Jobs + UsageRecord
 }
 
 // Cluster-scoped kinds are those Kubernetes, Kueue and Volcano define so.

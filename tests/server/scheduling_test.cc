@@ -12,7 +12,9 @@
 #include "agent/node_registration.h"
 #include "api/kinds.h"
 #include "api/manifest.h"
+#include "cli/commands/usage_report.h"
 #include "client/api_client.h"
+#include "common/time_format.h"
 #include "server/api_handler.h"
 #include "server/server.h"
 #include "tests/testing/api_polling.h"
@@ -229,6 +231,49 @@ TEST_F(SchedulingTest, MetricsFollowAdmissionAndPreemption) {
   EXPECT_NE(admitted.find("tessera_scheduling_cycle_duration_seconds_bucket{le=\"+Inf\"} "), std::string::npos);
   Create(Job("team-nlp", "serve", "team-nlp-queue", 1, "8", "production-inference"));
   metrics_with({R"(tessera_preemptions_total{cluster_queue="gpu-cluster-queue",reason="InClusterQueue"} 1)"});
+}
+
+// Usage records: one opens when a workload is admitted, with its admission time,
+// GPUs, devices and user; it closes at the Finished time when its pods succeed;
+// the usage report's GPU time is exactly GPUs x (end - start).
+TEST_F(SchedulingTest, UsageRecordsFollowAnAdmissionToTheSecond) {
+  AddNode("n1", "ondemand", 4);
+  json job = Job("default", "train", "default", 1, "2", "");
+  job["metadata"]["labels"]["tessera.dev/user"] = "ana";
+  Create(job);
+  const json admitted = WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-train",
+                                [](const json& w) { return Condition(w, "Admitted", "status") == "True"; });
+  const std::string admitted_at = admitted["status"]["admission"]["admittedAt"];
+  const std::string records_path = "/apis/tessera.dev/v1/namespaces/default/usagerecords";
+  json records = WaitFor(records_path, [](const json& list) { return list["items"].size() == 1; });
+  const json& open = records["items"][0];
+  EXPECT_EQ(open["spec"]["start"], admitted_at);
+  EXPECT_EQ(open["spec"]["gpuMilli"], 2000);
+  EXPECT_EQ(open["spec"]["user"], "ana");
+  EXPECT_EQ(open["spec"]["workload"], "job-train");
+  EXPECT_EQ(open["spec"]["devices"].size(), 2u);
+  EXPECT_FALSE(open["spec"].contains("end"));
+
+  // The pod succeeds (as its agent reports), so the workload finishes.
+  const json pods = json::parse(client_->Request("GET", "/api/v1/namespaces/default/pods")->body);
+  ASSERT_EQ(pods["items"].size(), 1u);
+  const std::string pod = pods["items"][0]["metadata"]["name"];
+  auto patched = client_->Request("PATCH", "/api/v1/namespaces/default/pods/" + pod + "/status",
+                                  json{{"status", {{"phase", "Succeeded"}}}}.dump(), "application/merge-patch+json");
+  ASSERT_TRUE(patched && patched->status == 200) << (patched ? patched->body : "");
+  const json finished = WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-train",
+                                [](const json& w) { return Condition(w, "Finished", "status") == "True"; });
+  const std::string finished_at = Condition(finished, "Finished", "lastTransitionTime");
+  records = WaitFor(records_path, [](const json& list) { return list["items"][0]["spec"].contains("end"); });
+  EXPECT_EQ(records["items"][0]["spec"]["end"], finished_at);
+
+  const Timestamp start = *ParseRfc3339(admitted_at), end = *ParseRfc3339(finished_at);
+  std::vector<json> items(records["items"].begin(), records["items"].end());
+  const UsageSummary s = SummarizeUsage(items, {{"default", 3.0}}, Timestamp::FromSeconds(0),
+                                        Timestamp::FromSeconds(4'000'000'000), end, UsageGrouping::kUser);
+  ASSERT_EQ(s.rows.size(), 1u);
+  EXPECT_EQ(s.rows[0].key, "ana");
+  EXPECT_EQ(s.rows[0].gpu_milli_seconds, 2000 * (end.ms - start.ms) / 1000);
 }
 
 }  // namespace

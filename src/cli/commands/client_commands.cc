@@ -252,6 +252,27 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       "\nExamples:\n"
       "  tessera top");
   top->callback([this, rc] { *rc = RunTop(Context()); });
+
+  // report usage
+  CLI::App* report = AddCommand(app, "report", "Reports: GPU usage and cost", "tessera report usage [flags]",
+                                "Examples:\n  tessera report usage --since 7d --by team");
+  report->require_subcommand(1);
+  CLI::App* usage = AddCommand(
+      *report, "usage", "GPU-hours and cost per team, flavor, user or ClusterQueue over a window",
+      "tessera report usage [--since WHEN] [--until WHEN] [--by team|flavor|user|queue] [-o table|csv|json]",
+      "From the usage records the server keeps for every admission (who held which GPUs,\n"
+      "of which flavor, from when to when). WHEN is a duration ago (24h, 7d), a date\n"
+      "(2026-11-29) or an RFC 3339 time. Cost is GPU-hours x the flavor's price per\n"
+      "GPU-hour, set by an admin as the ResourceFlavor annotation\n"
+      "tessera.dev/price-per-gpu-hour (spot and on-demand flavors differ).\n"
+      "\nExamples:\n"
+      "  tessera report usage\n"
+      "  tessera report usage --since 2026-11-01 --until 2026-12-01 --by flavor -o csv");
+  usage->add_option("--since", report_usage_.since, "Start of the window (default 24h before --until)");
+  usage->add_option("--until", report_usage_.until, "End of the window (default now)");
+  usage->add_option("--by", report_usage_.by, "Group by team (namespace), flavor, user or queue");
+  usage->add_option("-o,--output", report_usage_.output, "table, csv or json");
+  usage->callback([this, rc] { *rc = RunReportUsage(Context(), report_usage_); });
 }
 
 int ParseAndRun(CLI::App& app, int argc, const char* const* argv, const int& rc, std::ostream& out,

@@ -22,6 +22,7 @@
 #include "cli/commands/get_command.h"
 #include "cli/commands/logs_command.h"
 #include "cli/commands/queues_command.h"
+#include "cli/commands/usage_report.h"
 #include "cli/commands/submit_command.h"
 
 namespace tessera {
@@ -53,6 +54,7 @@ class ClientCommands {
   SubmitOptions submit_;
   int64_t submit_max_run_ = 0;
   QueuesOptions queues_;
+  ReportUsageOptions report_usage_;
 };
 
 // Parses the command line and runs what it names. Returns the command's exit

@@ -1,0 +1,51 @@
+// `tessera report usage`: GPU-hours and cost from the usage records the server
+// keeps (server/usage_recorder.h), over a window, grouped by team (namespace),
+// flavor, user or ClusterQueue. An interval still open counts up to `now`; each
+// one is clipped to [since, until). Cost is GPU-hours x the flavor's price per
+// GPU-hour (the ResourceFlavor annotation tessera.dev/price-per-gpu-hour; a flavor
+// without one costs 0, and the report says which have none).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli/commands/command_context.h"
+#include "common/result.h"
+#include "common/time.h"
+
+namespace tessera {
+
+enum class UsageGrouping { kTeam, kFlavor, kUser, kQueue };
+Result<UsageGrouping> ParseUsageGrouping(const std::string& by);
+
+struct UsageRow {
+  std::string key;
+  int64_t gpu_milli_seconds = 0;  // exact: milli-GPU x seconds (ms precision, rounded down)
+  double cost = 0;
+  int64_t records = 0;            // admissions that overlap the window
+  double GpuHours() const { return static_cast<double>(gpu_milli_seconds) / 3.6e6; }
+};
+
+struct UsageSummary {
+  std::vector<UsageRow> rows;  // by key
+  UsageRow total;
+  std::vector<std::string> unpriced_flavors;  // used in the window, without a price
+};
+
+// `records`: UsageRecord objects; `prices`: flavor -> price per GPU-hour.
+UsageSummary SummarizeUsage(const std::vector<nlohmann::json>& records, const std::map<std::string, double>& prices,
+                            Timestamp since, Timestamp until, Timestamp now, UsageGrouping by);
+
+struct ReportUsageOptions {
+  std::string since = "24h";  // a duration before --until, a date, or an RFC 3339 time
+  std::string until;          // empty: now
+  std::string by = "team";
+  std::string output = "table";  // table, csv, json
+};
+
+int RunReportUsage(const CommandContext& ctx, const ReportUsageOptions& options);
+
+}  // namespace tessera
