@@ -19,6 +19,7 @@
 #include "server/cluster_gauges.h"
 #include "server/job_controller.h"
 #include "server/node_lifecycle.h"
+#include "server/idle_reclaimer.h"
 #include "server/object_json.h"
 #include "server/usage_recorder.h"
 #include "server/workload_lifecycle.h"
@@ -94,6 +95,8 @@ PassInput BuildSnapshot(const ObjectCache& cache) {
   PassInput in;
   for (const auto& [unused, w] : cache.Of(kWorkloadKind)) {
     if (ConditionTrue(w.object, "Finished")) continue;  // holds no quota, waits for nothing
+    // Suspended (spec.active false): not to be admitted until resumed.
+    if (WorkloadInactive(w.object) && !w.object["status"].contains("admission")) continue;
     auto wl = WorkloadFromJson(
         w.object,
         [&](std::string_view name) -> const PriorityClass* {
@@ -213,8 +216,11 @@ void SchedulerLoop::RequeueEvicted(const PodIndex& pods, Timestamp now, BatchedW
     if (auto it = pods.find(key); it != pods.end() && !it->second.empty()) continue;
     json next = w.object;
     next["status"].erase("admission");
-    SetCondition(next, "QuotaReserved", false, "Evicted", "preempted; waiting in its queue again", now_text);
-    SetCondition(next, "Admitted", false, "Evicted", "preempted; waiting in its queue again", now_text);
+    const std::string why = WorkloadInactive(w.object)
+                                ? fmt::format("suspended; `tessera resume {}` queues it again", key.second)
+                                : "preempted; waiting in its queue again";
+    SetCondition(next, "QuotaReserved", false, "Evicted", why, now_text);
+    SetCondition(next, "Admitted", false, "Evicted", why, now_text);
     SetCondition(next, "Evicted", false, "Requeued", "its pods have terminated; back in the queue", now_text);
     writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = w.key, .object = std::move(next), .expected_revision = w.revision},
                fmt::format("requeue workload {}/{}", key.first, key.second));
@@ -258,6 +264,11 @@ Status SchedulerLoop::RunOnce() {
   RequeueEvicted(IndexPodsByWorkload(cache_), now, writer);
   writer.Flush();
   ReconcileUsageRecords(cache_, now, writer);
+  writer.Flush();
+  std::vector<const json*> node_objects;
+  for (const auto& [unused, n] : cache_.Of("/Node")) node_objects.push_back(&n.object);
+  const GpuUsageByDevice usage = GpuUsageFromNodes(node_objects);
+  ReconcileIdleWorkloads(cache_, IndexPodsByWorkload(cache_), usage, now, writer, events_);
   writer.Flush();
   const PodIndex pods = IndexPodsByWorkload(cache_);
 
@@ -366,9 +377,7 @@ Status SchedulerLoop::RunOnce() {
   events_.Expire(writer, now);
   writer.Flush();
 
-  std::vector<const json*> nodes;
-  for (const auto& [unused, n] : cache_.Of("/Node")) nodes.push_back(&n.object);
-  std::vector<GaugeFamily> gauges = ClusterGauges(snapshot, plan, now, GpuUsageFromNodes(nodes));
+  std::vector<GaugeFamily> gauges = ClusterGauges(snapshot, plan, now, usage);
   {
     std::lock_guard lock(mu_);
     gauges_ = std::move(gauges);

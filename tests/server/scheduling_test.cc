@@ -96,6 +96,10 @@ class SchedulingTest : public ::testing::Test {
   json WaitFor(const std::string& path, const std::function<bool(const json&)>& ready) {
     return WaitForObject(*client_, path, ready);
   }
+  json Get(const std::string& path) {
+    auto r = client_->Request("GET", path);
+    return r && r->status == 200 ? json::parse(r->body) : json();
+  }
   static std::string Condition(const json& obj, const std::string& type, const char* field) {
     return ConditionField(obj, type, field);
   }
@@ -274,6 +278,63 @@ TEST_F(SchedulingTest, UsageRecordsFollowAnAdmissionToTheSecond) {
   ASSERT_EQ(s.rows.size(), 1u);
   EXPECT_EQ(s.rows[0].key, "ana");
   EXPECT_EQ(s.rows[0].gpu_milli_seconds, 2000 * (end.ms - start.ms) / 1000);
+}
+
+// An idle notebook is suspended after its idle timeout: evicted, made inactive
+// (its GPUs freed, not re-admitted), an event and a condition saying why; a busy
+// notebook keeps running; resuming (spec.active: true) queues it again.
+TEST_F(SchedulingTest, IdleNotebookIsSuspendedAndResumed) {
+  AddNode("n1", "ondemand", 4);
+  for (const char* name : {"idle", "busy"}) {
+    json job = Job("default", name, "default", 1, "1", "");
+    job["metadata"]["annotations"] = {{"tessera.dev/type", "notebook"}, {"tessera.dev/idle-timeout", "1s"}};
+    Create(job);
+  }
+  auto device_of = [&](const std::string& workload) {
+    const json w = WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/" + workload,
+                           [](const json& o) { return Condition(o, "Admitted", "status") == "True"; });
+    return w["status"]["admission"]["podSetAssignments"][0]["placements"][0]["devices"][0]["index"].get<int>();
+  };
+  device_of("job-idle");
+  const int busy_device = device_of("job-busy");
+  json devices = json::array();
+  for (int i = 0; i < 4; ++i) {
+    devices.push_back({{"index", i}, {"utilizationPercent", i == busy_device ? 90 : 0}, {"memoryUsedBytes", 0}});
+  }
+  auto patched = client_->Request(
+      "PATCH", "/api/v1/nodes/n1",
+      json{{"metadata", {{"annotations", {{"tessera.dev/gpu-usage", devices.dump()}}}}}}.dump(),
+      "application/merge-patch+json");
+  ASSERT_TRUE(patched && patched->status == 200);
+  const std::string idle_path = "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-idle";
+  const json suspended = WaitFor(idle_path, [](const json& w) { return Condition(w, "Evicted", "reason") == "Suspended"; });
+  EXPECT_EQ(suspended["spec"]["active"], false);
+  EXPECT_EQ(Condition(suspended, "Suspended", "status"), "True");
+  EXPECT_NE(Condition(suspended, "Suspended", "message").find("longer than its idle timeout of 1 s"), std::string::npos)
+      << Condition(suspended, "Suspended", "message");
+  EXPECT_NE(Condition(suspended, "Suspended", "message").find("tessera resume job-idle"), std::string::npos);
+  // The busy one runs on.
+  const json busy = Get("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-busy");
+  EXPECT_NE(Condition(busy, "Evicted", "status"), "True");
+
+  // Its agent stops the pod and deletes it; the GPU is free and it is not admitted again.
+  const json pods = json::parse(client_->Request("GET", "/api/v1/namespaces/default/pods?labelSelector=tessera.dev%2Fworkload%3Djob-idle")->body);
+  ASSERT_EQ(pods["items"].size(), 1u);
+  EXPECT_TRUE(pods["items"][0]["metadata"].contains("deletionTimestamp"));
+  ASSERT_EQ(client_->Request("DELETE", "/api/v1/namespaces/default/pods/" + pods["items"][0]["metadata"]["name"].get<std::string>())->status, 200);
+  const json waiting = WaitFor(idle_path, [](const json& w) { return !w["status"].contains("admission"); });
+  EXPECT_NE(Condition(waiting, "QuotaReserved", "message").find("suspended; `tessera resume job-idle`"), std::string::npos)
+      << Condition(waiting, "QuotaReserved", "message");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(Get(idle_path)["status"].contains("admission"));
+
+  // Resumed: admitted again, and the condition says so.
+  auto resumed = client_->Request("PATCH", idle_path, json{{"spec", {{"active", true}}}}.dump(), "application/merge-patch+json");
+  ASSERT_TRUE(resumed && resumed->status == 200);
+  const json again = WaitFor(idle_path, [](const json& w) {
+    return w["status"].contains("admission") && Condition(w, "Suspended", "reason") == "Resumed";
+  });
+  EXPECT_EQ(Condition(again, "Suspended", "status"), "False");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "api/kinds.h"
 #include "client/client_config.h"
 #include "cli/commands/exit_codes.h"
+#include "cli/commands/resume_command.h"
 #include "cli/commands/top_command.h"
 
 namespace tessera {
@@ -252,6 +253,16 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       "\nExamples:\n"
       "  tessera top");
   top->callback([this, rc] { *rc = RunTop(Context()); });
+
+  // resume
+  CLI::App* resume = AddCommand(
+      app, "resume", "Bring back a workload suspended for being idle", "tessera resume WORKLOAD|JOB [-n NS]",
+      "Notebooks whose GPUs stay idle past their idle timeout are suspended: their GPUs\n"
+      "are freed and their checkpoint directory kept. This queues them again.\n"
+      "\nExamples:\n"
+      "  tessera resume nb1 -n team-nlp");
+  resume->add_option("NAME", resume_name_, "The workload, or the Job it was made from")->required()->type_name("");
+  resume->callback([this, rc] { *rc = RunResume(Context(), resume_name_); });
 
   // report usage
   CLI::App* report = AddCommand(app, "report", "Reports: GPU usage and cost", "tessera report usage [flags]",

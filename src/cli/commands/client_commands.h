@@ -55,6 +55,7 @@ class ClientCommands {
   int64_t submit_max_run_ = 0;
   QueuesOptions queues_;
   ReportUsageOptions report_usage_;
+  std::string resume_name_;
 };
 
 // Parses the command line and runs what it names. Returns the command's exit
