@@ -15,11 +15,7 @@ constexpr const char* kTypeAnnotation = "tessera.dev/type";
 constexpr const char* kIdleTimeoutAnnotation = "tessera.dev/idle-timeout";
 constexpr const char* kIdleSinceAnnotation = "tessera.dev/idle-since";
 
-std::string Annotation(const json& obj, const char* key) {
-  const json annotations = obj.value("metadata", json::object()).value("annotations", json::object());
-  auto it = annotations.find(key);
-  return it != annotations.end() && it->is_string() ? it->get<std::string>() : "";
-}
+std::string Annotation(const json& obj, const char* key) { return StringAt(obj, {"metadata", "annotations", key}); }
 
 Duration IdleTimeout(const ObjectCache& cache, const json& workload) {
   std::string text = Annotation(workload, kIdleTimeoutAnnotation);

@@ -10,6 +10,24 @@
 namespace tessera {
 namespace {
 
+// Backslash and line feed always; double quotes inside label values only.
+std::string Escape(const std::string& text, bool quotes) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (quotes && c == '"') {
+      out += "\\\"";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string LabelText(const MetricLabels& labels, const std::string& extra_name = {},
                       const std::string& extra_value = {}) {
   if (labels.empty() && extra_name.empty()) return {};
@@ -29,36 +47,9 @@ void Header(std::string& out, const std::string& name, const std::string& help, 
 
 }  // namespace
 
-std::string EscapeLabelValue(const std::string& value) {
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+std::string EscapeLabelValue(const std::string& value) { return Escape(value, /*quotes=*/true); }
 
-std::string EscapeHelp(const std::string& help) {
-  std::string out;
-  for (char c : help) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+std::string EscapeHelp(const std::string& help) { return Escape(help, /*quotes=*/false); }
 
 std::string FormatMetricValue(double value) {
   if (std::isnan(value)) return "NaN";
