@@ -999,6 +999,8 @@ SchemaRef UsageRecordSchema() {
                                Opt("user", Str()),
                                Req("start", Str()),
                                Opt("end", Str()),
+                               Opt("usedGpuMilliSeconds", Int(0)),
+                               Opt("usedUpdatedAt", Str()),
                            }))});
 }
 

@@ -263,11 +263,11 @@ Status SchedulerLoop::RunOnce() {
   // records follow admissions that began or ended.
   RequeueEvicted(IndexPodsByWorkload(cache_), now, writer);
   writer.Flush();
-  ReconcileUsageRecords(cache_, now, writer);
-  writer.Flush();
   std::vector<const json*> node_objects;
   for (const auto& [unused, n] : cache_.Of("/Node")) node_objects.push_back(&n.object);
   const GpuUsageByDevice usage = GpuUsageFromNodes(node_objects);
+  ReconcileUsageRecords(cache_, usage, now, writer);
+  writer.Flush();
   ReconcileIdleWorkloads(cache_, IndexPodsByWorkload(cache_), usage, now, writer, events_);
   writer.Flush();
   const PodIndex pods = IndexPodsByWorkload(cache_);

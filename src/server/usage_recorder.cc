@@ -15,6 +15,9 @@ namespace {
 
 using nlohmann::json;
 
+// How often a running admission's GPU time used is brought up to date.
+constexpr Duration kUseRefresh = Duration::Seconds(60);
+
 std::string AdmittedAt(const json& workload) { return StringAt(workload, {"status", "admission", "admittedAt"}); }
 
 json RecordFor(const StoredObject& w, const std::string& name, const std::string& now_text) {
@@ -53,9 +56,34 @@ json RecordFor(const StoredObject& w, const std::string& name, const std::string
                 {"start", AdmittedAt(w.object)}}}};
 }
 
+// The record with its GPU time used (allocation x its devices' utilisation in the
+// latest samples) integrated from usedUpdatedAt (else start) to `until`.
+json WithUseUntil(const json& record, const GpuUsageByDevice& usage, Timestamp until) {
+  json next = record;
+  json& spec = next["spec"];
+  std::string from_text = spec.value("usedUpdatedAt", "");
+  if (from_text.empty()) from_text = spec.value("start", "");
+  auto from = ParseRfc3339(from_text);
+  const int64_t dt_ms = from ? std::max<int64_t>(until.ms - from->ms, 0) : 0;
+  double busy_milli = 0;
+  for (const json& d : spec.value("devices", json::array())) {
+    const std::string text = d.is_string() ? d.get<std::string>() : "";
+    const size_t slash = text.rfind('/'), eq = text.rfind('=');
+    if (slash == std::string::npos || eq == std::string::npos || eq < slash) continue;
+    const auto index = static_cast<int32_t>(std::strtol(text.substr(slash + 1, eq - slash - 1).c_str(), nullptr, 10));
+    auto it = usage.find({text.substr(0, slash), index});
+    if (it != usage.end()) busy_milli += static_cast<double>(std::strtoll(text.c_str() + eq + 1, nullptr, 10)) * it->second.utilization;
+  }
+  spec["usedGpuMilliSeconds"] =
+      spec.value("usedGpuMilliSeconds", int64_t{0}) + static_cast<int64_t>(busy_milli * static_cast<double>(dt_ms) / 1000.0);
+  spec["usedUpdatedAt"] = FormatRfc3339(until);
+  return next;
+}
+
 }  // namespace
 
-void ReconcileUsageRecords(const ObjectCache& cache, Timestamp now, BatchedWriter& writer) {
+void ReconcileUsageRecords(const ObjectCache& cache, const GpuUsageByDevice& usage, Timestamp now,
+                           BatchedWriter& writer) {
   const std::string now_text = FormatRfc3339(now);
   // Open records by (namespace, workload UID).
   std::map<std::pair<std::string, std::string>, const StoredObject*> open;
@@ -64,7 +92,8 @@ void ReconcileUsageRecords(const ObjectCache& cache, Timestamp now, BatchedWrite
     open[{r.key.ns, StringAt(r.object, {"spec", "workloadUID"})}] = &r;
   }
   auto close = [&](const StoredObject& record, const std::string& end) {
-    json next = record.object;
+    auto end_time = ParseRfc3339(end);
+    json next = WithUseUntil(record.object, usage, end_time ? std::min(*end_time, now) : now);
     next["spec"]["end"] = end;
     writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = record.key, .object = std::move(next),
                        .expected_revision = record.revision},
@@ -80,7 +109,16 @@ void ReconcileUsageRecords(const ObjectCache& cache, Timestamp now, BatchedWrite
       const StoredObject& record = *it->second;
       open.erase(it);
       const bool same = StringAt(record.object, {"spec", "start"}) == admitted_at;
-      if (same && holding) continue;  // still running
+      if (same && holding) {  // still running: bring its GPU time used up to date every kUseRefresh
+        auto updated = ParseRfc3339(StringAt(record.object, {"spec", "usedUpdatedAt"}));
+        if (!updated) updated = ParseRfc3339(admitted_at);
+        if (updated && now - *updated >= kUseRefresh) {
+          writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = record.key,
+                             .object = WithUseUntil(record.object, usage, now), .expected_revision = record.revision},
+                     fmt::format("usage record {}/{}", record.key.ns, record.key.name));
+        }
+        continue;
+      }
       std::string end = now_text;
       if (same && finished) {
         const std::string finished_at = ConditionValue(w.object, "Finished", "lastTransitionTime");

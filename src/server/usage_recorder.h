@@ -7,10 +7,14 @@
 // the Finished condition's time for work that completed, else the time the pass
 // saw the admission gone (preempted work whose pods stopped, a deleted workload).
 // Records outlive their workloads, so reports over past windows stay exact.
+// `usedGpuMilliSeconds` is the GPU time actually used: the allocation times its
+// devices' utilisation in their agents' latest samples, integrated every minute
+// and at the end (sampled, so an estimate, where the allocation is exact).
 #pragma once
 
 #include "common/time.h"
 #include "server/batched_writer.h"
+#include "server/cluster_gauges.h"
 #include "server/object_cache.h"
 
 namespace tessera {
@@ -19,6 +23,7 @@ inline constexpr const char* kUsageRecordKind = "tessera.dev/UsageRecord";
 
 // Opens a record for every admission in force without one and closes the open
 // records whose admission has ended. Idempotent: a second call writes nothing.
-void ReconcileUsageRecords(const ObjectCache& cache, Timestamp now, BatchedWriter& writer);
+void ReconcileUsageRecords(const ObjectCache& cache, const GpuUsageByDevice& usage, Timestamp now,
+                           BatchedWriter& writer);
 
 }  // namespace tessera

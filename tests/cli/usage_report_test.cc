@@ -70,6 +70,19 @@ TEST(UsageReportTest, ClipsToTheWindowCountsOpenIntervalsToNowAndPricesByFlavor)
   EXPECT_EQ(queue.rows[0].key, "cq-nlp");
 }
 
+TEST(UsageReportTest, UsedGpuTimeInProportionToTheWindow) {
+  // 4 GPUs 10:00-12:00, measured: 3 GPU-hours used (of 8 allocated). The window
+  // 11:00-13:00 holds half of it: 1.5 GPU-hours used, 4 allocated.
+  json r = Record("nlp", "a100-spot", "ana", 4000, "2026-11-29T10:00:00Z", "2026-11-29T12:00:00Z");
+  r["spec"]["usedGpuMilliSeconds"] = int64_t{3} * 3600 * 1000;
+  r["spec"]["usedUpdatedAt"] = "2026-11-29T12:00:00Z";
+  UsageSummary s = SummarizeUsage({r}, {}, T("2026-11-29T11:00:00Z"), T("2026-11-29T13:00:00Z"),
+                                  T("2026-11-29T13:00:00Z"), UsageGrouping::kTeam);
+  ASSERT_EQ(s.rows.size(), 1u);
+  EXPECT_NEAR(s.rows[0].GpuHours(), 4, 1e-12);
+  EXPECT_NEAR(s.rows[0].UsedGpuHours(), 1.5, 1e-12);
+}
+
 TEST(UsageReportTest, GroupingNamesAndErrors) {
   EXPECT_EQ(*ParseUsageGrouping("team"), UsageGrouping::kTeam);
   EXPECT_EQ(*ParseUsageGrouping("namespace"), UsageGrouping::kTeam);

@@ -258,6 +258,14 @@ TEST_F(SchedulingTest, UsageRecordsFollowAnAdmissionToTheSecond) {
   EXPECT_EQ(open["spec"]["devices"].size(), 2u);
   EXPECT_FALSE(open["spec"].contains("end"));
 
+  // Its agent's sample: every device half busy.
+  json devices = json::array();
+  for (int i = 0; i < 4; ++i) devices.push_back({{"index", i}, {"utilizationPercent", 50}, {"memoryUsedBytes", 0}});
+  auto sampled = client_->Request(
+      "PATCH", "/api/v1/nodes/n1", json{{"metadata", {{"annotations", {{"tessera.dev/gpu-usage", devices.dump()}}}}}}.dump(),
+      "application/merge-patch+json");
+  ASSERT_TRUE(sampled && sampled->status == 200);
+
   // The pod succeeds (as its agent reports), so the workload finishes.
   const json pods = json::parse(client_->Request("GET", "/api/v1/namespaces/default/pods")->body);
   ASSERT_EQ(pods["items"].size(), 1u);
@@ -278,6 +286,9 @@ TEST_F(SchedulingTest, UsageRecordsFollowAnAdmissionToTheSecond) {
   ASSERT_EQ(s.rows.size(), 1u);
   EXPECT_EQ(s.rows[0].key, "ana");
   EXPECT_EQ(s.rows[0].gpu_milli_seconds, 2000 * (end.ms - start.ms) / 1000);
+  // Used: 2 GPUs at 50 % from start to end (the latest sample holds for the interval).
+  EXPECT_EQ(records["items"][0]["spec"]["usedGpuMilliSeconds"], 1000 * (end.ms - start.ms) / 1000);
+  EXPECT_EQ(s.rows[0].used_milli_seconds, 1000 * (end.ms - start.ms) / 1000);
 }
 
 // An idle notebook is suspended after its idle timeout: evicted, made inactive

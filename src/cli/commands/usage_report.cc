@@ -58,8 +58,18 @@ UsageSummary SummarizeUsage(const std::vector<json>& records, const std::map<std
     const int64_t from = std::max(start->ms, since.ms);
     const int64_t to = std::min(end->ms, until.ms);
     if (to <= from) continue;
-    const int64_t milli = r.value("spec", json::object()).value("gpuMilli", int64_t{0});
+    const json& spec = r["spec"];
+    const int64_t milli = spec.value("gpuMilli", int64_t{0});
     const int64_t gpu_milli_seconds = milli * (to - from) / 1000;
+    // The use measured so far covers [start, usedUpdatedAt]; the window gets its share.
+    int64_t used = 0;
+    auto measured_until = ParseRfc3339(SpecString(r, "usedUpdatedAt"));
+    const int64_t span = (measured_until ? measured_until->ms : end->ms) - start->ms;
+    if (span > 0) {
+      const int64_t in_window = std::max<int64_t>(0, std::min(to, start->ms + span) - from);
+      used = static_cast<int64_t>(static_cast<double>(spec.value("usedGpuMilliSeconds", int64_t{0})) *
+                                  static_cast<double>(in_window) / static_cast<double>(span));
+    }
     const std::string flavor = SpecString(r, "flavor");
     double cost = 0;
     if (auto p = prices.find(flavor); p != prices.end()) {
@@ -77,6 +87,7 @@ UsageSummary SummarizeUsage(const std::vector<json>& records, const std::map<std
     if (key.empty()) key = "<none>";
     for (UsageRow* row : {&rows[key], &out.total}) {
       row->gpu_milli_seconds += gpu_milli_seconds;
+      row->used_milli_seconds += used;
       row->cost += cost;
       ++row->records;
     }
@@ -144,13 +155,18 @@ int RunReportUsage(const CommandContext& ctx, const ReportUsageOptions& options)
   if (options.output == "json") {
     json rows = json::array();
     for (const UsageRow& r : s.rows) {
-      rows.push_back({{"key", r.key}, {"gpuHours", r.GpuHours()}, {"cost", r.cost}, {"admissions", r.records}});
+      rows.push_back({{"key", r.key}, {"gpuHours", r.GpuHours()}, {"usedGpuHours", r.UsedGpuHours()}, {"cost", r.cost},
+                      {"admissions", r.records}});
     }
     *ctx.out << json{{"since", FormatRfc3339(*since)},
                      {"until", FormatRfc3339(*until)},
                      {"by", options.by},
                      {"rows", rows},
-                     {"total", {{"gpuHours", s.total.GpuHours()}, {"cost", s.total.cost}, {"admissions", s.total.records}}},
+                     {"total",
+                      {{"gpuHours", s.total.GpuHours()},
+                       {"usedGpuHours", s.total.UsedGpuHours()},
+                       {"cost", s.total.cost},
+                       {"admissions", s.total.records}}},
                      {"unpricedFlavors", s.unpriced_flavors}}
                     .dump(2)
              << "\n";
@@ -159,19 +175,23 @@ int RunReportUsage(const CommandContext& ctx, const ReportUsageOptions& options)
   if (options.output == "csv") {
     std::string lower(column);
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-    *ctx.out << lower << ",gpu_hours,cost,admissions\n";
+    *ctx.out << lower << ",gpu_hours,used_gpu_hours,cost,admissions\n";
     for (const UsageRow& r : s.rows) {
-      *ctx.out << fmt::format("{},{:.6f},{:.6f},{}\n", r.key, r.GpuHours(), r.cost, r.records);
+      *ctx.out << fmt::format("{},{:.6f},{:.6f},{:.6f},{}\n", r.key, r.GpuHours(), r.UsedGpuHours(), r.cost, r.records);
     }
     return kExitOk;
   }
   *ctx.out << "GPU usage " << window << "\n\n";
-  Table table({column, "GPU-HOURS", "COST", "ADMISSIONS"});
-  for (const UsageRow& r : s.rows) {
-    table.AddRow({r.key, fmt::format("{:.2f}", r.GpuHours()), fmt::format("{:.2f}", r.cost), std::to_string(r.records)});
-  }
-  table.AddRow({"TOTAL", fmt::format("{:.2f}", s.total.GpuHours()), fmt::format("{:.2f}", s.total.cost),
-                std::to_string(s.total.records)});
+  Table table({column, "GPU-HOURS", "USED GPU-HOURS", "USED", "COST", "ADMISSIONS"});
+  auto add = [&](const UsageRow& r) {
+    const std::string pct = r.gpu_milli_seconds > 0 ? fmt::format("{:.0f}%", 100.0 * static_cast<double>(r.used_milli_seconds) /
+                                                                                  static_cast<double>(r.gpu_milli_seconds))
+                                                    : "-";
+    table.AddRow({r.key, fmt::format("{:.2f}", r.GpuHours()), fmt::format("{:.2f}", r.UsedGpuHours()), pct,
+                  fmt::format("{:.2f}", r.cost), std::to_string(r.records)});
+  };
+  for (const UsageRow& r : s.rows) add(r);
+  add(s.total);
   table.Print(*ctx.out);
   if (!s.unpriced_flavors.empty()) {
     *ctx.out << fmt::format("\nNo price for flavor(s) {}: annotate the ResourceFlavor with {}: \"2.10\" (per GPU-hour).\n",

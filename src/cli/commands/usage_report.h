@@ -1,7 +1,9 @@
 // `tessera report usage`: GPU-hours and cost from the usage records the server
 // keeps (server/usage_recorder.h), over a window, grouped by team (namespace),
 // flavor, user or ClusterQueue. An interval still open counts up to `now`; each
-// one is clipped to [since, until). Cost is GPU-hours x the flavor's price per
+// one is clipped to [since, until). GPU-hours used are each record's
+// usedGpuMilliSeconds, in proportion to the part of it inside the window. Cost is
+// GPU-hours (allocated) x the flavor's price per
 // GPU-hour (the ResourceFlavor annotation tessera.dev/price-per-gpu-hour; a flavor
 // without one costs 0, and the report says which have none).
 #pragma once
@@ -23,10 +25,12 @@ Result<UsageGrouping> ParseUsageGrouping(const std::string& by);
 
 struct UsageRow {
   std::string key;
-  int64_t gpu_milli_seconds = 0;  // exact: milli-GPU x seconds (ms precision, rounded down)
+  int64_t gpu_milli_seconds = 0;  // allocated, exact: milli-GPU x seconds (ms precision, rounded down)
+  int64_t used_milli_seconds = 0; // used (allocation x utilisation, sampled), the window's share of each record's
   double cost = 0;
   int64_t records = 0;            // admissions that overlap the window
   double GpuHours() const { return static_cast<double>(gpu_milli_seconds) / 3.6e6; }
+  double UsedGpuHours() const { return static_cast<double>(used_milli_seconds) / 3.6e6; }
 };
 
 struct UsageSummary {
