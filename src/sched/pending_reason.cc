@@ -1,5 +1,7 @@
 #include "sched/pending_reason.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "domain/quantity.h"
@@ -23,14 +25,30 @@ std::string DescribeAttempt(const ClusterSnapshot& s, const Workload& w, const s
       std::string out = fmt::format("ClusterQueue {}: {} in flavor {} {}/{} nominal used, the workload asks for {}", cq_name,
                                     ResourceName(a.resource), flavor, FormatAmount(a.resource, a.used),
                                     FormatAmount(a.resource, a.nominal), FormatAmount(a.resource, a.requested));
-      if (!a.in_cohort) return out + ", not in a cohort (cannot borrow)";
+      if (!a.in_cohort) {
+        // What would let it in: the quota it would take.
+        return out + fmt::format(", not in a cohort (cannot borrow); quota would admit it with a nominal quota of {}",
+                                 FormatAmount(a.resource, a.used + a.requested));
+      }
       if (a.used + a.requested <= a.nominal) {
         return out + ": within nominal, but the cohort has lent the rest to other queues; it returns as their work ends "
                      "or is reclaimed by preemption (reclaimWithinCohort)";
       }
       out += fmt::format(", cohort can lend {}", FormatAmount(a.resource, a.cohort_can_lend));
+      // What would let it in: how much more it must borrow, and what bounds it.
+      const int64_t borrowed = std::max<int64_t>(a.used - a.nominal, 0);
+      const int64_t needed = a.requested - std::max<int64_t>(a.nominal - a.used, 0);
+      const int64_t limit_left =
+          a.borrowing_limit.unlimited() ? needed : std::max<int64_t>(a.borrowing_limit.value() - borrowed, 0);
       if (!a.borrowing_limit.unlimited()) {
         out += fmt::format(", borrowing limit {}", FormatAmount(a.resource, a.borrowing_limit.value()));
+      }
+      if (limit_left < needed && limit_left <= a.cohort_can_lend) {
+        out += fmt::format("; quota would admit it with a borrowing limit of {}",
+                           FormatAmount(a.resource, borrowed + needed));
+      } else if (a.cohort_can_lend < needed) {
+        out += fmt::format("; quota would admit it if the cohort lent {} more",
+                           FormatAmount(a.resource, needed - a.cohort_can_lend));
       }
       return out;
     }
