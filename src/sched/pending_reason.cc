@@ -68,12 +68,17 @@ std::string DescribeAttempt(const ClusterSnapshot& s, const Workload& w, const s
           return fmt::format("flavor {}: only {} of the {} pods of pod set {} fit at once (each needs {}; {} free on {} nodes)",
                              flavor, a.pods_placed, a.pods_needed, ps.name, Gpus(a.pod_gpu_milli),
                              Gpus(a.free_gpu_milli), a.nodes);
-        case CapacityBottleneck::kTopology:
-          return fmt::format("flavor {}: no single {} has room for pod set {} ({} pods of {})", flavor,
-                             ps.topology == TopologyPreference::kSameNode   ? "node"
-                             : ps.topology == TopologyPreference::kSameRack ? "rack"
-                                                                            : "NVLink domain",
-                             ps.name, a.pods_needed, Gpus(a.pod_gpu_milli));
+        case CapacityBottleneck::kTopology: {
+          // What would let it run: the block it needs, and the best there is.
+          if (ps.topology == TopologyPreference::kSameNvlink) {
+            return fmt::format("flavor {}: needs a node with {} free in one NVLink domain; the best has {}", flavor,
+                               Gpus(a.pod_gpu_milli), FormatMilliDecimal(a.largest_free_milli));
+          }
+          const bool rack = ps.topology == TopologyPreference::kSameRack;
+          return fmt::format("flavor {}: needs a {} with {} free for pod set {} ({} pods of {}); the best has {}", flavor,
+                             rack ? "rack" : "node", Gpus(a.pod_gpu_milli * a.pods_needed), ps.name, a.pods_needed,
+                             Gpus(a.pod_gpu_milli), FormatMilliDecimal(a.largest_free_milli));
+        }
         case CapacityBottleneck::kCpuMemory:
         case CapacityBottleneck::kNone:
           return fmt::format("flavor {}: no node with the GPUs free also has the pod's cpu {} and memory {} free", flavor,

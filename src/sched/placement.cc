@@ -480,6 +480,23 @@ void Placer::ExplainCapacity(const Context& ctx, int32_t placed, FlavorAttempt* 
   why->bottleneck = gpus_short    ? (ctx.whole > 0 ? CapacityBottleneck::kWholeGpus : CapacityBottleneck::kFraction)
                     : placed > 0 ? CapacityBottleneck::kGangSize
                                  : CapacityBottleneck::kCpuMemory;
+  if (!gpus_short && ctx.require_nvlink && ctx.whole > 1) {
+    // Enough whole GPUs on a node, but not within one NVLink domain: the best block.
+    int64_t best = 0;
+    for (int32_t n : idx.members) {
+      const auto& s = cap.node(n);
+      std::array<int32_t, 64> per_domain{};
+      for (int32_t d = s.first_device; d < s.first_device + s.num_devices; ++d) {
+        if (cap.device(d).free_milli != 1000) continue;
+        const auto dom = static_cast<size_t>(static_cast<uint32_t>(cap.device(d).nvlink_domain) % per_domain.size());
+        best = std::max<int64_t>(best, ++per_domain[dom]);
+      }
+    }
+    if (best < ctx.whole) {
+      why->bottleneck = CapacityBottleneck::kTopology;
+      why->largest_free_milli = best * 1000;
+    }
+  }
   if (why->code == PendingCode::kNoCapacity && why->bottleneck == CapacityBottleneck::kCpuMemory &&
       (!ctx.ps->node_selector.empty() || idx.any_tainted)) {
     // Selectors or taints may be what excludes the nodes: say so when none accepts at all.
@@ -586,7 +603,10 @@ bool Placer::PlacePodSet(const Workload& w, int p, int32_t cq, int32_t flavor, P
     ctx.used_nodes.clear();
     if (rack_required) {
       ExplainCapacity(ctx, 0, why);
-      if (why != nullptr && why->bottleneck != CapacityBottleneck::kWholeGpus) why->bottleneck = CapacityBottleneck::kTopology;
+      if (why != nullptr && why->bottleneck != CapacityBottleneck::kWholeGpus) {
+        why->bottleneck = CapacityBottleneck::kTopology;
+        why->largest_free_milli = 1000 * (rack_free.empty() ? 0 : *std::max_element(rack_free.begin(), rack_free.end()));
+      }
       return false;
     }
   }
