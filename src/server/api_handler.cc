@@ -207,12 +207,13 @@ HttpResponse ApiHandler::Handle(const HttpRequest& req) {
     r.body = "ok";
     return r;
   }
-  if (req.path == "/metrics" && metrics_) {
+  auto metrics = [&] {
     HttpResponse r;
     r.content_type = kPrometheusContentType;
     r.body = metrics_();
     return r;
-  }
+  };
+  if (req.path == "/metrics" && metrics_ && !metrics_need_token_) return metrics();
 
   const std::string auth = req.Header("authorization");
   const std::string token = auth.rfind("Bearer ", 0) == 0 ? auth.substr(7) : std::string();
@@ -223,6 +224,7 @@ HttpResponse ApiHandler::Handle(const HttpRequest& req) {
                                           "by `tessera up` (the admin token is in <data-dir>/admin.token)"
                                         : "the bearer token is not valid for this server");
   }
+  if (req.path == "/metrics" && metrics_) return metrics();
 
   // /api/v1/... or /apis/{group}/{version}/...
   size_t i = 0;

@@ -57,7 +57,12 @@ class ApiHandler {
   void OnWrite(std::function<void()> callback) { on_write_ = std::move(callback); }
   // Serves GET /metrics (Prometheus text format) from `render`, without a token,
   // as kube-state-metrics and node exporters do; unset: /metrics is 404.
-  void SetMetrics(std::function<std::string()> render) { metrics_ = std::move(render); }
+  // With `need_token`, /metrics asks for a bearer token like the API (Prometheus'
+  // `authorization` scrape setting).
+  void SetMetrics(std::function<std::string()> render, bool need_token = false) {
+    metrics_ = std::move(render);
+    metrics_need_token_ = need_token;
+  }
 
  private:
   struct Route;
@@ -77,6 +82,7 @@ class ApiHandler {
   WallClock clock_;
   std::function<void()> on_write_;
   std::function<std::string()> metrics_;
+  bool metrics_need_token_ = false;
 };
 
 // An error as an HTTP response carrying a Kubernetes Status object; `details`

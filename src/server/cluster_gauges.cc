@@ -136,15 +136,18 @@ std::vector<GaugeFamily> ClusterGauges(const ClusterSnapshot& snapshot, const Pl
   GaugeFamily cq_oldest{"tessera_cluster_queue_oldest_pending_seconds",
                         "How long the longest-waiting workload of the ClusterQueue has waited", {}};
   GaugeFamily ns_pending{"tessera_namespace_pending_workloads", "Workloads of the namespace waiting for admission", {}};
+  GaugeFamily ns_oldest{"tessera_namespace_oldest_pending_seconds",
+                        "How long the namespace's longest-waiting workload has waited", {}};
   GaugeFamily ns_alloc{"tessera_namespace_allocated_gpus", "GPUs allocated to the namespace's admitted work", {}};
   GaugeFamily ns_busy_gpus{"tessera_namespace_used_gpus",
                            "GPUs the namespace's work keeps busy: allocation x device utilisation", {}};
   std::map<std::string, std::pair<int64_t, int64_t>> by_cq;  // cq -> (pending, oldest wait ms)
-  std::map<std::string, int64_t> by_ns;
+  std::map<std::string, int64_t> by_ns, ns_oldest_ms;
   for (const ClusterQueue& cq : snapshot.cluster_queues) by_cq[cq.name] = {0, 0};
   for (const PendingDecision& p : plan.pending) {
     const Workload& w = snapshot.workload(p.workload);
     ++by_ns[w.namespace_name];
+    ns_oldest_ms[w.namespace_name] = std::max(ns_oldest_ms[w.namespace_name], (now - w.creation_time).ms);
     if (!w.local_queue.valid()) continue;
     const ClusterQueueId cq = snapshot.local_queue(w.local_queue).cluster_queue;
     if (!cq.valid()) continue;
@@ -158,11 +161,13 @@ std::vector<GaugeFamily> ClusterGauges(const ClusterSnapshot& snapshot, const Pl
   }
   for (const Namespace& ns : snapshot.namespaces) {
     ns_pending.samples.push_back({{{"namespace", ns.name}}, static_cast<double>(by_ns[ns.name])});
+    ns_oldest.samples.push_back({{{"namespace", ns.name}}, static_cast<double>(ns_oldest_ms[ns.name]) / kMilli});
     ns_alloc.samples.push_back({{{"namespace", ns.name}}, static_cast<double>(ns_used[ns.name]) / kMilli});
     ns_busy_gpus.samples.push_back({{{"namespace", ns.name}}, ns_busy[ns.name]});
   }
   return {device,    device_util, device_memory, ready,    node_gpus,  nominal,      allocated,
-          borrowed,  cq_busy,     cq_pending,    cq_oldest, ns_pending, ns_alloc,     ns_busy_gpus};
+          borrowed,  cq_busy,     cq_pending,    cq_oldest, ns_pending, ns_oldest,    ns_alloc,
+          ns_busy_gpus};
 }
 
 }  // namespace tessera

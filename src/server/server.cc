@@ -129,7 +129,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   p.api->OnWrite([scheduler] { scheduler->Kick(); });
   p.scheduler->SetMetrics(&p.metrics);
   MetricsRegistry* metrics = &p.metrics;
-  p.api->SetMetrics([metrics, scheduler] { return metrics->Render(scheduler->Gauges()); });
+  p.api->SetMetrics([metrics, scheduler] { return metrics->Render(scheduler->Gauges()); }, options.metrics_need_token);
   p.scheduler->Start();
   p.scheduler->Kick();
   ApiHandler* api = p.api.get();

@@ -14,6 +14,7 @@ namespace tessera {
 struct ServerOptions {
   std::string data_dir = "./tessera-data";
   HttpServerOptions http;  // listen address, threads, TLS
+  bool metrics_need_token = false;  // GET /metrics without a token unless set
 };
 
 class Server {

@@ -348,5 +348,27 @@ TEST_F(SchedulingTest, IdleNotebookIsSuspendedAndResumed) {
   EXPECT_EQ(Condition(again, "Suspended", "status"), "False");
 }
 
+// --metrics-require-token: /metrics answers only with a valid bearer token.
+TEST(MetricsAuthTest, MetricsCanRequireAToken) {
+  const auto dir = testing::FreshTestDir("tessera-metrics-auth");
+  ServerOptions options;
+  options.data_dir = dir.string();
+  options.http.port = 0;
+  options.metrics_need_token = true;
+  auto server = Server::Start(options);
+  ASSERT_TRUE(server.has_value()) << server.error().ToString();
+  ApiClient anonymous((*server)->url(), "");
+  auto refused = anonymous.Request("GET", "/metrics");
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 401);
+  ApiClient admin((*server)->url(), (*server)->admin_token());
+  auto served = admin.Request("GET", "/metrics");
+  ASSERT_TRUE(served.has_value());
+  EXPECT_EQ(served->status, 200);
+  EXPECT_NE(served->body.find("# TYPE tessera_admissions_total counter"), std::string::npos);
+  server->reset();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tessera
