@@ -40,17 +40,18 @@ std::map<std::pair<std::string, std::string>, double> PublishedAt130(const std::
   size_t workload = 0, policy = 0, at130 = 0;
   (void)ForEachCsvRow(
       in,
-      [&](const CsvHeader& h) -> Status {
-        if (!h.Find("workload") || !h.Find("sc_policy") || !h.Find("130")) return Status::InvalidArgument("columns");
-        workload = *h.Find("workload");
-        policy = *h.Find("sc_policy");
-        at130 = *h.Find("130");
+      [&](CsvFields h) -> Status {
+        auto w = FindCsvColumn(h, "workload"), p = FindCsvColumn(h, "sc_policy"), a = FindCsvColumn(h, "130");
+        if (!w || !p || !a) return Status::InvalidArgument("columns");
+        workload = *w;
+        policy = *p;
+        at130 = *a;
         return Status::Ok();
       },
-      [&](int64_t, const std::vector<std::string>& f) -> Status {
+      [&](int64_t, CsvFields f) -> Status {
         if (f.size() <= at130) return Status::Ok();
-        auto& [sum, n] = sums[{f[workload], f[policy]}];
-        sum += std::stod(f[at130]);
+        auto& [sum, n] = sums[{std::string(f[workload]), std::string(f[policy])}];
+        sum += std::stod(std::string(f[at130]));
         ++n;
         return Status::Ok();
       });

@@ -48,9 +48,9 @@ Result<std::vector<Team>> ReadVcs(const std::string& path) {
   if (!in) return Err(Status::NotFound(fmt::format("cannot open {}", path)));
   std::vector<Team> teams;
   Status s = ForEachCsvRow(
-      in, [](const CsvHeader&) { return Status::Ok(); },
-      [&](int64_t, const std::vector<std::string>& f) -> Status {
-        if (f.size() >= 2) teams.push_back(Team{f[0], std::stoll(f[1])});
+      in, [](CsvFields) { return Status::Ok(); },
+      [&](int64_t, CsvFields f) -> Status {
+        if (f.size() >= 2) teams.push_back(Team{std::string(f[0]), std::stoll(std::string(f[1]))});
         return Status::Ok();
       });
   if (!s.ok()) return Err(s);

@@ -2,72 +2,97 @@
 
 #include <csv.h>
 
-#include <array>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 namespace tessera {
+namespace {
 
-std::optional<size_t> CsvHeader::Find(std::string_view name) const {
-  for (size_t i = 0; i < names_.size(); ++i) {
-    if (names_[i] == name) return i;
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// libcsv's callbacks gather a row's fields in buffers reused from row to row.
+struct Reader {
+  const std::function<Status(CsvFields)>* header;
+  const std::function<Status(int64_t, CsvFields)>* row;
+  int64_t line = 1;      // the physical line being fed to the parser
+  int64_t row_line = 1;  // the line the current row's first field ends on
+  bool header_seen = false;
+  std::string buffer;
+  std::vector<std::pair<size_t, size_t>> spans;
+  std::vector<std::string_view> fields;
+  Status status;
+
+  static void OnField(void* data, size_t len, void* self_ptr) {
+    auto* self = static_cast<Reader*>(self_ptr);
+    if (self->spans.empty()) self->row_line = self->line;
+    const size_t begin = self->buffer.size();
+    if (len > 0) self->buffer.append(static_cast<const char*>(data), len);
+    self->spans.emplace_back(begin, len);
+  }
+
+  static void OnRow(int /*terminator*/, void* self_ptr) {
+    auto* self = static_cast<Reader*>(self_ptr);
+    if (self->status.ok()) self->HandleRow();
+    self->buffer.clear();
+    self->spans.clear();
+  }
+
+  void HandleRow() {
+    fields.clear();
+    for (auto [begin, len] : spans) fields.push_back(Trim(std::string_view(buffer).substr(begin, len)));
+    if (fields.size() == 1 && fields[0].empty()) return;  // a blank line, not a row
+    if (!header_seen) {
+      header_seen = true;
+      status = (*header)(fields);
+    } else {
+      status = (*row)(row_line, fields);
+    }
+  }
+};
+
+}  // namespace
+
+std::optional<size_t> FindCsvColumn(CsvFields header, std::string_view name) {
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == name) return i;
   }
   return std::nullopt;
 }
 
-namespace {
-
-struct ParseState {
-  const std::function<Status(const CsvHeader&)>* header;
-  const std::function<Status(int64_t, const std::vector<std::string>&)>* row;
-  std::vector<std::string> fields;
-  bool have_header = false;
-  int64_t line = 0;  // lines consumed, counting the one being parsed
-  Status status;
-};
-
-void OnField(void* data, size_t len, void* state_ptr) {
-  auto* st = static_cast<ParseState*>(state_ptr);
-  st->fields.emplace_back(static_cast<const char*>(data), len);
-}
-
-void OnRow(int, void* state_ptr) {
-  auto* st = static_cast<ParseState*>(state_ptr);
-  ++st->line;
-  std::vector<std::string> fields;
-  fields.swap(st->fields);
-  if (!st->status.ok()) return;
-  if (fields.size() == 1 && fields[0].empty()) return;  // a line with nothing on it
-  if (!st->have_header) {
-    st->have_header = true;
-    st->status = (*st->header)(CsvHeader(std::move(fields)));
-  } else {
-    st->status = (*st->row)(st->line, fields);
-  }
-}
-
-}  // namespace
-
-Status ForEachCsvRow(std::istream& in, const std::function<Status(const CsvHeader&)>& header,
-                     const std::function<Status(int64_t line, const std::vector<std::string>& fields)>& row) {
+Status ForEachCsvRow(std::string_view text, const std::function<Status(CsvFields)>& header,
+                     const std::function<Status(int64_t, CsvFields)>& row) {
   csv_parser parser;
-  if (csv_init(&parser, CSV_APPEND_NULL) != 0) return Status::Internal("cannot initialise the CSV parser");
-  ParseState st{&header, &row, {}, false, 0, Status::Ok()};
-  std::array<char, 1 << 16> buffer;
-  while (st.status.ok() && in) {
-    in.read(buffer.data(), buffer.size());
-    const auto n = static_cast<size_t>(in.gcount());
-    if (n == 0) break;
-    if (csv_parse(&parser, buffer.data(), n, OnField, OnRow, &st) != n) {
-      Status error = Status::InvalidArgument(
-          fmt::format("line {}: {}", st.line + 1, csv_strerror(csv_error(&parser))));
-      csv_free(&parser);
-      return error;
+  if (csv_init(&parser, 0) != 0) return Status::Internal("cannot initialise the CSV parser");
+  Reader r{&header, &row};
+  // One physical line at a time, so that the reader knows the line being parsed.
+  while (!text.empty() && r.status.ok()) {
+    const size_t newline = text.find('\n');
+    const size_t len = newline == std::string_view::npos ? text.size() : newline + 1;
+    if (csv_parse(&parser, text.data(), len, &Reader::OnField, &Reader::OnRow, &r) != len) {
+      r.status = Status::InvalidArgument(fmt::format("line {}: CSV parser: {}", r.line, csv_strerror(csv_error(&parser))));
+      break;
     }
+    if (newline != std::string_view::npos) ++r.line;
+    text.remove_prefix(len);
   }
-  if (st.status.ok()) csv_fini(&parser, OnField, OnRow, &st);
+  if (r.status.ok()) csv_fini(&parser, &Reader::OnField, &Reader::OnRow, &r);
   csv_free(&parser);
-  return st.status;
+  return r.status;
+}
+
+Status ForEachCsvRow(std::istream& in, const std::function<Status(CsvFields)>& header,
+                     const std::function<Status(int64_t, CsvFields)>& row) {
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ForEachCsvRow(std::string_view(text.view()), header, row);
 }
 
 }  // namespace tessera

@@ -1,35 +1,31 @@
 // CsvRows: a CSV file with a header line, read through libcsv (quoting, CRLF),
-// row by row with its line number, fields looked up by column name.
+// row by row with its line number: the one place the simulator drives libcsv.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <istream>
 #include <optional>
-#include <string>
+#include <span>
 #include <string_view>
-#include <vector>
 
 #include "common/status.h"
 
 namespace tessera {
 
-class CsvHeader {
- public:
-  CsvHeader() = default;
-  explicit CsvHeader(std::vector<std::string> names) : names_(std::move(names)) {}
-  // The column's position, or nullopt when the header lacks it.
-  std::optional<size_t> Find(std::string_view name) const;
-  const std::vector<std::string>& names() const { return names_; }
+using CsvFields = std::span<const std::string_view>;
 
- private:
-  std::vector<std::string> names_;
-};
+// The column's position in `header`, or nullopt when it lacks it.
+std::optional<size_t> FindCsvColumn(CsvFields header, std::string_view name);
 
-// Calls `row` for every data row (line is 1-based; the header is line 1) until it
-// returns a non-OK status, which is returned. `header` is called once first.
-// Blank lines are skipped. An empty input calls neither and returns OK.
-Status ForEachCsvRow(std::istream& in, const std::function<Status(const CsvHeader&)>& header,
-                     const std::function<Status(int64_t line, const std::vector<std::string>& fields)>& row);
+// Calls `header` for the first row, then `row` for every other, until one returns
+// a non-OK status, which is returned. Fields are trimmed of blanks and valid only
+// during the call. A row's line (1-based) is the line its first field ends on.
+// Blank lines are skipped; an empty input calls neither and returns OK. A CSV
+// syntax error is InvalidArgument("line N: CSV parser: ...").
+Status ForEachCsvRow(std::string_view text, const std::function<Status(CsvFields header)>& header,
+                     const std::function<Status(int64_t line, CsvFields fields)>& row);
+Status ForEachCsvRow(std::istream& in, const std::function<Status(CsvFields header)>& header,
+                     const std::function<Status(int64_t line, CsvFields fields)>& row);
 
 }  // namespace tessera

@@ -100,9 +100,9 @@ Result<std::vector<Node>> NodesFromCsv(const std::string& path) {
   static constexpr const char* kColumns[5] = {"sn", "cpu_milli", "memory_mib", "gpu", "model"};
   Status s = ForEachCsvRow(
       in,
-      [&](const CsvHeader& h) -> Status {
+      [&](CsvFields header) -> Status {
         for (int i = 0; i < 5; ++i) {
-          auto c = h.Find(kColumns[i]);
+          auto c = FindCsvColumn(header, kColumns[i]);
           if (!c) {
             return Status::InvalidArgument(
                 fmt::format("{}: missing column \"{}\" (a node list has sn,cpu_milli,memory_mib,gpu,model)", path,
@@ -112,7 +112,7 @@ Result<std::vector<Node>> NodesFromCsv(const std::string& path) {
         }
         return Status::Ok();
       },
-      [&](int64_t line, const std::vector<std::string>& f) -> Status {
+      [&](int64_t line, CsvFields f) -> Status {
         int64_t cpu = 0, memory_mib = 0;
         int32_t gpus = 0;
         for (size_t c : col) {
@@ -124,7 +124,7 @@ Result<std::vector<Node>> NodesFromCsv(const std::string& path) {
               fmt::format("{}: line {}: cpu_milli, memory_mib and gpu must be whole numbers >= 0", path, line));
         }
         const auto position = static_cast<int32_t>(nodes.size());
-        nodes.push_back(MakeNode(f[col[0]], gpus, f[col[4]], cpu, memory_mib * kMiB, position));
+        nodes.push_back(MakeNode(std::string(f[col[0]]), gpus, std::string(f[col[4]]), cpu, memory_mib * kMiB, position));
         return Status::Ok();
       });
   if (!s.ok()) return Err(s);

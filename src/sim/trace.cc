@@ -11,7 +11,6 @@
 // CPUs, memory of the csv format) with integer arithmetic, never through double.
 #include "sim/trace.h"
 
-#include <csv.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,6 +26,8 @@
 #include <optional>
 #include <span>
 #include <utility>
+
+#include "sim/csv_rows.h"
 
 namespace tessera {
 namespace {
@@ -495,17 +496,11 @@ RowResult ParseCsv(const Row& row, int64_t line) {
 #undef TRACE_ASSIGN
 
 // ---------------------------------------------------------------------------
-// The reader: libcsv callbacks gather a row's fields in buffers reused from row
-// to row; each complete row becomes a job (or a message) at once.
+// The reader: each row (csv_rows.h) becomes a job, or a message, at once.
 
 class TraceReader {
  public:
-  explicit TraceReader(const TraceReadOptions& options) : options_(options), spec_(SpecOf(options.format)) {
-    csv_init(&parser_, 0);
-  }
-  ~TraceReader() { csv_free(&parser_); }
-  TraceReader(const TraceReader&) = delete;
-  TraceReader& operator=(const TraceReader&) = delete;
+  explicit TraceReader(const TraceReadOptions& options) : options_(options), spec_(SpecOf(options.format)) {}
 
   Result<TraceRead> Read(std::istream& in) {
     // The whole input at once: its line count sizes the job vector, so that the
@@ -526,91 +521,51 @@ class TraceReader {
     if (in.bad()) return Err(Status::IoError("reading the trace failed"));
     read_.jobs.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')));
 
-    Feed(text);
-    if (error_.ok()) csv_fini(&parser_, &TraceReader::OnField, &TraceReader::OnRow, this);
-    if (!error_.ok()) return Err(error_);
+    RETURN_IF_ERROR(ForEachCsvRow(
+        text, [&](CsvFields header) { return HandleHeader(header); },
+        [&](int64_t line, CsvFields fields) { return HandleRow(line, fields); }));
     Normalise();
     return std::move(read_);
   }
 
  private:
-  // One physical line at a time, so that `line_` is the line being parsed.
-  void Feed(std::string_view text) {
-    while (!text.empty() && error_.ok()) {
-      const size_t newline = text.find('\n');
-      const size_t len = newline == std::string_view::npos ? text.size() : newline + 1;
-      if (csv_parse(&parser_, text.data(), len, &TraceReader::OnField, &TraceReader::OnRow, this) != len) {
-        error_ = Status::InvalidArgument(fmt::format("line {}: CSV parser: {}", line_,
-                                              csv_strerror(csv_error(&parser_))));
-        return;
-      }
-      if (newline != std::string_view::npos) ++line_;
-      text.remove_prefix(len);
-    }
-  }
-
-  // A row's line is the line its first field ends on (the line it starts on,
-  // unless that field is quoted across lines).
-  static void OnField(void* data, size_t len, void* self_ptr) {
-    auto* self = static_cast<TraceReader*>(self_ptr);
-    if (self->spans_.empty()) self->row_line_ = self->line_;
-    const size_t begin = self->buffer_.size();
-    if (len > 0) self->buffer_.append(static_cast<const char*>(data), len);
-    self->spans_.emplace_back(begin, len);
-  }
-
-  static void OnRow(int /*terminator*/, void* self_ptr) {
-    auto* self = static_cast<TraceReader*>(self_ptr);
-    if (self->error_.ok()) self->HandleRow();
-    self->buffer_.clear();
-    self->spans_.clear();
-  }
-
-  void HandleRow() {
-    fields_.clear();
-    for (auto [begin, len] : spans_) fields_.push_back(Trim(std::string_view(buffer_).substr(begin, len)));
-    // A line of spaces only is a blank line, not a row.
-    if (fields_.size() == 1 && fields_[0].empty()) return;
-    if (!header_seen_) {
-      header_seen_ = true;
-      HandleHeader();
-      return;
-    }
+  Status HandleRow(int64_t line, CsvFields fields) {
     ++read_.rows;
-    RowResult job = fields_.size() != header_size_
-                        ? std::unexpected(fmt::format("{} field{} where the header has {}", fields_.size(),
-                                                      fields_.size() == 1 ? "" : "s", header_size_))
-                        : ParseRow(Row(fields_, index_));
+    RowResult job = fields.size() != header_size_
+                        ? std::unexpected(fmt::format("{} field{} where the header has {}", fields.size(),
+                                                      fields.size() == 1 ? "" : "s", header_size_))
+                        : ParseRow(Row(fields, index_), line);
     if (job) {
       if (auto problem = SplitGang(*job, options_.max_gpus_per_pod)) job = std::unexpected(std::move(*problem));
     }
     if (job) {
-      job->line = row_line_;
+      job->line = line;
       read_.jobs.push_back(std::move(*job));
     } else if (options_.strict) {
-      error_ = Status::InvalidArgument(fmt::format("line {}: {}", row_line_, job.error()));
+      return Status::InvalidArgument(fmt::format("line {}: {}", line, job.error()));
     } else {
-      read_.warnings.push_back(fmt::format("line {}: {}; row skipped", row_line_, job.error()));
+      read_.warnings.push_back(fmt::format("line {}: {}; row skipped", line, job.error()));
     }
+    return Status::Ok();
   }
 
-  RowResult ParseRow(const Row& row) const {
+  RowResult ParseRow(const Row& row, int64_t line) const {
     switch (options_.format) {
-      case TraceFormat::kPhilly: return ParsePhilly(row, row_line_);
-      case TraceFormat::kOpenb: return ParseOpenb(row, row_line_);
-      case TraceFormat::kAlibabaPai: return ParsePai(row, row_line_);
-      case TraceFormat::kCsv: return ParseCsv(row, row_line_);
+      case TraceFormat::kPhilly: return ParsePhilly(row, line);
+      case TraceFormat::kOpenb: return ParseOpenb(row, line);
+      case TraceFormat::kAlibabaPai: return ParsePai(row, line);
+      case TraceFormat::kCsv: return ParseCsv(row, line);
     }
     return std::unexpected(std::string("unknown trace format"));
   }
 
-  void HandleHeader() {
-    header_size_ = fields_.size();
-    if (!fields_.empty() && fields_[0].starts_with("\xEF\xBB\xBF")) fields_[0].remove_prefix(3);  // BOM
+  Status HandleHeader(CsvFields header) {
+    header_size_ = header.size();
+    std::vector<std::string_view> names(header.begin(), header.end());
+    if (!names.empty() && names[0].starts_with("\xEF\xBB\xBF")) names[0].remove_prefix(3);  // BOM
     index_.assign(spec_.columns.size(), -1);
     for (size_t c = 0; c < spec_.columns.size(); ++c) {
-      auto it = std::find(fields_.begin(), fields_.end(), spec_.columns[c]);
-      if (it != fields_.end()) index_[c] = static_cast<int>(it - fields_.begin());
+      if (auto i = FindCsvColumn(names, spec_.columns[c])) index_[c] = static_cast<int>(*i);
     }
     for (size_t c = 0; c < spec_.required; ++c) {
       if (index_[c] >= 0) continue;
@@ -619,10 +574,10 @@ class TraceReader {
         if (r > 0) needed += ',';
         needed += spec_.columns[r];
       }
-      error_ = Status::InvalidArgument(fmt::format("missing column \"{}\" (the {} format needs {})",
-                                                   spec_.columns[c], TraceFormatName(options_.format), needed));
-      return;
+      return Status::InvalidArgument(fmt::format("missing column \"{}\" (the {} format needs {})",
+                                                 spec_.columns[c], TraceFormatName(options_.format), needed));
     }
+    return Status::Ok();
   }
 
   // The earliest job at 0; stable sort by submit time (ties keep file order).
@@ -663,20 +618,9 @@ class TraceReader {
 
   const TraceReadOptions& options_;
   const FormatSpec spec_;
-  csv_parser parser_;
-  Status error_;
   TraceRead read_;
-
-  int64_t line_ = 1;      // the physical line being fed to the parser
-  int64_t row_line_ = 1;  // the line the current row starts on
-  bool header_seen_ = false;
   size_t header_size_ = 0;
   std::vector<int> index_;  // column of the format -> field of the row, -1 when absent
-
-  // The current row: its fields' bytes in one buffer, reused from row to row.
-  std::string buffer_;
-  std::vector<std::pair<size_t, size_t>> spans_;
-  std::vector<std::string_view> fields_;
 };
 
 }  // namespace
