@@ -17,6 +17,7 @@ packages=(
   libgtest-dev libgmock-dev
   libbenchmark-dev
   prometheus        # the metrics tests scrape Tessera with a real Prometheus
+  libxml2-utils     # xmllint: the SVG tests check the simulator's charts are well-formed XML
 )
 
 missing=()
