@@ -28,6 +28,7 @@
 #include "api/manifest.h"
 #include "client/api_client.h"
 #include "tests/integration/tessera_processes.h"
+#include "tests/testing/test_dirs.h"
 #include "tests/testing/seed_dir.h"
 #include "tests/testing/api_polling.h"
 
@@ -43,9 +44,7 @@ class AgentFailuresTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    dir_ = fs::temp_directory_path() / ("tessera-agentfail-" + std::to_string(getpid()) + "-" + test);
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = testing::FreshTestDir("tessera-agentfail");
     // A fixed address, so that a restarted server is where the agents look for it.
     listen_ = "127.0.0.1:" + std::to_string(FreeLocalPort());
     // Unique to this test run: the pods' command lines carry it, so that their

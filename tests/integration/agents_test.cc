@@ -18,6 +18,7 @@
 
 #include "client/api_client.h"
 #include "tests/integration/tessera_processes.h"
+#include "tests/testing/test_dirs.h"
 
 namespace tessera {
 namespace {
@@ -28,10 +29,7 @@ namespace fs = std::filesystem;
 class AgentsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tessera-agents-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = testing::FreshTestDir("tessera-agents");
     server_ = StartServer((dir_ / "server").string());
     ASSERT_FALSE(server_.url.empty());
     token_ = ReadToken((dir_ / "server").string());

@@ -16,6 +16,7 @@
 
 #include "client/api_client.h"
 #include "tests/integration/tessera_processes.h"
+#include "tests/testing/test_dirs.h"
 
 namespace tessera {
 namespace {
@@ -42,9 +43,7 @@ class PrometheusTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!fs::exists(kPrometheus)) GTEST_SKIP() << kPrometheus << " is missing: scripts/install-deps.sh installs it";
-    dir_ = fs::temp_directory_path() / ("tessera-prom-" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = testing::FreshTestDir("tessera-prom");
     server_ = StartServer((dir_ / "server").string());
     ASSERT_FALSE(server_.url.empty());
     token_ = ReadToken((dir_ / "server").string());

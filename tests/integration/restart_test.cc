@@ -15,6 +15,7 @@
 
 #include "client/api_client.h"
 #include "tests/integration/tessera_processes.h"
+#include "tests/testing/test_dirs.h"
 
 namespace tessera {
 namespace {
@@ -22,8 +23,7 @@ namespace {
 using nlohmann::json;
 
 TEST(RestartTest, KillNineMidTrafficLosesNoAcknowledgedWriteAndWatchesResume) {
-  const std::string dir = (std::filesystem::temp_directory_path() / ("tessera-restart-" + std::to_string(getpid()))).string();
-  std::filesystem::remove_all(dir);
+  const std::string dir = testing::FreshTestDir("tessera-restart").string();
   ServerProcess server = StartServer(dir);
   ASSERT_FALSE(server.url.empty());
   const std::string token = ReadToken(dir);

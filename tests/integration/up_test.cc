@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "tests/integration/tessera_processes.h"
+#include "tests/testing/test_dirs.h"
 
 namespace tessera {
 namespace {
@@ -25,9 +26,7 @@ using nlohmann::json;
 class UpTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tessera-up-" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = testing::FreshTestDir("tessera-up");
     // The CLI config `up` writes, and the CLI reads, lives under this test's directory.
     setenv("XDG_CONFIG_HOME", (dir_ / "config").c_str(), 1);
     unsetenv("TESSERA_SERVER");
