@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <numeric>
 #include <span>
 #include <tuple>
 
@@ -85,18 +86,29 @@ bool Placer::Accepts(const Context& ctx, int32_t node, int64_t pods_on_node) con
   return true;
 }
 
-bool Placer::HasNvlinkBlock(int32_t node, int32_t k) const {
+std::span<const int64_t> Placer::FreeMilli(int32_t node, FreeTable& table) const {
+  const CapacityState& cap = state_.capacity();
+  const auto& s = cap.node(node);
+  const int32_t devices = std::min(s.num_devices, kMaxScoredDevices);
+  for (int32_t i = 0; i < devices; ++i) table[i] = std::max<int64_t>(cap.device(s.first_device + i).free_milli, 0);
+  return std::span<const int64_t>(table.data(), devices);
+}
+
+bool Placer::HasNvlinkBlock(int32_t node, int32_t k) const { return LargestNvlinkBlock(node) >= k; }
+
+int32_t Placer::LargestNvlinkBlock(int32_t node) const {
   const CapacityState& cap = state_.capacity();
   const auto& s = cap.node(node);
   // Domains are small integers; count whole free devices per domain.
   std::array<int32_t, 64> per_domain{};
+  int32_t best = 0;
   for (int32_t d = s.first_device; d < s.first_device + s.num_devices; ++d) {
     const auto& dev = cap.device(d);
     if (dev.free_milli != 1000) continue;
-    int32_t dom = static_cast<int32_t>(static_cast<uint32_t>(dev.nvlink_domain) % per_domain.size());
-    if (++per_domain[dom] >= k) return true;
+    const auto dom = static_cast<size_t>(static_cast<uint32_t>(dev.nvlink_domain) % per_domain.size());
+    best = std::max(best, ++per_domain[dom]);
   }
-  return false;
+  return best;
 }
 
 int32_t Placer::PickWholeNode(const Context& ctx, int32_t k, int64_t pods_on_node) const {
@@ -240,8 +252,7 @@ bool Placer::PickByFragmentation(const Context& ctx, int32_t* node_out,
   }
   if (candidates.empty()) return false;
 
-  constexpr int32_t kMaxDevices = 64;
-  std::array<int64_t, kMaxDevices> before{}, after{};
+  FreeTable before{}, after{}, other{};
   const int64_t cpu = ctx.ps->requests.cpu();
   const int64_t memory = ctx.ps->requests.memory();
   int64_t best_delta = 0, best_free = 0;
@@ -252,25 +263,19 @@ bool Placer::PickByFragmentation(const Context& ctx, int32_t* node_out,
   std::vector<std::pair<int32_t, size_t>> scored;  // (node, hash of its state)
   for (int32_t n : candidates) {
     const auto& s = cap.node(n);
-    if (s.num_devices > kMaxDevices) return false;  // beyond the scorer's table: plain best fit
+    if (s.num_devices > kMaxScoredDevices) return false;  // beyond the scorer's table: plain best fit
+    const std::span<const int64_t> free = FreeMilli(n, before);
     size_t hash = std::hash<int64_t>{}(s.free_cpu) ^ (std::hash<int64_t>{}(s.free_memory) << 1);
-    for (int32_t i = 0; i < s.num_devices; ++i) {
-      before[i] = std::max<int64_t>(cap.device(s.first_device + i).free_milli, 0);
-      hash = hash * 1000003 + static_cast<size_t>(before[i]);
-    }
+    for (int64_t f : free) hash = hash * 1000003 + static_cast<size_t>(f);
     const bool same_as_scored = std::any_of(scored.begin(), scored.end(), [&](const auto& prev) {
       if (prev.second != hash) return false;
       const auto& p = cap.node(prev.first);
-      if (p.free_cpu != s.free_cpu || p.free_memory != s.free_memory || p.num_devices != s.num_devices) return false;
-      for (int32_t i = 0; i < s.num_devices; ++i) {
-        if (std::max<int64_t>(cap.device(p.first_device + i).free_milli, 0) != before[i]) return false;
-      }
-      return true;
+      if (p.free_cpu != s.free_cpu || p.free_memory != s.free_memory) return false;
+      return std::ranges::equal(FreeMilli(prev.first, other), free);
     });
     if (same_as_scored) continue;
     scored.emplace_back(n, hash);
-    const std::span<const int64_t> devices_before(before.data(), s.num_devices);
-    const int64_t frag_before = NodeFragmentation(NodeFree{s.free_cpu, s.free_memory, devices_before}, *profile_);
+    const int64_t frag_before = NodeFragmentation(NodeFree{s.free_cpu, s.free_memory, free}, *profile_);
     auto consider = [&]() {
       after = before;
       int64_t free_after = 0;
@@ -324,22 +329,16 @@ int32_t Placer::PickCpuOnlyNode(const Context& ctx) const {
   const bool scored = profile_ != nullptr && !profile_->empty() && config_.fragmentation_candidates > 0;
   const int64_t cpu = ctx.ps->requests.cpu();
   const int64_t memory = ctx.ps->requests.memory();
-  constexpr int32_t kMaxDevices = 64;
-  std::array<int64_t, kMaxDevices> free{};
+  FreeTable table{};
   int32_t best = -1;
   std::tuple<int64_t, int64_t, int64_t> best_key;
   for (int32_t n : cap.flavor(ctx.flavor).members) {
     if (!Accepts(ctx, n, 1)) continue;
     const auto& s = cap.node(n);
-    const int32_t devices = std::min(s.num_devices, kMaxDevices);
-    int64_t free_gpu = 0;
-    for (int32_t i = 0; i < devices; ++i) {
-      free[i] = std::max<int64_t>(cap.device(s.first_device + i).free_milli, 0);
-      free_gpu += free[i];
-    }
+    const std::span<const int64_t> view = FreeMilli(n, table);
+    const int64_t free_gpu = std::accumulate(view.begin(), view.end(), int64_t{0});
     int64_t delta = 0;
     if (scored && free_gpu > 0) {
-      const std::span<const int64_t> view(free.data(), devices);
       delta = NodeFragmentation(NodeFree{s.free_cpu - cpu, s.free_memory - memory, view}, *profile_) -
               NodeFragmentation(NodeFree{s.free_cpu, s.free_memory, view}, *profile_);
     }
@@ -483,15 +482,7 @@ void Placer::ExplainCapacity(const Context& ctx, int32_t placed, FlavorAttempt* 
   if (!gpus_short && ctx.require_nvlink && ctx.whole > 1) {
     // Enough whole GPUs on a node, but not within one NVLink domain: the best block.
     int64_t best = 0;
-    for (int32_t n : idx.members) {
-      const auto& s = cap.node(n);
-      std::array<int32_t, 64> per_domain{};
-      for (int32_t d = s.first_device; d < s.first_device + s.num_devices; ++d) {
-        if (cap.device(d).free_milli != 1000) continue;
-        const auto dom = static_cast<size_t>(static_cast<uint32_t>(cap.device(d).nvlink_domain) % per_domain.size());
-        best = std::max<int64_t>(best, ++per_domain[dom]);
-      }
-    }
+    for (int32_t n : idx.members) best = std::max<int64_t>(best, LargestNvlinkBlock(n));
     if (best < ctx.whole) {
       why->bottleneck = CapacityBottleneck::kTopology;
       why->largest_free_milli = best * 1000;

@@ -18,7 +18,9 @@
 // All changes go through ClusterState's log: the caller checkpoints and rolls back.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "sched/cluster_state.h"
@@ -50,7 +52,14 @@ class Placer {
   bool Accepts(const Context& ctx, int32_t node, int64_t pods_on_node) const;
   int32_t PickWholeNode(const Context& ctx, int32_t k, int64_t pods_on_node) const;
   bool HasNvlinkBlock(int32_t node, int32_t k) const;
+  // The most whole free devices of the node within one NVLink domain.
+  int32_t LargestNvlinkBlock(int32_t node) const;
   std::vector<int32_t> ChooseWholeDevices(int32_t node, int32_t k, int64_t min_memory) const;
+  // Fragmentation scores read a node's free milli-GPU per device into a table;
+  // devices past kMaxScoredDevices are left out.
+  static constexpr int32_t kMaxScoredDevices = 64;
+  using FreeTable = std::array<int64_t, kMaxScoredDevices>;
+  std::span<const int64_t> FreeMilli(int32_t node, FreeTable& table) const;
   int32_t PickCpuOnlyNode(const Context& ctx) const;
   // Fragmentation-aware choice of node and devices for one pod; false when no
   // candidate accepts it.
