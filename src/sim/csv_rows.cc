@@ -12,12 +12,6 @@
 namespace tessera {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
 // libcsv's callbacks gather a row's fields in buffers reused from row to row.
 struct Reader {
   const std::function<Status(CsvFields)>* header;
@@ -47,7 +41,7 @@ struct Reader {
 
   void HandleRow() {
     fields.clear();
-    for (auto [begin, len] : spans) fields.push_back(Trim(std::string_view(buffer).substr(begin, len)));
+    for (auto [begin, len] : spans) fields.push_back(TrimCsvField(std::string_view(buffer).substr(begin, len)));
     if (fields.size() == 1 && fields[0].empty()) return;  // a blank line, not a row
     if (!header_seen) {
       header_seen = true;
@@ -59,6 +53,12 @@ struct Reader {
 };
 
 }  // namespace
+
+std::string_view TrimCsvField(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
 
 std::optional<size_t> FindCsvColumn(CsvFields header, std::string_view name) {
   for (size_t i = 0; i < header.size(); ++i) {

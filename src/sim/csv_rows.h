@@ -15,6 +15,9 @@ namespace tessera {
 
 using CsvFields = std::span<const std::string_view>;
 
+// `s` without leading and trailing blanks (spaces, tabs, CR).
+std::string_view TrimCsvField(std::string_view s);
+
 // The column's position in `header`, or nullopt when it lacks it.
 std::optional<size_t> FindCsvColumn(CsvFields header, std::string_view name);
 

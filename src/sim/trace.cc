@@ -44,18 +44,12 @@ constexpr double kMaxSeconds = 1e15;  // ~31 million years: exact in a double
 // ---------------------------------------------------------------------------
 // Text helpers.
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
 // "A|B||C " -> {"A", "B", "C"}.
 std::vector<std::string> SplitModels(std::string_view text) {
   std::vector<std::string> models;
   while (!text.empty()) {
     size_t bar = text.find('|');
-    std::string_view model = Trim(text.substr(0, bar));
+    std::string_view model = TrimCsvField(text.substr(0, bar));
     if (!model.empty()) models.emplace_back(model);
     if (bar == std::string_view::npos) break;
     text.remove_prefix(bar + 1);
@@ -451,7 +445,7 @@ RowResult ParsePai(const Row& row, int64_t /*line*/) {
     if (*gb > 1e9) return std::unexpected(fmt::format("plan_mem: \"{}\" is too large", mem));
     job.memory_bytes = static_cast<int64_t>(std::ceil(*gb * static_cast<double>(int64_t{1} << 30)));
   }
-  std::string_view type = Trim(row[kPaiGpuType]);
+  std::string_view type = TrimCsvField(row[kPaiGpuType]);
   if (!type.empty() && type != "MISC") job.gpu_models.emplace_back(type);
   return job;
 }
