@@ -21,9 +21,7 @@ namespace {
 // first submission.
 Result<int64_t> WindowBound(const std::string& text, int64_t origin_unix_ms, const char* flag) {
   if (auto d = ParseDuration(text)) return d->seconds();
-  std::string rfc = text;
-  if (rfc.size() == 10) rfc += "T00:00:00Z";  // a bare date
-  auto t = ParseRfc3339(rfc);
+  auto t = ParseDateOrRfc3339(text);
   if (!t) {
     return Err(Status::InvalidArgument(
         fmt::format("{} {}: not an offset (like 30d) or a date (like 2017-10-01)", flag, text)));

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 #include "common/check.h"
 
@@ -160,6 +161,11 @@ std::string FormatRfc3339(Timestamp t) {
 }  // namespace tessera
 
 namespace tessera {
+
+Result<Timestamp> ParseDateOrRfc3339(std::string_view text) {
+  if (text.size() == 10) return ParseRfc3339(std::string(text) + "T00:00:00Z");
+  return ParseRfc3339(text);
+}
 
 Result<Duration> ParseDuration(std::string_view text) {
   auto bad = [&](std::string_view why) {

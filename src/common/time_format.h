@@ -23,6 +23,10 @@ namespace tessera {
 // InvalidArgument naming the text and what is wrong with it.
 Result<Timestamp> ParseRfc3339(std::string_view text);
 
+// A date ("2017-10-01", midnight UTC) or an RFC 3339 time: what --since and
+// --until flags take besides durations.
+Result<Timestamp> ParseDateOrRfc3339(std::string_view text);
+
 // REQUIRES: !t.never() and a year between 0 and 9999.
 std::string FormatRfc3339(Timestamp t);
 

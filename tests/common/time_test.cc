@@ -119,6 +119,12 @@ TEST(ParseDurationTest, UnitsAndSequences) {
   EXPECT_EQ(ParseDuration("0").value(), Duration::Millis(0));
 }
 
+TEST(ParseDateOrRfc3339Test, ADateIsMidnightUtc) {
+  EXPECT_EQ(ParseDateOrRfc3339("2017-10-01").value(), Timestamp::FromSeconds(1506816000));
+  EXPECT_EQ(ParseDateOrRfc3339("2017-10-01T00:00:10Z").value(), Timestamp::FromSeconds(1506816010));
+  EXPECT_FALSE(ParseDateOrRfc3339("yesterday").has_value());
+}
+
 TEST(ParseDurationTest, ErrorsSayWhatToWrite) {
   for (const char* bad : {"", "abc", "10x", "-5m", "5m3", "m"}) {
     auto d = ParseDuration(bad);

@@ -27,7 +27,7 @@ std::string SpecString(const json& record, const char* field) {
 // A date ("2026-11-29"), an RFC 3339 time, or a duration before `reference`.
 Result<Timestamp> ParseWhen(const std::string& text, Timestamp reference, const char* flag) {
   if (auto d = ParseDuration(text)) return Timestamp::FromMillis(reference.ms - d->ms);
-  auto t = ParseRfc3339(text.size() == 10 ? text + "T00:00:00Z" : text);
+  auto t = ParseDateOrRfc3339(text);
   if (t) return *t;
   return Err(Status::InvalidArgument(
       fmt::format("{} {}: give a time (2026-11-29T08:00:00Z), a date (2026-11-29) or a duration ago (24h, 7d)", flag,
