@@ -21,6 +21,7 @@
 #include "tests/testing/api_polling.h"
 #include "tests/testing/test_dirs.h"
 #include "tests/testing/test_server.h"
+#include "tests/testing/read_file.h"
 
 namespace tessera {
 namespace {
@@ -28,12 +29,7 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::ReadFile;
 
 class AgentTest : public ::testing::Test {
  protected:

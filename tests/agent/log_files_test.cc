@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "agent/process_runner.h"
+#include "tests/testing/read_file.h"
 
 namespace tessera {
 namespace {
@@ -34,12 +35,7 @@ class TempDir {
   std::string path_;
 };
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::ReadFile;
 
 LogFileSet Files(const TempDir& dir, int64_t max_file_bytes, int max_rotated_files) {
   return {.dir = dir.path(), .max_file_bytes = max_file_bytes, .max_rotated_files = max_rotated_files};

@@ -1,6 +1,7 @@
 // ProcessRunner against real processes (sh, sleep) in a private temp dir. Waits
 // poll with a deadline; no test asserts on how long something took.
 #include "agent/process_runner.h"
+#include "tests/testing/read_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -45,12 +46,7 @@ Timestamp Now() {
           .count());
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::ReadFile;
 
 // Field 5 of /proc/<pid>/stat (the process group); 0 when unreadable.
 pid_t ProcessGroupOf(pid_t pid) {

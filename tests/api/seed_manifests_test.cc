@@ -14,6 +14,7 @@
 
 #include "api/manifest.h"
 #include "api/validation.h"
+#include "tests/testing/read_file.h"
 
 namespace tessera {
 namespace {
@@ -40,12 +41,7 @@ std::vector<fs::path> SeedFiles() {
   return files;
 }
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using testing::ReadFile;
 
 // The seed directory is where DESIGN.md says, with the seven files the articles show.
 TEST(SeedManifestsTest, SeedDirectoryHoldsTheSevenManifests) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "tests/testing/test_dirs.h"
+#include "tests/testing/read_file.h"
 
 namespace tessera {
 namespace {
@@ -32,12 +33,7 @@ SimRun RunSim(const SimCommandOptions& options) {
   return r;
 }
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing::ReadFile;
 
 class SimCommandTest : public ::testing::Test {
  protected:

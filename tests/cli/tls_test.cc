@@ -21,18 +21,14 @@
 #include "tests/cli/cli_test_fixture.h"
 #include "tests/testing/self_signed_cert.h"
 #include "tests/testing/test_dirs.h"
+#include "tests/testing/read_file.h"
 
 namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing::ReadFile;
 
 // Sets an environment variable (nullopt: unsets it) for the life of the
 // object, then puts back what was there.

@@ -85,7 +85,7 @@ class AgentFailuresTest : public ::testing::Test {
 
   void StartTheServer() {
     server_ = StartServer((dir_ / "server").string(), listen_);
-    ASSERT_FALSE(server_.url.empty()) << ReadWholeFile((dir_ / "server" / "server.out").string());
+    ASSERT_FALSE(server_.url.empty()) << testing::ReadFile((dir_ / "server" / "server.out").string());
     token_ = ReadToken((dir_ / "server").string());
     client_ = std::make_unique<ApiClient>(server_.url, token_);
   }
@@ -105,7 +105,7 @@ class AgentFailuresTest : public ::testing::Test {
     if (pid > 0) agents_[node] = pid;
     return pid;
   }
-  std::string AgentOutput(const std::string& node) { return ReadWholeFile((dir_ / (node + ".out")).string()); }
+  std::string AgentOutput(const std::string& node) { return testing::ReadFile((dir_ / (node + ".out")).string()); }
 
   // A pod's script, tagged with the marker (`:` does nothing). Commands expand
   // $(VAR) as in Kubernetes, where $$ stands for $: the shell's $$ is written $$$$.
@@ -176,7 +176,7 @@ class AgentFailuresTest : public ::testing::Test {
   size_t Copies() const { return ProcessesWithMarker(marker_, /*top_level=*/true).size(); }
   static std::string DescribeProcesses(const std::vector<pid_t>& pids) {
     std::string out;
-    for (pid_t pid : pids) out += "\n  " + ReadWholeFile("/proc/" + std::to_string(pid) + "/stat");
+    for (pid_t pid : pids) out += "\n  " + testing::ReadFile("/proc/" + std::to_string(pid) + "/stat");
     return out;
   }
   // A child of ours has not exited.
@@ -259,7 +259,7 @@ TEST_F(AgentFailuresTest, ServerKilledWhilePodsRunLosesNothing) {
       15))
       << after.dump(2) << "\nagent:\n" << AgentOutput("node-a");
   EXPECT_EQ(after["spec"].value("nodeName", ""), "node-a");
-  EXPECT_EQ(ReadWholeFile((dir_ / "checkpoints" / "default" / "job-after" / "out").string()), "after-restart\n");
+  EXPECT_EQ(testing::ReadFile((dir_ / "checkpoints" / "default" / "job-after" / "out").string()), "after-restart\n");
   EXPECT_TRUE(WaitUntil([&] {
     return Condition(Get("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-after"), "Finished", "reason") ==
            "Succeeded";
@@ -360,7 +360,7 @@ TEST_F(AgentFailuresTest, SeedVolcanoJobImageOnlyFailsWithRuntimeReasonAndRunsWi
   std::sort(files.begin(), files.end());
   json volcano;  // the seed's Volcano job, as written
   for (const fs::path& f : files) {
-    auto docs = ParseManifests(ReadWholeFile(f.string()));
+    auto docs = ParseManifests(testing::ReadFile(f.string()));
     ASSERT_TRUE(docs.has_value()) << f << ": " << docs.error().ToString();
     for (const ManifestDocument& d : *docs) {
       if (d.object.value("apiVersion", "").starts_with("batch.volcano.sh/")) volcano = d.object;
@@ -437,8 +437,8 @@ TEST_F(AgentFailuresTest, SeedVolcanoJobImageOnlyFailsWithRuntimeReasonAndRunsWi
     EXPECT_EQ(std::count(devices.begin(), devices.end(), ','), 3) << "4 GPUs each: " << devices;
     // What the pod printed, in its log on its node.
     const fs::path log = dir_ / node / "pods" / (ns + "_" + p["metadata"].value("name", "") + "_" + Uid(p)) / "pod.log";
-    EXPECT_TRUE(WaitUntil([&] { return ReadWholeFile(log.string()) == rank + "/4\n"; }, 5))
-        << log << ": \"" << ReadWholeFile(log.string()) << "\"";
+    EXPECT_TRUE(WaitUntil([&] { return testing::ReadFile(log.string()) == rank + "/4\n"; }, 5))
+        << log << ": \"" << testing::ReadFile(log.string()) << "\"";
   }
   EXPECT_EQ(ranks, (std::set<std::string>{"0", "1", "2", "3"}));
   EXPECT_EQ(per_node, (std::map<std::string, int>{{"spot-1", 2}, {"spot-2", 2}}));

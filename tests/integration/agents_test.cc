@@ -25,6 +25,7 @@ namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
+using testing::ReadFile;
 
 class AgentsTest : public ::testing::Test {
  protected:
@@ -73,13 +74,6 @@ class AgentsTest : public ::testing::Test {
     }
     return false;
   }
-  static std::string ReadFile(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-
   fs::path dir_;
   ServerProcess server_;
   std::string token_;

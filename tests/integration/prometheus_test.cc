@@ -100,7 +100,7 @@ TEST_F(PrometheusTest, PromQLSeesWhatEachQueueAndNamespaceHolds) {
       {kPrometheus, "--config.file=" + (dir_ / "prometheus.yml").string(),
        "--storage.tsdb.path=" + (dir_ / "tsdb").string(), "--web.listen-address=127.0.0.1:" + std::to_string(port)},
       (dir_ / "prometheus.out").string(), "Server is ready to receive web requests", &prometheus_, 60);
-  ASSERT_FALSE(line.empty()) << ReadWholeFile((dir_ / "prometheus.out").string());
+  ASSERT_FALSE(line.empty()) << testing::ReadFile((dir_ / "prometheus.out").string());
 
   ApiClient prometheus("http://127.0.0.1:" + std::to_string(port), "");
   std::string queue_gpus, namespace_gpus, devices, ready, busy_devices, used_gpus;

@@ -27,19 +27,14 @@
 #include <thread>
 #include <vector>
 
+#include "tests/testing/read_file.h"
+
 namespace tessera {
 
 struct ServerProcess {
   pid_t pid = -1;
   std::string url;
 };
-
-inline std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A TCP port on 127.0.0.1 that was free a moment ago: bound to port 0, read back,
 // released. For a server that must come back on the same address after a restart.
@@ -83,7 +78,7 @@ inline std::string SpawnAndWaitForLine(const std::vector<std::string>& args, con
   *pid_out = pid;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   while (std::chrono::steady_clock::now() < deadline) {
-    const std::string text = ReadWholeFile(output_path);
+    const std::string text = testing::ReadFile(output_path);
     for (size_t at = before; at < text.size();) {
       const auto nl = text.find('\n', at);
       if (nl == std::string::npos) break;  // a line still being written
@@ -110,7 +105,7 @@ inline ServerProcess StartServer(const std::string& data_dir, const std::string&
   const std::string line =
       SpawnAndWaitForLine({TESSERA_BINARY, "server", "--listen", listen, "--data-dir", data_dir}, out, "listening on", &p.pid);
   const auto at = line.find("http://");
-  EXPECT_NE(at, std::string::npos) << "server said: " << line << "\n" << ReadWholeFile(out);
+  EXPECT_NE(at, std::string::npos) << "server said: " << line << "\n" << testing::ReadFile(out);
   if (at != std::string::npos) p.url = line.substr(at, line.find(' ', at) - at);
   return p;
 }
@@ -136,14 +131,14 @@ inline pid_t StartAgent(const std::string& url, const std::string& token, const 
   pid_t pid = -1;
   const std::string out = data_dir + ".out";
   const std::string line = SpawnAndWaitForLine(args, out, " registered with ", &pid);
-  EXPECT_NE(line.find("registered"), std::string::npos) << "agent said: " << line << "\n" << ReadWholeFile(out);
+  EXPECT_NE(line.find("registered"), std::string::npos) << "agent said: " << line << "\n" << testing::ReadFile(out);
   return pid;
 }
 
 // True while `pid` exists and has not ended (a zombie has ended).
 inline bool ProcessAlive(pid_t pid) {
   if (pid <= 0 || kill(pid, 0) != 0) return false;
-  const std::string stat = ReadWholeFile("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat = testing::ReadFile("/proc/" + std::to_string(pid) + "/stat");
   const auto paren = stat.rfind(')');  // the state follows the command name in parentheses
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z' && stat[paren + 2] != 'X';
 }
@@ -157,7 +152,7 @@ inline std::vector<pid_t> ProcessesWithMarker(const std::string& marker, bool to
   for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = e.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = ReadWholeFile(e.path().string() + "/cmdline");
+    std::string cmdline = testing::ReadFile(e.path().string() + "/cmdline");
     for (char& c : cmdline) c = c == '\0' ? ' ' : c;
     const pid_t pid = std::stoi(name);
     if (cmdline.find(marker) != std::string::npos && pid != getpid() && ProcessAlive(pid)) pids.push_back(pid);
@@ -165,7 +160,7 @@ inline std::vector<pid_t> ProcessesWithMarker(const std::string& marker, bool to
   if (!top_level) return pids;
   std::vector<pid_t> tops;
   for (pid_t pid : pids) {
-    const std::string stat = ReadWholeFile("/proc/" + std::to_string(pid) + "/stat");
+    const std::string stat = testing::ReadFile("/proc/" + std::to_string(pid) + "/stat");
     const auto paren = stat.rfind(')');
     pid_t parent = 0;
     if (paren != std::string::npos) {

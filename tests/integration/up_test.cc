@@ -35,7 +35,7 @@ class UpTest : public ::testing::Test {
         SpawnAndWaitForLine({TESSERA_BINARY, "up", "--listen", "127.0.0.1:0", "--data-dir", (dir_ / "data").string(),
                              "--gpus", "2xA100-80GB"},
                             (dir_ / "up.out").string(), "Tessera is up at", &up_pid_);
-    ASSERT_FALSE(line.empty()) << ReadWholeFile((dir_ / "up.out").string());
+    ASSERT_FALSE(line.empty()) << testing::ReadFile((dir_ / "up.out").string());
   }
   void TearDown() override {
     if (up_pid_ > 0) {
