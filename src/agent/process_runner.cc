@@ -6,7 +6,9 @@
 #include <fmt/ranges.h>
 #include <linux/close_range.h>
 #include <linux/magic.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -18,9 +20,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string_view>
 #include <utility>
 
+#include "agent/spawn_report.h"
+#include "common/check.h"
 #include "common/unique_fd.h"
 
 namespace tessera {
@@ -215,7 +220,7 @@ std::string_view LookupEnv(const std::vector<std::string>& env, std::string_view
 }
 
 // execvp's search, done by the parent against the child's PATH (execvp would
-// search the agent's own) and before fork, so the child has nothing to allocate.
+// search the agent's own) and before clone, so the child has nothing to allocate.
 // A command containing '/' is used as given; exec reports whether it exists.
 Result<std::string> ResolveCommand(const std::string& command, std::string_view path, const std::string& working_dir) {
   if (command.find('/') != std::string::npos) return command;
@@ -639,111 +644,49 @@ CgroupPlacement DetectCgroupPlacement() {
 }
 
 // ---------------------------------------------------------------------------
-// The child, between fork and exec. Only async-signal-safe calls: another thread
-// of the agent may have held the malloc lock (or any other) at the fork, and the
-// child has only the forking thread. Every input is prepared by the parent.
+// The child, between clone and exec. It shares the agent's memory (CLONE_VM)
+// while the agent's thread waits (CLONE_VFORK), as posix_spawn does, so that no
+// page table is copied. Only async-signal-safe calls: another thread of the
+// agent may hold the malloc lock (or any other), and nothing may be allocated.
+// Every input is prepared by the parent; the results go back in the plan.
 
 namespace {
 
-enum class ChildStage : int32_t { kSetsid = 1, kRedirect, kChdir, kSetGroups, kSetGid, kSetUid, kExec };
-
-// What a child that could not exec writes to the report pipe.
-struct ChildFailure {
-  int32_t stage = 0;
-  int32_t error = 0;
-};
+constexpr size_t kMaxPodCgroups = 3;  // v2: one; v1: cpu and memory
+constexpr size_t kChildStackBytes = 128 * 1024;
 
 struct ChildPlan {
-  const char* executable = nullptr;
+  const char* executable = nullptr;  // the command, or the pod reaper
   char* const* argv = nullptr;
   char* const* envp = nullptr;
   const char* working_dir = nullptr;
   int stdin_fd = -1;
   int output_fd = -1;
-  int report_fd = -1;    // close-on-exec: exec closing it is the parent's "success"
-  int go_fd = -1;        // the parent writes one byte once the child is in its cgroup
-  int go_write_fd = -1;  // the parent's end, closed here so that its going away reads as EOF
-  int status_fd = -1;    // >= 0: stay a reaper and write the command's wait status here
+  // The pod reaper's descriptors, kept open across its exec; -1 without a reaper.
+  int status_fd = -1;
+  int report_fd = -1;
+  // cgroup.procs files the child moves itself into, before anything else runs.
+  const char* cgroup_procs[kMaxPodCgroups] = {};
   bool set_gid = false;
   gid_t gid = 0;
   bool set_uid = false;
   uid_t uid = 0;
+
+  // Written by the child, read by the parent once clone returns.
+  int cgroup_errors[kMaxPodCgroups] = {};  // errno per cgroup_procs entry; 0: joined
+  ChildFailure failure;                    // stage kNone: exec succeeded
 };
 
-[[noreturn]] void ChildFail(const ChildPlan& plan, ChildStage stage) {
-  const ChildFailure failure{static_cast<int32_t>(stage), errno};
-  ssize_t n;
-  do {
-    n = ::write(plan.report_fd, &failure, sizeof failure);
-  } while (n < 0 && errno == EINTR);
+[[noreturn]] void ChildFail(ChildPlan& plan, ChildStage stage) {
+  plan.failure = ChildFailure{static_cast<int32_t>(stage), errno};
   ::_exit(127);
 }
 
-// Writes a non-negative number in decimal; async-signal-safe.
-void WriteDecimal(int fd, int value) {
-  char buf[16];
-  int n = 0;
-  do {
-    buf[sizeof buf - 1 - n++] = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value > 0 && n < 15);
-  (void)!::pwrite(fd, buf + sizeof buf - n, static_cast<size_t>(n), 0);
-  ::fsync(fd);
-}
-
-// The group leader stays behind as a reaper: the command runs as its child, in
-// the same group and cgroup, and its wait status goes to plan.status_fd, where an
-// agent that restarted meanwhile (not the parent, so not told) reads it. The
-// reaper ignores the termination signals the group receives (SIGKILL still ends
-// it) and finally ends the way the command did.
-[[noreturn]] void RunReaper(const ChildPlan& plan, const sigset_t& none) {
-  int exec_report[2];
-  if (::pipe2(exec_report, O_CLOEXEC) != 0) ChildFail(plan, ChildStage::kExec);
-  // vfork: the reaper is a copy of the whole agent; copying its page tables
-  // again (fork) would double the cost of every pod start. The worker only execs.
-  const pid_t worker = ::vfork();
-  if (worker < 0) ChildFail(plan, ChildStage::kExec);
-  if (worker == 0) {
-    ::close(exec_report[0]);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execve(plan.executable, plan.argv, plan.envp);
-    const int32_t error = errno;
-    (void)!::write(exec_report[1], &error, sizeof error);
-    ::_exit(127);
-  }
-  ::close(exec_report[1]);
-  int32_t exec_error = 0;
-  ssize_t n;
-  do {
-    n = ::read(exec_report[0], &exec_error, sizeof exec_error);
-  } while (n < 0 && errno == EINTR);
-  if (n == sizeof exec_error) {
-    ::waitpid(worker, nullptr, 0);
-    errno = exec_error;
-    ChildFail(plan, ChildStage::kExec);
-  }
-  ::close(plan.report_fd);  // the command runs: what the parent waits for
-  struct sigaction ignore {};
-  ignore.sa_handler = SIG_IGN;
-  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE}) ::sigaction(sig, &ignore, nullptr);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  int status = 0;
-  while (::waitpid(worker, &status, 0) < 0 && errno == EINTR) {
-  }
-  WriteDecimal(plan.status_fd, status);
-  if (WIFSIGNALED(status)) {
-    struct sigaction default_action {};
-    default_action.sa_handler = SIG_DFL;
-    ::sigaction(WTERMSIG(status), &default_action, nullptr);
-    ::kill(::getpid(), WTERMSIG(status));
-  }
-  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-}
-
-[[noreturn]] void RunChild(const ChildPlan& plan) {
+int RunChild(void* arg) {
+  ChildPlan& plan = *static_cast<ChildPlan*>(arg);
   // The agent's handlers and ignored signals must not leak into the pod (an
   // ignored SIGPIPE or SIGTERM would be inherited across exec). The parent
-  // blocked every signal around fork so that no handler of the agent runs here.
+  // blocked every signal around clone so that no handler of the agent runs here.
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &default_action, nullptr);  // fails harmlessly for KILL, STOP
@@ -751,21 +694,19 @@ void WriteDecimal(int fd, int value) {
   sigemptyset(&none);
 
   if (::setsid() < 0) ChildFail(plan, ChildStage::kSetsid);
-  ::close(plan.go_write_fd);
-  char go = 0;
-  ssize_t n;
-  do {
-    n = ::read(plan.go_fd, &go, 1);
-  } while (n < 0 && errno == EINTR);
-  if (n != 1) ::_exit(127);  // the parent gave up on us; it reports why
-
+  // Into the pod's cgroups before the command runs ("0" names the writer).
+  for (size_t i = 0; i < kMaxPodCgroups && plan.cgroup_procs[i] != nullptr; ++i) {
+    const int fd = ::open(plan.cgroup_procs[i], O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ::write(fd, "0", 1) != 1) plan.cgroup_errors[i] = errno;
+    if (fd >= 0) ::close(fd);
+  }
   if (::dup2(plan.stdin_fd, STDIN_FILENO) < 0 || ::dup2(plan.output_fd, STDOUT_FILENO) < 0 ||
       ::dup2(plan.output_fd, STDERR_FILENO) < 0) {
     ChildFail(plan, ChildStage::kRedirect);
   }
   if (::chdir(plan.working_dir) != 0) ChildFail(plan, ChildStage::kChdir);
   // Raw syscalls: glibc's wrappers would try to change the credentials of every
-  // thread of the agent, and the child has only one.
+  // thread of the agent, and the child is a thread of no one.
   if (plan.set_gid || plan.set_uid) {
     if (::syscall(SYS_setgroups, 0, nullptr) != 0) ChildFail(plan, ChildStage::kSetGroups);
   }
@@ -774,15 +715,29 @@ void WriteDecimal(int fd, int value) {
   // Descriptors the agent's libraries opened without O_CLOEXEC must not leak
   // into the pod. (Ignored where close_range is missing, before Linux 5.11.)
   ::syscall(SYS_close_range, STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC);
-  if (plan.status_fd >= 0) RunReaper(plan, none);
+  if (plan.status_fd >= 0) {
+    // The reaper keeps these two, and starts with every signal still blocked so
+    // that a termination signal cannot end it before it ignores them.
+    if (::fcntl(plan.status_fd, F_SETFD, 0) != 0 || ::fcntl(plan.report_fd, F_SETFD, 0) != 0) {
+      ChildFail(plan, ChildStage::kExecReaper);
+    }
+    ::execve(plan.executable, plan.argv, plan.envp);
+    ChildFail(plan, ChildStage::kExecReaper);
+  }
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::execve(plan.executable, plan.argv, plan.envp);
   ChildFail(plan, ChildStage::kExec);
 }
 
-Status ChildFailureStatus(const ChildFailure& failure, const ProcessSpec& spec, const std::string& executable) {
+Status ChildFailureStatus(const ChildFailure& failure, const ProcessSpec& spec, const std::string& executable,
+                          const std::string& reaper) {
   const std::string why = ErrnoText(failure.error);
   switch (static_cast<ChildStage>(failure.stage)) {
+    case ChildStage::kNone:
+      break;
+    case ChildStage::kExecReaper:
+      return Status::Unavailable(fmt::format(
+          "cannot run the pod reaper {}: {}; it is built and installed beside the tessera program", reaper, why));
     case ChildStage::kSetsid:
       return Status::Internal(fmt::format("setsid failed in the new process: {}", why));
     case ChildStage::kRedirect:
@@ -808,7 +763,7 @@ Status ChildFailureStatus(const ChildFailure& failure, const ProcessSpec& spec, 
 }
 
 // Owned strings and the NULL-terminated pointer arrays execve wants, built
-// before fork so that the child allocates nothing.
+// before clone so that the child allocates nothing.
 struct ExecStrings {
   std::vector<std::string> argv_storage;
   std::vector<std::string> env_storage;
@@ -871,6 +826,21 @@ ProcessExit ReadExitStatusFile(const std::string& path) {
 
 ProcessRunner::ProcessRunner(ProcessRunnerOptions options) : options_(std::move(options)) {}
 
+std::string DefaultPodReaperPath() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::filesystem::path beside = self.parent_path() / kPodReaperName;
+    if (::access(beside.c_str(), X_OK) == 0) return beside.string();
+  }
+  return TESSERA_POD_REAPER_BUILD_PATH;
+}
+
+const std::string& ProcessRunner::PodReaper() {
+  if (options_.pod_reaper.empty()) options_.pod_reaper = DefaultPodReaperPath();
+  return options_.pod_reaper;
+}
+
 const CgroupPlacement& ProcessRunner::Placement() {
   if (!options_.cgroups) options_.cgroups = DetectCgroupPlacement();
   return *options_.cgroups;
@@ -878,13 +848,15 @@ const CgroupPlacement& ProcessRunner::Placement() {
 
 // Steps:
 //  1. Validate the spec; build the environment; resolve the command in its PATH.
-//  2. Open the output (stdout and stderr), /dev/null (stdin) and two pipes: one
-//     that reports a failed exec, one that holds the child until its cgroup is set.
+//  2. Open the output (stdout and stderr), /dev/null (stdin), the exit status
+//     file and the pipe on which the pod reaper reports the command's exec.
 //  3. Create the cgroup with its limits (or note why not).
-//  4. Fork with every signal blocked; the child runs RunChild.
-//  5. Read the child's start time; move it into its cgroup; release it.
-//  6. Wait for the report pipe: end-of-file means exec succeeded; a ChildFailure
-//     means it did not, and the child is reaped and nothing is left behind.
+//  4. Clone with every signal blocked; the child runs RunChild, joins its
+//     cgroups and execs the reaper (or the command); clone returns after that.
+//  5. A failure before exec is in the plan: reap the child, leave nothing behind.
+//  6. Read the child's start time; keep the cgroups it joined.
+//  7. With a reaper, wait for the report pipe: end-of-file means the command
+//     runs; a ChildFailure means it could not, and the reaper is reaped.
 Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
   // 1.
   if (spec.argv.empty() || spec.argv[0].empty()) {
@@ -894,7 +866,7 @@ Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
   RETURN_IF_ERROR(CheckWorkingDir(spec.working_dir));
   ASSIGN_OR_RETURN(std::vector<std::string> env, BuildEnvironment(spec.env));
   ASSIGN_OR_RETURN(std::string executable, ResolveCommand(spec.argv[0], LookupEnv(env, "PATH"), spec.working_dir));
-  ExecStrings strings(spec.argv, std::move(env));
+  const bool with_reaper = !spec.exit_status_path.empty();
 
   // 2.
   ASSIGN_OR_RETURN(
@@ -902,24 +874,26 @@ Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
       AboveStdio(::open(spec.output_path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0640), spec.output_path));
   ASSIGN_OR_RETURN(UniqueFd null_input, AboveStdio(::open("/dev/null", O_RDONLY | O_CLOEXEC), "/dev/null"));
   UniqueFd exit_status;
-  if (!spec.exit_status_path.empty()) {
+  Pipe report;
+  std::vector<std::string> argv = spec.argv;
+  if (with_reaper) {
     ASSIGN_OR_RETURN(exit_status, AboveStdio(::open(spec.exit_status_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640),
                                              spec.exit_status_path));
+    ASSIGN_OR_RETURN(report, MakePipe());
+    argv.insert(argv.begin(), {PodReaper(), std::to_string(exit_status.get()), std::to_string(report.write_end.get()),
+                               executable});
   }
-  ASSIGN_OR_RETURN(Pipe report, MakePipe());
-  ASSIGN_OR_RETURN(Pipe go, MakePipe());
+  ExecStrings strings(std::move(argv), std::move(env));
 
   RunningProcess process;
-  ChildPlan plan{.executable = executable.c_str(),
+  ChildPlan plan{.executable = with_reaper ? strings.argv[0] : executable.c_str(),
                  .argv = strings.argv.data(),
                  .envp = strings.envp.data(),
                  .working_dir = spec.working_dir.c_str(),
                  .stdin_fd = null_input.get(),
                  .output_fd = output.get(),
-                 .report_fd = report.write_end.get(),
-                 .go_fd = go.read_end.get(),
-                 .go_write_fd = go.write_end.get(),
-                 .status_fd = exit_status.get()};
+                 .status_fd = with_reaper ? exit_status.get() : -1,
+                 .report_fd = with_reaper ? report.write_end.get() : -1};
   if (spec.uid || spec.gid) {
     if (::geteuid() == 0) {
       plan.set_uid = spec.uid.has_value();
@@ -938,6 +912,10 @@ Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
                                                : CgroupLeafName(spec.name);
     ASSIGN_OR_RETURN(cgroup, CreatePodCgroup(Placement(), leaf, spec.limits));
   }
+  TESSERA_CHECK(cgroup.dirs.size() <= kMaxPodCgroups, "a pod has at most one cgroup per controller hierarchy");
+  std::vector<std::string> procs_files;
+  for (const std::string& dir : cgroup.dirs) procs_files.push_back(JoinPath(dir, "cgroup.procs"));
+  for (size_t i = 0; i < procs_files.size(); ++i) plan.cgroup_procs[i] = procs_files[i].c_str();
   auto remove_cgroup = [&] {
     for (const std::string& dir : cgroup.dirs) {
       if (!RemoveCgroupDir(dir)) cgroups_to_remove_.push_back(dir);
@@ -945,66 +923,73 @@ Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
   };
 
   // 4.
+  void* stack = ::mmap(nullptr, kChildStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) {
+    remove_cgroup();
+    return Err(Status::Unavailable(fmt::format("cannot start {}: no memory for a stack: {}", spec.argv[0], ErrnoText(errno))));
+  }
   sigset_t all;
   sigset_t saved;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &saved);
-  const pid_t pid = ::fork();
-  if (pid == 0) RunChild(plan);
-  const int fork_error = errno;
+  const pid_t pid = ::clone(RunChild, static_cast<char*>(stack) + kChildStackBytes, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+  const int clone_error = errno;
   ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  ::munmap(stack, kChildStackBytes);
   if (pid < 0) {
     remove_cgroup();
-    return Err(Status::Unavailable(fmt::format("cannot fork to start {}: {}", spec.argv[0], ErrnoText(fork_error))));
+    return Err(Status::Unavailable(fmt::format("cannot start {}: {}", spec.argv[0], ErrnoText(clone_error))));
   }
   report.write_end.Reset();
-  go.read_end.Reset();
+
+  // 5.
+  if (plan.failure.stage != static_cast<int32_t>(ChildStage::kNone)) {
+    ReapNow(pid);
+    remove_cgroup();
+    return Err(ChildFailureStatus(plan.failure, spec, executable, plan.executable));
+  }
+
+  // 6. The child is ours and unreaped, so its pid cannot be reused meanwhile.
   auto abandon_child = [&](Status why) {
     ::kill(pid, SIGKILL);
     ReapNow(pid);
     remove_cgroup();
     return Err(std::move(why));
   };
-
-  // 5. The child is ours and unreaped, so its pid cannot be reused meanwhile.
   Result<uint64_t> start_ticks = ReadStartTicks(pid);
   if (!start_ticks) return abandon_child(start_ticks.error().WithContext("reading the new process's start time"));
   process.identity = {pid, *start_ticks};
   process.pgid = pid;  // setsid makes it the leader of a group named after it
-  for (const std::string& dir : cgroup.dirs) {
-    if (Status moved = WriteControlFile(JoinPath(dir, "cgroup.procs"), fmt::format("{}", pid)); moved.ok()) {
+  for (size_t i = 0; i < cgroup.dirs.size(); ++i) {
+    const std::string& dir = cgroup.dirs[i];
+    if (plan.cgroup_errors[i] == 0) {
       process.cgroup_dirs.push_back(dir);
-    } else {
-      cgroup.warnings.push_back(fmt::format("limits of cgroup {} not enforced: {}", dir, moved.message()));
-      if (dir == cgroup.memory_dir) cgroup.memory_dir.clear();
-      if (!RemoveCgroupDir(dir)) cgroups_to_remove_.push_back(dir);
+      continue;
     }
+    cgroup.warnings.push_back(fmt::format("limits of cgroup {} not enforced: cannot write to {}: {}", dir,
+                                          procs_files[i], ErrnoText(plan.cgroup_errors[i])));
+    if (dir == cgroup.memory_dir) cgroup.memory_dir.clear();
+    if (!RemoveCgroupDir(dir)) cgroups_to_remove_.push_back(dir);
   }
   cgroup.dirs = process.cgroup_dirs;  // from here on, removing means removing these
   process.warnings.insert(process.warnings.end(), cgroup.warnings.begin(), cgroup.warnings.end());
-  const char go_byte = 1;
-  ssize_t written;
-  do {
-    written = ::write(go.write_end.get(), &go_byte, 1);
-  } while (written < 0 && errno == EINTR);
-  if (written != 1)
-    return abandon_child(Status::Internal(fmt::format("cannot release the new process: {}", ErrnoText(errno))));
-  go.write_end.Reset();
 
-  // 6.
-  ChildFailure failure;
-  ssize_t got;
-  do {
-    got = ::read(report.read_end.get(), &failure, sizeof failure);
-  } while (got < 0 && errno == EINTR);
-  if (got != 0) {
-    ReapNow(pid);  // it _exit()s right after reporting
-    remove_cgroup();
-    if (got != static_cast<ssize_t>(sizeof failure)) {
-      return Err(Status::Internal(
-          fmt::format("the new process for {} failed before exec and its report was cut short", spec.argv[0])));
+  // 7.
+  if (with_reaper) {
+    ChildFailure failure;
+    ssize_t got;
+    do {
+      got = ::read(report.read_end.get(), &failure, sizeof failure);
+    } while (got < 0 && errno == EINTR);
+    if (got != 0) {
+      ReapNow(pid);  // it _exit()s right after reporting
+      remove_cgroup();
+      if (got != static_cast<ssize_t>(sizeof failure)) {
+        return Err(Status::Internal(
+            fmt::format("the pod reaper for {} failed before exec and its report was cut short", spec.argv[0])));
+      }
+      return Err(ChildFailureStatus(failure, spec, executable, plan.executable));
     }
-    return Err(ChildFailureStatus(failure, spec, executable));
   }
 
   tracked_[pid] = Tracked{.process = process, .memory_cgroup_dir = cgroup.memory_dir};

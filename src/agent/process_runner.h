@@ -22,7 +22,12 @@
 //
 // Thread-safety: a ProcessRunner is not thread-safe; one loop owns it. Start is
 // safe to call in a multithreaded program: every string and array the child needs
-// is built before fork, and the child makes only async-signal-safe calls until exec.
+// is built before clone, and the child makes only async-signal-safe calls until exec.
+//
+// Cost: Start clones with CLONE_VM|CLONE_VFORK (as posix_spawn does), so it costs
+// the same in a small agent as in a large server-plus-agent process: no page
+// table is copied. A pod that records its exit status runs under a small static
+// reaper program (tessera-pod-reaper) rather than under a copy of the agent.
 #pragma once
 
 #include <sys/types.h>
@@ -143,7 +148,14 @@ CgroupPlacement DetectCgroupPlacement();
 struct ProcessRunnerOptions {
   // nullopt: DetectCgroupPlacement(), on the first call that needs it.
   std::optional<CgroupPlacement> cgroups;
+  // The pod reaper program (src/agent/pod_reaper_main.cc), which leads a pod
+  // started with ProcessSpec::exit_status_path; empty: DefaultPodReaperPath().
+  std::string pod_reaper;
 };
+
+// tessera-pod-reaper beside this program (/proc/self/exe) when it is there, else
+// where the build put it.
+std::string DefaultPodReaperPath();
 
 // How a process that ran with ProcessSpec::exit_status_path ended: Cause::kUnknown
 // when the file is missing or empty (it was killed before it could write).
@@ -213,6 +225,7 @@ class ProcessRunner {
   };
 
   const CgroupPlacement& Placement();
+  const std::string& PodReaper();
   ProcessExit Finish(Tracked& tracked, ProcessExit exit);
 
   ProcessRunnerOptions options_;

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -263,6 +264,42 @@ TEST_F(ProcessRunnerTest, ExecFailureInTheChildIsAnError) {
   ASSERT_FALSE(garbage.has_value());
   EXPECT_THAT(garbage.error().message(), HasSubstr("cannot run"));
   EXPECT_EQ(runner_.tracked_count(), 0u);
+}
+
+// Under the pod reaper (an exit status file), a command that exec refuses is
+// reported the same way, through the reaper, and the reaper is reaped.
+TEST_F(ProcessRunnerTest, ExecFailureUnderTheReaperIsAnError) {
+  std::ofstream(dir_.Sub("garbage")) << "\x01\x02\x03 not a program";
+  ASSERT_EQ(::chmod(dir_.Sub("garbage").c_str(), 0755), 0);
+  ProcessSpec spec = SpecBuilder(dir_).Argv({dir_.Sub("garbage")}).Build();
+  spec.exit_status_path = dir_.Sub("exit-status");
+  Result<RunningProcess> garbage = runner_.Start(spec);
+  ASSERT_FALSE(garbage.has_value());
+  EXPECT_THAT(garbage.error().message(), HasSubstr("cannot run " + dir_.Sub("garbage")));
+  EXPECT_THAT(garbage.error().message(), HasSubstr("Exec format error"));
+  EXPECT_EQ(runner_.tracked_count(), 0u);
+  int status = 0;
+  EXPECT_EQ(::waitpid(-1, &status, WNOHANG), -1) << "a child was left unreaped";
+}
+
+// Without its reaper program the runner cannot keep a pod's exit status: Start
+// says which program is missing and starts nothing.
+TEST_F(ProcessRunnerTest, AMissingReaperIsAnErrorNamingIt) {
+  ProcessRunner runner(ProcessRunnerOptions{.pod_reaper = dir_.Sub("no-reaper-here")});
+  ProcessSpec spec = SpecBuilder(dir_).Shell("echo should-not-run").Build();
+  spec.exit_status_path = dir_.Sub("exit-status");
+  Result<RunningProcess> started = runner.Start(spec);
+  ASSERT_FALSE(started.has_value());
+  EXPECT_EQ(started.error().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(started.error().message(), HasSubstr("cannot run the pod reaper " + dir_.Sub("no-reaper-here")));
+  EXPECT_THAT(started.error().message(), HasSubstr("No such file or directory"));
+  EXPECT_EQ(runner.tracked_count(), 0u);
+  EXPECT_EQ(ReadFile(dir_.Sub("out.log")).find("should-not-run"), std::string::npos);
+}
+
+// The reaper is found beside the build's programs, or beside this one.
+TEST(PodReaperTest, TheDefaultPathIsAnExecutable) {
+  EXPECT_EQ(::access(DefaultPodReaperPath().c_str(), X_OK), 0) << DefaultPodReaperPath();
 }
 
 TEST_F(ProcessRunnerTest, MissingWorkingDirectoryIsAnError) {

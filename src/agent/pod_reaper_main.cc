@@ -1,0 +1,114 @@
+// tessera-pod-reaper: the leader of a pod's process group, which stays behind
+// as a reaper. The command runs as its child, in the same group and cgroup; its
+// wait status goes to STATUS_FD, where an agent that restarted meanwhile (not
+// the parent, so not told) reads it. The reaper ignores the termination
+// signals the group receives (SIGKILL still ends it) and finally ends the way
+// the command did.
+//
+// A program of its own, small and static, so that the agent can start pods with
+// clone(CLONE_VM|CLONE_VFORK) and exec, without copying the agent's address
+// space (fork) for every pod. The agent execs it with every signal blocked, its
+// handlers reset, and its standard streams, directory and credentials already
+// those of the pod.
+//
+// Usage: tessera-pod-reaper STATUS_FD REPORT_FD EXECUTABLE ARGV0 [ARGS...]
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <initializer_list>
+
+#include "agent/spawn_report.h"
+
+namespace {
+
+using tessera::ChildFailure;
+using tessera::ChildStage;
+
+[[noreturn]] void Fail(int report_fd, int error) {
+  const ChildFailure failure{static_cast<int32_t>(ChildStage::kExec), error};
+  ssize_t n;
+  do {
+    n = ::write(report_fd, &failure, sizeof failure);
+  } while (n < 0 && errno == EINTR);
+  ::_exit(127);
+}
+
+// Writes a non-negative number in decimal and makes it durable.
+void WriteDecimal(int fd, int value) {
+  char buf[16];
+  int n = 0;
+  do {
+    buf[sizeof buf - 1 - n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value > 0 && n < 15);
+  (void)!::pwrite(fd, buf + sizeof buf - n, static_cast<size_t>(n), 0);
+  ::fsync(fd);
+}
+
+int ParseFd(const char* text) {
+  char* end = nullptr;
+  const long fd = std::strtol(text, &end, 10);
+  return (end == text || *end != '\0' || fd < 0 || fd > 1'000'000) ? -1 : static_cast<int>(fd);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 5) return 127;
+  const int status_fd = ParseFd(argv[1]);
+  const int report_fd = ParseFd(argv[2]);
+  if (status_fd < 0 || report_fd < 0) return 127;
+  // Neither may reach the command.
+  ::fcntl(status_fd, F_SETFD, FD_CLOEXEC);
+  ::fcntl(report_fd, F_SETFD, FD_CLOEXEC);
+  const char* executable = argv[3];
+
+  int exec_report[2];
+  if (::pipe2(exec_report, O_CLOEXEC) != 0) Fail(report_fd, errno);
+  sigset_t none;
+  sigemptyset(&none);
+  // vfork: this process is small, but the worker only execs anyway.
+  const pid_t worker = ::vfork();
+  if (worker < 0) Fail(report_fd, errno);
+  if (worker == 0) {
+    ::close(exec_report[0]);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(executable, argv + 4, environ);
+    const int32_t error = errno;
+    (void)!::write(exec_report[1], &error, sizeof error);
+    ::_exit(127);
+  }
+  ::close(exec_report[1]);
+  int32_t exec_error = 0;
+  ssize_t n;
+  do {
+    n = ::read(exec_report[0], &exec_error, sizeof exec_error);
+  } while (n < 0 && errno == EINTR);
+  if (n == sizeof exec_error) {
+    ::waitpid(worker, nullptr, 0);
+    Fail(report_fd, exec_error);
+  }
+  ::close(report_fd);  // the command runs: what the agent waits for
+
+  // Signals are still blocked (the agent blocked them all): ignore the ones a
+  // pod's group receives on termination before letting any through.
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE}) ::sigaction(sig, &ignore, nullptr);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  int status = 0;
+  while (::waitpid(worker, &status, 0) < 0 && errno == EINTR) {
+  }
+  WriteDecimal(status_fd, status);
+  if (WIFSIGNALED(status)) {
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    ::sigaction(WTERMSIG(status), &default_action, nullptr);
+    ::kill(::getpid(), WTERMSIG(status));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}

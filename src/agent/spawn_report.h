@@ -1,0 +1,33 @@
+// What a pod's process reports to the agent when it cannot start: shared by the
+// agent's ProcessRunner and the pod reaper (tessera-pod-reaper), which run in
+// different programs. Plain data, written with one write() or one store.
+#pragma once
+
+#include <cstdint>
+
+namespace tessera {
+
+// Where between clone and the command's exec the new process failed.
+enum class ChildStage : int32_t {
+  kNone = 0,
+  kSetsid,
+  kRedirect,
+  kChdir,
+  kSetGroups,
+  kSetGid,
+  kSetUid,
+  kExecReaper,  // the pod reaper could not be run
+  kExec,        // the command could not be run
+};
+
+struct ChildFailure {
+  int32_t stage = 0;  // a ChildStage
+  int32_t error = 0;  // errno
+};
+
+// The pod reaper's command line: tessera-pod-reaper STATUS_FD REPORT_FD EXECUTABLE ARGV...
+// STATUS_FD receives the command's wait status in decimal; REPORT_FD a
+// ChildFailure when the command cannot be run, else end-of-file once it runs.
+inline constexpr const char* kPodReaperName = "tessera-pod-reaper";
+
+}  // namespace tessera
