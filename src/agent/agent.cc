@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "agent/fence.h"
@@ -78,10 +79,14 @@ struct Agent::Impl {
   std::string summary;
   Stopper stopper;
 
-  // The Pods bound to this node, as the watcher last saw them (uid -> pod).
+  // The Pods bound to this node, as the watcher last saw them (uid -> pod), and
+  // what changed since the loop last looked: the loop's work per pass follows
+  // the changes, not the number of pods the node has run.
   std::mutex pods_mu;
   std::condition_variable pods_cv;
   std::map<std::string, json> pods;
+  std::set<std::string> changed_uids;  // added, modified or deleted
+  bool relisted = false;               // all of `pods` was replaced
   bool pods_listed = false;
   uint64_t pods_version = 0;
 
@@ -98,10 +103,11 @@ struct Agent::Impl {
     bool terminating = false;
     bool done = false;                          // reached a terminal phase
     json status;                                // what the API should show
-    json reported;                              // what it was last told
+    bool unreported = false;                    // status changed since the API last took it
     std::optional<LogPump> logs;                // copies the pod's output into its log files
   };
   std::map<std::string, Run> runs;  // by pod uid
+  std::map<std::string, json> current;  // the loop's copy of `pods`
   ProcessRunner runner;
   bool fenced = false;
 
@@ -227,6 +233,8 @@ void Agent::Impl::WatchPods() {
         pods[Uid(p)] = p;  // the fieldSelector returns only this node's
       }
       pods_listed = true;
+      relisted = true;
+      changed_uids.clear();
       ++pods_version;
     }
     pods_cv.notify_all();
@@ -242,6 +250,7 @@ void Agent::Impl::WatchPods() {
                                  } else {
                                    pods[Uid(p)] = p;
                                  }
+                                 changed_uids.insert(Uid(p));
                                  ++pods_version;
                                }
                                pods_cv.notify_all();
@@ -306,6 +315,7 @@ void Agent::Impl::Adopt() {
       spdlog::info("agent {}: pod {}/{} ended while no agent ran", options.node_name, p.value("namespace", ""),
                    p.value("name", ""));
       OnExit(run, ReadExitStatusFile(exit_status), SystemNow());
+      run.unreported = true;
     }
     runs[uid] = std::move(run);
   }
@@ -342,14 +352,16 @@ void Agent::Impl::StartPod(Run& run, const std::map<std::string, json>& all) {
                        .checkpoint_dir = checkpoint.string(),
                        .master_addr = options.address};
   // LOCAL_RANK: this pod's place among its workload's pods on this node, by rank.
-  const auto rank_of = [](const json& p) {
-    return std::atoi(p["metadata"].value("annotations", json::object()).value("tessera.dev/rank", "0").c_str());
+  const auto annotation = [](const json& p, const char* key) {
+    return std::atoi(p["metadata"].value("annotations", json::object()).value(key, "0").c_str());
   };
-  for (const auto& [uid, other] : all) {
-    if (other["metadata"].value("namespace", "") == ns &&
-        other["metadata"].value("labels", json::object()).value("tessera.dev/workload", "") == workload &&
-        rank_of(other) < rank_of(pod)) {
-      ++ctx.local_rank;
+  if (annotation(pod, "tessera.dev/world-size") > 1) {
+    for (const auto& [uid, other] : all) {
+      if (other["metadata"].value("namespace", "") == ns &&
+          other["metadata"].value("labels", json::object()).value("tessera.dev/workload", "") == workload &&
+          annotation(other, "tessera.dev/rank") < annotation(pod, "tessera.dev/rank")) {
+        ++ctx.local_rank;
+      }
     }
   }
   const Timestamp now = SystemNow();
@@ -450,21 +462,35 @@ void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
 }
 
 void Agent::Impl::Report(ApiClient& client, Run& run) {
-  if (run.status.is_null() || run.status == run.reported) return;
+  if (run.status.is_null() || !run.unreported) return;
   const std::string ns = run.pod["metadata"].value("namespace", "");
   const std::string name = run.pod["metadata"].value("name", "");
   auto r = client.Request("PATCH", PodPath(ns, name) + "/status", json{{"status", run.status}}.dump(),
                           "application/merge-patch+json");
-  if (r && (r->status / 100 == 2 || r->status == 404)) run.reported = run.status;
+  if (r && (r->status / 100 == 2 || r->status == 404)) run.unreported = false;
 }
 
 void Agent::Impl::Reconcile(ApiClient& client) {
-  std::map<std::string, json> current;
   bool listed;
+  bool full;
+  std::set<std::string> touched;
   {
     std::lock_guard lock(pods_mu);
-    current = pods;
     listed = pods_listed;
+    full = relisted;
+    relisted = false;
+    if (full) {
+      current = pods;
+    } else {
+      for (const std::string& uid : changed_uids) {
+        if (auto it = pods.find(uid); it != pods.end()) {
+          current[uid] = it->second;
+        } else {
+          current.erase(uid);
+        }
+      }
+    }
+    touched.swap(changed_uids);
   }
   const Timestamp now = SystemNow();
   const int64_t renewed = last_renewed_ms.load();
@@ -480,27 +506,40 @@ void Agent::Impl::Reconcile(ApiClient& client) {
   fenced = lease_lost;
 
   if (listed) {
-    for (const auto& [uid, pod] : current) {
+    auto take = [&](const std::string& uid, const json& pod) {
       auto [it, fresh] = runs.try_emplace(uid);
       Run& run = it->second;
       run.pod = pod;
       if (fresh && Terminal(pod)) {  // finished before this agent started
         run.done = true;
         run.status = pod["status"];
-        run.reported = run.status;
       }
       if (pod["metadata"].contains("deletionTimestamp") && !run.terminating) {
         run.terminating = true;
         const int64_t grace_s = pod["spec"].value("terminationGracePeriodSeconds", kDefaultGrace.ms / 1000);
         if (run.process) (void)runner.BeginTermination(run.process->identity, Duration::Seconds(grace_s), now);
       }
-    }
+    };
     // Pods deleted from the API while running here: stop them.
-    for (auto& [uid, run] : runs) {
-      if (current.count(uid) || run.terminating) continue;
+    auto deleted = [&](Run& run) {
+      if (run.terminating) return;
       run.terminating = true;
-      run.reported = run.status;  // nothing left to report to
+      run.unreported = false;  // nothing left to report to
       if (run.process) (void)runner.BeginTermination(run.process->identity, Duration::Seconds(2), now);
+    };
+    if (full) {
+      for (const auto& [uid, pod] : current) take(uid, pod);
+      for (auto& [uid, run] : runs) {
+        if (!current.count(uid)) deleted(run);
+      }
+    } else {
+      for (const std::string& uid : touched) {
+        if (auto it = current.find(uid); it != current.end()) {
+          take(uid, it->second);
+        } else if (auto run = runs.find(uid); run != runs.end()) {
+          deleted(run->second);
+        }
+      }
     }
   }
 
@@ -508,6 +547,10 @@ void Agent::Impl::Reconcile(ApiClient& client) {
   runner.RetryCgroupRemovals();
   for (auto it = runs.begin(); it != runs.end();) {
     Run& run = it->second;
+    if (run.done && !run.terminating && !run.unreported) {  // finished and told: nothing to do until it is deleted
+      ++it;
+      continue;
+    }
     if (run.logs) (void)run.logs->Pump();
     if (run.process) {
       auto polled = runner.Poll(run.process->identity, now);
@@ -518,6 +561,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
           if (!pumped || *pumped == 0) break;
         }
         OnExit(run, **polled, now);
+        run.unreported = true;
         if (run.done) run.logs.reset();  // drained: a finished pod holds no descriptors
         changed = true;
       } else if (!polled) {
@@ -528,6 +572,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
     if (!run.process && !run.done && !run.terminating && !fenced && listed && current.count(it->first) &&
         (!run.restart_at || now >= *run.restart_at)) {
       StartPod(run, current);
+      run.unreported = true;
       changed = true;
     }
     if (run.terminating && !run.process) {
