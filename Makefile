@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build test bench run demo asan clean
+.PHONY: all deps configure build test bench bench-slurm run demo asan clean
 
 all: build
 
@@ -22,6 +22,11 @@ test: build
 
 bench: build
 	bench/run_all.sh $(BUILD_DIR)
+
+# The same job stream through Debian's Slurm on this machine (installs
+# slurm-wlm and munge; needs root), to compare with agent_scale's figures.
+bench-slurm:
+	bench/slurm_compare.sh
 
 # Starts Tessera on this machine (the control plane, with this machine as a node;
 # a simulated GPU inventory without an NVIDIA driver), data under ./tessera-data.
