@@ -36,12 +36,18 @@ void DemandProfile::Finish() {
   if (shapes_.size() > kMaxShapes) shapes_.resize(kMaxShapes);
   total_weight_ = 0;
   for (const DemandShape& s : shapes_) total_weight_ += s.weight;
+  // GPU milli per CPU milli in 32.32 fixed point: placement multiplies, never divides.
+  gpu_per_cpu_q32_ = -1;
+  if (demand_cpu_milli_ > 0) {
+    const __int128 q = (static_cast<__int128>(demand_gpu_milli_) << 32) / demand_cpu_milli_;
+    gpu_per_cpu_q32_ = q > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max()
+                                                                : static_cast<int64_t>(q);
+  }
 }
 
 int64_t DemandProfile::GpuCarriedBy(int64_t cpu_milli) const {
-  if (demand_cpu_milli_ <= 0) return std::numeric_limits<int64_t>::max();
-  const __int128 carried =
-      static_cast<__int128>(std::max<int64_t>(cpu_milli, 0)) * demand_gpu_milli_ / demand_cpu_milli_;
+  if (gpu_per_cpu_q32_ < 0) return std::numeric_limits<int64_t>::max();
+  const __int128 carried = (static_cast<__int128>(std::max<int64_t>(cpu_milli, 0)) * gpu_per_cpu_q32_) >> 32;
   return carried > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max()
                                                        : static_cast<int64_t>(carried);
 }

@@ -48,7 +48,7 @@ class DemandProfile {
   // The kept shapes' weights, summed (Finish).
   int64_t total_weight() const { return total_weight_; }
   // GPU milli the demand asks for with `cpu_milli` of CPU beside it (its CPU per
-  // GPU, over every pod added); unbounded (INT64_MAX) when it asks for no CPU.
+  // GPU, over every pod added; Finish); unbounded (INT64_MAX) when it asks for no CPU.
   int64_t GpuCarriedBy(int64_t cpu_milli) const;
 
  private:
@@ -63,6 +63,7 @@ class DemandProfile {
   int64_t total_weight_ = 0;
   int64_t demand_gpu_milli_ = 0;  // over every pod added, weights applied
   int64_t demand_cpu_milli_ = 0;
+  int64_t gpu_per_cpu_q32_ = -1;  // demand GPU / demand CPU, 32.32 fixed point; -1: no CPU demand
 };
 
 // A node's free capacity, as placement sees it, for scoring a tentative choice.
