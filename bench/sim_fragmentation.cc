@@ -14,7 +14,12 @@
 //   BENCH sim_openb_<list>_{bestfit,random}_alloc_pct <mean> %
 //   BENCH sim_openb_placement_us_per_pod <tessera> us
 //
-// Usage: sim_fragmentation [--traces DIR] [--seeds 42-51] [--lists default,gpushare100] [--out FILE.csv]
+// Arrivals (--order): `published` (default) is what the authors' runs did, the
+// pod list shuffled then random copies appended; `creation` samples with
+// replacement and replays in creation order (src/sim/fragmentation_experiment.h).
+//
+// Usage: sim_fragmentation [--traces DIR] [--seeds 42-51] [--lists default,gpushare100]
+//                          [--order published|creation] [--candidates N] [--out FILE.csv]
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -78,12 +83,21 @@ int Main(int argc, char** argv) {
   std::vector<std::string> lists = {"default", "gpushare100"};
   std::string out_csv;
   int32_t candidates = SchedulerConfig{}.fragmentation_candidates;
+  std::string order_name = "published";
   app.add_option("--candidates", candidates, "Nodes the core scores per pod (0: plain best fit)");
+  app.add_option("--order", order_name,
+                 "Arrivals: published (the authors' runs: the list shuffled, then copies) or creation "
+                 "(sampled with replacement, in creation order)");
   app.add_option("--traces", traces, "The shared traces directory");
   app.add_option("--seeds", seeds, "Seeds, FIRST-LAST");
   app.add_option("--lists", lists, "Pod lists (openb_pod_list_<name>.csv)")->delimiter(',');
   app.add_option("--out", out_csv, "Write every run's curve (allocation % at 0..130 %) to this CSV");
   CLI11_PARSE(app, argc, argv);
+  auto order = ParseArrivalOrder(order_name);
+  if (!order) {
+    fmt::print(stderr, "--order: {}\n", order.error().message());
+    return 2;
+  }
   if (traces.empty()) {
     fmt::print("sim_fragmentation: ../shared/traces not found; skipped (give --traces DIR)\n");
     return 0;
@@ -103,8 +117,9 @@ int Main(int argc, char** argv) {
   int64_t gpus = 0;
   for (const Node& n : *nodes) gpus += static_cast<int64_t>(n.gpus.size());
   const auto published = PublishedAt130(dir + "fgd_expected_results/analysis_allo_discrete.csv");
-  fmt::print("openb: {} GPU nodes, {} GPUs; seeds {}..{}; GPUs allocated (%) at 130 % requested (mean [min, max])\n\n",
-             nodes->size(), gpus, first_seed, last_seed);
+  fmt::print("openb: {} GPU nodes, {} GPUs; seeds {}..{}; arrivals: {}; GPUs allocated (%) at 130 % requested "
+             "(mean [min, max])\n\n",
+             nodes->size(), gpus, first_seed, last_seed, ArrivalOrderName(*order));
   fmt::print("{:<13} {:<9} {:>24} {:>10} {:>12}   {}\n", "POD LIST", "METHOD", "TESSERA RUN", "PUBLISHED",
              "US PER POD", "PODS PLACED/ARRIVED");
   std::ofstream curves;
@@ -126,7 +141,7 @@ int Main(int argc, char** argv) {
       std::vector<double> at130;
       int64_t ns = 0, arrived = 0, placed = 0;
       for (uint64_t seed = first_seed; seed <= last_seed; ++seed) {
-        FragmentationRun run = RunFragmentationProtocol(*nodes, trace->jobs, method, seed, 1.3, candidates);
+        FragmentationRun run = RunFragmentationProtocol(*nodes, trace->jobs, method, seed, 1.3, candidates, *order);
         at130.push_back(run.allocation_pct.back());
         ns += run.placement_ns;
         arrived += run.pods_arrived;

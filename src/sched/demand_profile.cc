@@ -1,6 +1,7 @@
 #include "sched/demand_profile.h"
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 
 namespace tessera {
@@ -13,7 +14,10 @@ int64_t RoundUp(int64_t v, int64_t step) { return v <= 0 ? 0 : (v + step - 1) / 
 }  // namespace
 
 void DemandProfile::Add(int64_t gpu_milli, int64_t cpu_milli, int64_t memory_bytes, int64_t weight) {
-  if (gpu_milli <= 0 || weight <= 0) return;
+  if (weight <= 0) return;
+  demand_gpu_milli_ += std::max<int64_t>(gpu_milli, 0) * weight;
+  demand_cpu_milli_ += std::max<int64_t>(cpu_milli, 0) * weight;
+  if (gpu_milli <= 0) return;
   const int64_t gpu = gpu_milli < 1000 ? std::max<int64_t>(gpu_milli / 10 * 10, 10) : gpu_milli / 1000 * 1000;
   const int64_t cpu = RoundUp(cpu_milli, 1000);
   const int64_t memory = RoundUp(memory_bytes, kGiB);
@@ -30,6 +34,22 @@ void DemandProfile::Finish() {
            std::tie(a.weight, b.gpu_milli, b.cpu_milli, b.memory_bytes);
   });
   if (shapes_.size() > kMaxShapes) shapes_.resize(kMaxShapes);
+  total_weight_ = 0;
+  for (const DemandShape& s : shapes_) total_weight_ += s.weight;
+  // GPU milli per CPU milli in 32.32 fixed point: placement multiplies, never divides.
+  gpu_per_cpu_q32_ = -1;
+  if (demand_cpu_milli_ > 0) {
+    const __int128 q = (static_cast<__int128>(demand_gpu_milli_) << 32) / demand_cpu_milli_;
+    gpu_per_cpu_q32_ = q > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max()
+                                                                : static_cast<int64_t>(q);
+  }
+}
+
+int64_t DemandProfile::GpuCarriedBy(int64_t cpu_milli) const {
+  if (gpu_per_cpu_q32_ < 0) return std::numeric_limits<int64_t>::max();
+  const __int128 carried = (static_cast<__int128>(std::max<int64_t>(cpu_milli, 0)) * gpu_per_cpu_q32_) >> 32;
+  return carried > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max()
+                                                       : static_cast<int64_t>(carried);
 }
 
 int64_t NodeFragmentation(const NodeFree& node, const DemandProfile& profile) {
@@ -43,7 +63,9 @@ int64_t NodeFragmentation(const NodeFree& node, const DemandProfile& profile) {
     }
   }
   if (free == 0) return 0;
-  int64_t total = 0;
+  // Free GPU the node's CPU cannot carry at the demand's CPU per GPU: stranded
+  // for every shape, whatever comes.
+  int64_t total = profile.total_weight() * std::max<int64_t>(free - profile.GpuCarriedBy(node.cpu_milli), 0);
   for (const DemandShape& s : profile.shapes()) {
     int64_t unusable = 0;
     if (node.cpu_milli < s.cpu_milli || node.memory_bytes < s.memory_bytes) {

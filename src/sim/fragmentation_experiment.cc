@@ -199,9 +199,23 @@ std::string_view PlacementMethodName(PlacementMethod method) {
   return "?";
 }
 
+Result<ArrivalOrder> ParseArrivalOrder(std::string_view name) {
+  if (name == "published") return ArrivalOrder::kPublished;
+  if (name == "creation") return ArrivalOrder::kCreation;
+  return Err(Status::InvalidArgument(fmt::format("unknown arrival order \"{}\": use published or creation", name)));
+}
+
+std::string_view ArrivalOrderName(ArrivalOrder order) {
+  switch (order) {
+    case ArrivalOrder::kPublished: return "published";
+    case ArrivalOrder::kCreation: return "creation";
+  }
+  return "?";
+}
+
 FragmentationRun RunFragmentationProtocol(const std::vector<Node>& nodes, const std::vector<TraceJob>& pods,
                                           PlacementMethod method, uint64_t seed, double tune,
-                                          int32_t candidates) {
+                                          int32_t candidates, ArrivalOrder order) {
   FragmentationRun run{.method = method, .seed = seed};
   int64_t total = 0;
   for (const Node& n : nodes) total += n.GpuMilli();
@@ -210,18 +224,36 @@ FragmentationRun RunFragmentationProtocol(const std::vector<Node>& nodes, const 
     run.allocation_pct.assign(max_pct + 1, 0);
     return run;
   }
-  // Sample with replacement until the requests reach tune x capacity; replay in creation order.
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<size_t> pick(0, pods.size() - 1);
   std::vector<size_t> sample;
   int64_t requested = 0;
   const auto target = static_cast<int64_t>(tune * static_cast<double>(total));
-  for (size_t guard = 0; requested < target && guard < 100 * pods.size() + 1000; ++guard) {
-    const size_t i = pick(rng);
-    sample.push_back(i);
-    requested += pods[i].TotalGpuMilli();
+  if (order == ArrivalOrder::kCreation) {
+    // Sample with replacement until the requests reach tune x capacity; replay in creation order.
+    for (size_t guard = 0; requested < target && guard < 100 * pods.size() + 1000; ++guard) {
+      const size_t i = pick(rng);
+      sample.push_back(i);
+      requested += pods[i].TotalGpuMilli();
+    }
+    std::stable_sort(sample.begin(), sample.end(),
+                     [&](size_t a, size_t b) { return pods[a].submit_s < pods[b].submit_s; });
+  } else {
+    // Every pod once (by name, then shuffled), then random copies appended while
+    // the next one's per-GPU share still fits under the target.
+    sample.resize(pods.size());
+    std::iota(sample.begin(), sample.end(), size_t{0});
+    std::stable_sort(sample.begin(), sample.end(), [&](size_t a, size_t b) { return pods[a].name < pods[b].name; });
+    std::vector<size_t> by_name = sample;
+    std::shuffle(sample.begin(), sample.end(), rng);
+    for (size_t i : sample) requested += pods[i].TotalGpuMilli();
+    for (size_t guard = 0; requested < target && guard < 100 * pods.size() + 1000; ++guard) {
+      const size_t i = by_name[pick(rng)];
+      if (requested + std::min<int64_t>(pods[i].gpu_milli, 1000) > target) break;
+      sample.push_back(i);
+      requested += pods[i].TotalGpuMilli();
+    }
   }
-  std::stable_sort(sample.begin(), sample.end(), [&](size_t a, size_t b) { return pods[a].submit_s < pods[b].submit_s; });
 
   std::unique_ptr<Placement> placement;
   if (method == PlacementMethod::kTessera) {

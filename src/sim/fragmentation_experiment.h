@@ -1,10 +1,18 @@
 // The fragmentation protocol of the FGD paper (Weng et al., "Beware of
-// Fragmentation", ATC'23), as ../shared/traces/README.md states it: nodes from a
-// node list; pods sampled with replacement from a pod list until the GPU requests
-// that arrived reach `tune` (1.3) of the cluster's GPUs, replayed in creation
-// order with no departures; a pod that cannot be placed when it arrives is not
-// placed (no queueing). The metric: GPUs allocated / cluster GPUs (%) at each
-// whole percent of arrived requests, 0..130.
+// Fragmentation", ATC'23): nodes from a node list; pods from a pod list until the
+// GPU requests that arrived reach `tune` (1.3) of the cluster's GPUs, with no
+// departures; a pod that cannot be placed when it arrives is not placed (no
+// queueing). The metric: GPUs allocated / cluster GPUs (%) at each whole percent
+// of arrived requests, 0..130.
+//
+// Two readings of "pods from a pod list" (ArrivalOrder):
+//   kPublished  what the authors' runs did (kubernetes-scheduler-simulator,
+//               experiments/run_scripts: --shuffle-pod=true, -tune 1.3): every pod
+//               of the list once, in a seeded random order, then copies drawn
+//               with replacement appended until the next one would pass tune x
+//               capacity (their check compares the per-GPU share, kept here);
+//   kCreation   ../shared/traces/README.md's wording: pods drawn with replacement
+//               until tune x capacity, replayed in creation order.
 //
 // Placements compared:
 //   tessera  the scheduler core's Placer (src/sched/placement.h), the code every
@@ -27,6 +35,10 @@
 namespace tessera {
 
 enum class PlacementMethod { kTessera, kBestFit, kRandom };
+enum class ArrivalOrder { kPublished, kCreation };
+
+Result<ArrivalOrder> ParseArrivalOrder(std::string_view name);
+std::string_view ArrivalOrderName(ArrivalOrder order);
 
 Result<PlacementMethod> ParsePlacementMethod(std::string_view name);
 std::string_view PlacementMethodName(PlacementMethod method);
@@ -45,6 +57,7 @@ struct FragmentationRun {
 // SchedulerConfig::fragmentation_candidates (tessera only; 0 is plain best fit).
 FragmentationRun RunFragmentationProtocol(const std::vector<Node>& nodes, const std::vector<TraceJob>& pods,
                                           PlacementMethod method, uint64_t seed, double tune = 1.3,
-                                          int32_t candidates = SchedulerConfig{}.fragmentation_candidates);
+                                          int32_t candidates = SchedulerConfig{}.fragmentation_candidates,
+                                          ArrivalOrder order = ArrivalOrder::kPublished);
 
 }  // namespace tessera
