@@ -23,6 +23,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -75,6 +77,18 @@ class Store {
   virtual ~Store() = default;
 
   virtual Result<StoredObject> Create(const ObjectKey& key, nlohmann::json object) = 0;
+
+  // Create without waiting: `done` is called once, on whichever thread
+  // finishes the write (maybe this one, before CreateAsync returns; maybe the
+  // store's own), after the write committed (with the object as stored and its
+  // JSON text, the same as object.dump()) or failed. With `must_exist`, the
+  // create fails with NotFound, naming that key, unless that object exists when
+  // the write is made (an object's namespace). For callers that must not block,
+  // such as HTTP I/O threads: their writes queue and share a commit. `done`
+  // must not block for long or throw. The default runs Create at once.
+  using CreateDone = std::function<void(Result<StoredObject> created, std::string_view text)>;
+  virtual void CreateAsync(const ObjectKey& key, nlohmann::json object, std::optional<ObjectKey> must_exist,
+                           CreateDone done);
   virtual Result<StoredObject> Get(const ObjectKey& key) = 0;
   // All objects of a kind; in one namespace unless `ns` is empty.
   virtual Result<ListResult> List(std::string_view kind, std::string_view ns) = 0;
