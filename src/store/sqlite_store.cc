@@ -149,6 +149,7 @@ class SqliteStore final : public Store {
   Result<StoredObject> Delete(const ObjectKey& key, int64_t expected_revision) override;
   Result<std::vector<StoredObject>> Apply(std::vector<WriteOp> ops) override;
   Result<std::vector<StoreEvent>> EventsSince(int64_t revision, size_t limit) override;
+  Result<EventPage> FilteredEventsSince(int64_t revision, size_t limit, const EventFilter& filter) override;
   int64_t Revision() override;
   Status Compact(int64_t keep_events) override;
 
@@ -219,6 +220,9 @@ class SqliteStore final : public Store {
   Status CompactIn(WriteTxn& txn, int64_t keep_events);
 
   Result<int64_t> ReadMeta(SqliteDb& db, const char* key);
+  // EventsSince and FilteredEventsSince: with `filter`, events it refuses are
+  // looked at (counted in the page) but not parsed or returned.
+  Result<EventPage> ReadEvents(int64_t revision, size_t limit, const EventFilter* filter);
 
   Result<Reader> BorrowReader();
   void ReturnReader(std::unique_ptr<SqliteDb> db);
@@ -695,6 +699,15 @@ Result<ListResult> SqliteStore::List(std::string_view kind, std::string_view ns)
 }
 
 Result<std::vector<StoreEvent>> SqliteStore::EventsSince(int64_t revision, size_t limit) {
+  ASSIGN_OR_RETURN(EventPage page, ReadEvents(revision, limit, nullptr));
+  return std::move(page.events);
+}
+
+Result<EventPage> SqliteStore::FilteredEventsSince(int64_t revision, size_t limit, const EventFilter& filter) {
+  return ReadEvents(revision, limit, &filter);
+}
+
+Result<EventPage> SqliteStore::ReadEvents(int64_t revision, size_t limit, const EventFilter* filter) {
   if (revision < 0) {
     return Err(Status::InvalidArgument(fmt::format(
         "resourceVersion {} is negative: watch from 0, or from a list's resourceVersion", revision)));
@@ -714,29 +727,42 @@ Result<std::vector<StoreEvent>> SqliteStore::EventsSince(int64_t revision, size_
         "revision {}); list the objects again and watch from the list's resourceVersion",
         revision, compacted)));
   }
-  std::vector<StoreEvent> events;
+  EventPage page;
+  page.revision = revision;
   {
     ASSIGN_OR_RETURN(SqliteStatement select, db.Statement("read events", kSelectEventsSql));
     // LIMIT takes a signed 64-bit value; a larger limit means "all".
     int64_t sql_limit = limit > static_cast<size_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(limit);
     select.Bind(1, revision).Bind(2, sql_limit);
+    ObjectKey key;
     while (true) {
       ASSIGN_OR_RETURN(bool row, select.Step());
       if (!row) break;
+      const int64_t event_revision = select.ColumnInt(0);
+      page.revision = event_revision;
+      ++page.looked_at;
+      key.kind = select.ColumnText(2);
+      if (filter != nullptr && !std::binary_search(filter->kinds.begin(), filter->kinds.end(), key.kind)) continue;
+      key.ns = select.ColumnText(3);
+      key.name = select.ColumnText(4);
+      if (filter != nullptr && filter->have && filter->have(key, event_revision)) continue;
       StoreEvent event;
-      event.revision = select.ColumnInt(0);
+      event.revision = event_revision;
       ASSIGN_OR_RETURN(event.type, ParseEventType(select.ColumnText(1), path_));
-      event.object.key = ObjectKey{std::string(select.ColumnText(2)), std::string(select.ColumnText(3)),
-                                   std::string(select.ColumnText(4))};
+      event.object.key = key;
       event.object.revision = event.revision;
-      ASSIGN_OR_RETURN(event.object.object,
-                       Parse(select.ColumnText(5), fmt::format("event {}", event.revision), path_));
-      events.push_back(std::move(event));
+      const std::string_view text = select.ColumnText(5);
+      event.object.object = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+      if (event.object.object.is_discarded()) {
+        // (The description is formatted only here: once per event it costs as much as a small parse.)
+        return Err(Parse(text, fmt::format("event {}", event.revision), path_).error());
+      }
+      page.events.push_back(std::move(event));
     }
   }
   ASSIGN_OR_RETURN(SqliteStatement commit, db.Statement("end a read", kCommitSql));
   RETURN_IF_ERROR(commit.Run());
-  return events;
+  return page;
 }
 
 int64_t SqliteStore::Revision() {

@@ -1,7 +1,23 @@
 #include "store/store.h"
 
+#include <algorithm>
+
 
 namespace tessera {
+
+Result<EventPage> Store::FilteredEventsSince(int64_t revision, size_t limit, const EventFilter& filter) {
+  ASSIGN_OR_RETURN(std::vector<StoreEvent> events, EventsSince(revision, limit));
+  EventPage page;
+  page.revision = events.empty() ? revision : events.back().revision;
+  page.looked_at = events.size();
+  for (StoreEvent& e : events) {
+    const ObjectKey& key = e.object.key;
+    if (!std::binary_search(filter.kinds.begin(), filter.kinds.end(), key.kind)) continue;
+    if (filter.have && filter.have(key, e.revision)) continue;
+    page.events.push_back(std::move(e));
+  }
+  return page;
+}
 
 void Store::CreateAsync(const ObjectKey& key, nlohmann::json object, std::optional<ObjectKey> must_exist,
                         CreateDone done) {
