@@ -252,6 +252,19 @@ class SqliteStore final : public Store {
 
   std::mutex readers_mu_;
   std::vector<std::unique_ptr<SqliteDb>> idle_readers_;  // guarded by readers_mu_
+
+  // Checkpoints run on their own thread and connection (PASSIVE: they never
+  // block a write), asked for by the writer's WAL hook once the WAL holds
+  // options_.checkpoint_frames frames; so the writer thread, which every
+  // write waits for, never waits for a checkpoint's copying and fsyncs.
+  static int OnWalCommit(void* store, sqlite3* db, const char* name, int frames);
+  void CheckpointLoop();
+  std::mutex checkpoint_mu_;
+  std::condition_variable checkpoint_cv_;
+  bool checkpoint_wanted_ = false;   // guarded by checkpoint_mu_
+  bool checkpoint_stop_ = false;     // guarded by checkpoint_mu_
+  std::unique_ptr<SqliteDb> checkpointer_;  // used only by checkpoint_thread_
+  std::thread checkpoint_thread_;
 };
 
 Status SqliteStore::Init() {
@@ -259,6 +272,13 @@ Status SqliteStore::Init() {
   ASSIGN_OR_RETURN(int64_t revision, ReadMeta(*writer_, kRevisionKey));
   ASSIGN_OR_RETURN(compacted_, ReadMeta(*writer_, kCompactedKey));
   last_revision_.store(revision);
+  ASSIGN_OR_RETURN(checkpointer_, SqliteDb::Open(path_, /*create=*/false, options_.busy_timeout_ms));
+  // Replaces SQLite's automatic checkpoint (itself a WAL hook) on the writer.
+  sqlite3_wal_hook(writer_->handle(), &SqliteStore::OnWalCommit, this);
+  checkpoint_thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "store-checkpoint");
+    CheckpointLoop();
+  });
   writer_thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "store-writer");
     WriterLoop();
@@ -273,6 +293,47 @@ SqliteStore::~SqliteStore() {
   }
   queue_cv_.notify_one();
   if (writer_thread_.joinable()) writer_thread_.join();  // it drains the queue first
+  {
+    std::lock_guard lock(checkpoint_mu_);
+    checkpoint_stop_ = true;
+  }
+  checkpoint_cv_.notify_one();
+  if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
+  checkpointer_.reset();  // the writer, closed last, checkpoints what is left
+}
+
+int SqliteStore::OnWalCommit(void* store, sqlite3* db, const char* name, int frames) {
+  auto* self = static_cast<SqliteStore*>(store);
+  if (frames < self->options_.checkpoint_frames) return SQLITE_OK;
+  if (frames >= 16 * self->options_.checkpoint_frames) {
+    // The checkpointer cannot keep up (or is stuck behind a long read): keep
+    // the WAL bounded by checkpointing here, as SQLite's own hook would.
+    sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    return SQLITE_OK;
+  }
+  {
+    std::lock_guard lock(self->checkpoint_mu_);
+    if (self->checkpoint_wanted_) return SQLITE_OK;
+    self->checkpoint_wanted_ = true;
+  }
+  self->checkpoint_cv_.notify_one();
+  return SQLITE_OK;
+}
+
+void SqliteStore::CheckpointLoop() {
+  std::unique_lock lock(checkpoint_mu_);
+  while (true) {
+    checkpoint_cv_.wait(lock, [this] { return checkpoint_wanted_ || checkpoint_stop_; });
+    if (checkpoint_stop_) return;
+    lock.unlock();
+    // PASSIVE: copies what no reader still needs, without waiting for locks.
+    // A failure (another process checkpointing, an I/O error) is left to the
+    // next request, and past 16 x checkpoint_frames to the writer's own hook,
+    // whose commits report real I/O errors.
+    sqlite3_wal_checkpoint_v2(checkpointer_->handle(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    lock.lock();
+    checkpoint_wanted_ = false;
+  }
 }
 
 Result<int64_t> SqliteStore::ReadMeta(SqliteDb& db, const char* key) {

@@ -63,8 +63,10 @@ struct SqliteStoreOptions {
   int busy_timeout_ms = 5'000;
   // Reader connections kept open while idle (more are opened under load).
   size_t max_idle_readers = 8;
-  // WAL size, in frames (pages of 4 KiB), at which a commit checkpoints: copies
-  // the WAL into the database file, with two fsyncs, before it returns.
+  // WAL size, in frames (pages of 4 KiB), at which a checkpoint copies the WAL
+  // into the database file, with two fsyncs. It runs on the store's own
+  // checkpoint thread and connection (PASSIVE), so writes never wait for it;
+  // only a WAL 16 times this size makes a commit checkpoint itself.
   // SQLite's default; 4,000 and 10,000 measured no faster (store_bench).
   int checkpoint_frames = 1'000;
 };
