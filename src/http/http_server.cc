@@ -217,7 +217,30 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       response.body = StatusJson(500, "InternalError", "internal error; see the server log");
     }
     if (response.stream) return StartStream(std::move(response), version);
+    if (response.deferred) return Defer(std::move(response.deferred), version, keep_alive);
     Respond(std::move(response), version, keep_alive);
+  }
+
+  // The response comes through `respond`, from any thread: it is written from
+  // this connection's strand. Until then nothing is read from the connection.
+  void Defer(std::function<void(std::function<void(HttpResponse)>)> deferred, unsigned version, bool keep_alive) {
+    auto answered = std::make_shared<std::atomic<bool>>(false);
+    auto respond = [self = this->shared_from_this(), version, keep_alive, answered](HttpResponse r) {
+      if (answered->exchange(true)) return;
+      net::post(self->stream_.get_executor(), [self, r = std::move(r), version, keep_alive]() mutable {
+        self->Respond(std::move(r), version, keep_alive);
+      });
+    };
+    try {
+      deferred(std::move(respond));
+    } catch (const std::exception& e) {
+      spdlog::error("deferred handler threw: {}", e.what());
+      if (answered->exchange(true)) return;
+      HttpResponse r;
+      r.status = 500;
+      r.body = StatusJson(500, "InternalError", "internal error; see the server log");
+      Respond(std::move(r), version, keep_alive);
+    }
   }
 
   void Respond(HttpResponse r, unsigned version, bool keep_alive) {

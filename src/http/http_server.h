@@ -10,7 +10,8 @@
 // on its own strand, so a handler for one connection never runs concurrently
 // with another handler of the same connection. Handlers run on I/O threads and
 // must not block for long: a plain request is answered by returning an
-// HttpResponse; a watch is answered with HttpResponse::Stream, after which the
+// HttpResponse, or later through HttpResponse::deferred; a watch is answered
+// with HttpResponse::stream, after which the
 // server writes whatever the returned StreamSink is given, as chunks, until the
 // client goes away or the sink is closed.
 //
@@ -66,6 +67,12 @@ struct HttpResponse {
   // When set, the response is streamed (chunked): the server sends the status
   // and headers, then calls `stream` once with the sink to write the body to.
   std::function<void(std::shared_ptr<StreamSink>)> stream;
+  // When set (and `stream` is not), the answer comes later: the server calls
+  // `deferred` once with a `respond` function, which must then be called
+  // exactly once, from any thread, with the real response (not itself deferred
+  // or streamed). Meanwhile the I/O thread serves other connections, so a
+  // handler that waits for something (a store write) does not hold it.
+  std::function<void(std::function<void(HttpResponse)> respond)> deferred;
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;

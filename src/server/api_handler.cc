@@ -194,6 +194,13 @@ HttpResponse ErrorResponse(const Status& s) {
 ApiHandler::ApiHandler(Store& store, WatchHub& watches, Authenticator authenticate, WallClock clock)
     : store_(store), watches_(watches), authenticate_(std::move(authenticate)), clock_(std::move(clock)) {}
 
+ApiHandler::~ApiHandler() { WaitForPendingWrites(); }
+
+void ApiHandler::WaitForPendingWrites() {
+  std::unique_lock lock(pending_mu_);
+  pending_cv_.wait(lock, [this] { return pending_writes_.load() == 0; });
+}
+
 void ApiHandler::Written() {
   watches_.Notify();
   if (on_write_) on_write_();
@@ -403,22 +410,58 @@ HttpResponse ApiHandler::Create(const Route& r, const HttpRequest& req) {
                                                            body_ns, r.ns));
     }
     meta["namespace"] = r.ns;
-    if (auto ns = store_.Get(ObjectKey{"/Namespace", "", r.ns}); !ns) {
-      return ObjectErrorResponse(ns.error(), *FindKindByStoreKey("/Namespace"), r.ns);
-    }
   }
-  if (Status v = ValidateObject(*r.kind, obj); !v.ok()) return ErrorResponse(v);
+  std::optional<ObjectKey> ns_key;
+  if (r.kind->namespaced) ns_key = ObjectKey{"/Namespace", "", r.ns};
+  const KindInfo& ns_kind = *FindKindByStoreKey("/Namespace");
+  if (Status v = ValidateObject(*r.kind, obj); !v.ok()) {
+    // A missing namespace is the first thing to fix, as before validation.
+    if (ns_key) {
+      if (auto ns = store_.Get(*ns_key); !ns) return ObjectErrorResponse(ns.error(), ns_kind, r.ns);
+    }
+    return ErrorResponse(v);
+  }
   // Status is written by controllers and agents; on create only nodes and pods
   // (registered by agents, bound by the scheduler) bring theirs.
   if (r.kind->kind != "Node" && r.kind->kind != "Pod") obj.erase("status");
   meta.erase("resourceVersion");
   meta["creationTimestamp"] = clock_();
   meta["generation"] = 1;
-  const std::string name = StringField(meta, "name");
-  auto created = store_.Create(ObjectKey{std::string(r.kind->store_key), r.ns, name}, std::move(obj));
-  if (!created) return ObjectErrorResponse(created.error(), *r.kind, name);
-  Written();
-  return Json(201, created->object);
+  std::string name = StringField(meta, "name");
+  // The write waits in the store's queue to share a commit with others; the
+  // I/O thread serves other connections meanwhile. The namespace must exist
+  // when the object is written (checked in the same transaction).
+  ObjectKey key{std::string(r.kind->store_key), r.ns, name};
+  HttpResponse resp;
+  resp.deferred = [this, key = std::move(key), obj = std::move(obj), ns_key = std::move(ns_key), kind = r.kind,
+                   &ns_kind](std::function<void(HttpResponse)> respond) mutable {
+    pending_writes_.fetch_add(1);
+    store_.CreateAsync(key, std::move(obj), std::move(ns_key),
+                       [this, kind, &ns_kind, ns = key.ns, name = key.name, respond = std::move(respond)](
+                           Result<StoredObject> created, std::string_view text) {
+                         if (!created) {
+                           const Status& error = created.error();
+                           // Only the namespace check makes a create fail with NotFound.
+                           if (error.code() == StatusCode::kNotFound && kind->namespaced) {
+                             respond(ObjectErrorResponse(error, ns_kind, ns));
+                           } else {
+                             respond(ObjectErrorResponse(error, *kind, name));
+                           }
+                         } else {
+                           Written();
+                           // The stored text is the object's compact JSON: no second dump.
+                           HttpResponse r;
+                           r.status = 201;
+                           r.body = std::string(text);
+                           respond(std::move(r));
+                         }
+                         if (pending_writes_.fetch_sub(1) == 1) {
+                           std::lock_guard lock(pending_mu_);
+                           pending_cv_.notify_all();
+                         }
+                       });
+  };
+  return resp;
 }
 
 HttpResponse ApiHandler::Update(const Route& r, const HttpRequest& req) {

@@ -20,7 +20,10 @@
 // Thread-safe: called concurrently from the HTTP server's I/O threads.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <memory>
 #include <string>
 
@@ -48,7 +51,16 @@ class ApiHandler {
  public:
   ApiHandler(Store& store, WatchHub& watches, Authenticator authenticate, WallClock clock = Rfc3339Now);
 
+  // Waits for the writer's callbacks of every create still queued in the
+  // store (creates are answered asynchronously, HttpResponse::deferred).
+  ~ApiHandler();
+
   HttpResponse Handle(const HttpRequest& request);
+
+  // Returns once every create already handed to the store has been answered.
+  // Call after the HTTP server stopped, before what Written() reaches (the
+  // watch hub, the OnWrite callback's target) goes away.
+  void WaitForPendingWrites();
 
   // The token the server presents to agents when it proxies pod logs.
   void SetAgentToken(std::string token) { agent_token_ = std::move(token); }
@@ -83,6 +95,10 @@ class ApiHandler {
   std::function<void()> on_write_;
   std::function<std::string()> metrics_;
   bool metrics_need_token_ = false;
+  // Creates handed to the store and not yet answered.
+  std::atomic<int64_t> pending_writes_{0};
+  std::mutex pending_mu_;
+  std::condition_variable pending_cv_;  // notified (under pending_mu_) when pending_writes_ reaches 0
 };
 
 // An error as an HTTP response carrying a Kubernetes Status object; `details`

@@ -25,11 +25,11 @@ Status BatchedWriter::Commit(std::vector<WriteOp> ops) {
   auto applied = store_.Apply(std::move(ops));
   if (!applied) return applied.error();
   for (size_t i = 0; i < applied->size(); ++i) {
-    const StoredObject& o = (*applied)[i];
+    StoredObject& o = (*applied)[i];
     if (deletes[i]) {
       cache_.Remove(o.key, o.revision);
     } else {
-      cache_.Put(o);
+      cache_.Put(std::move(o));
     }
   }
   wrote_ = true;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/check.h"
 
 namespace tessera {
@@ -15,6 +17,13 @@ const ObjectCache::Objects kEmpty;
 
 ObjectCache::ObjectCache(Store& store, std::vector<std::string> kinds) : store_(store) {
   for (std::string& kind : kinds) by_kind_[std::move(kind)];
+  for (const auto& [kind, unused] : by_kind_) filter_.kinds.push_back(kind);  // sorted, as the map
+  filter_.have = [this](const ObjectKey& key, int64_t revision) { return Holds(key, revision); };
+}
+
+bool ObjectCache::Holds(const ObjectKey& key, int64_t revision) const {
+  const StoredObject* held = Find(key);
+  return held != nullptr && held->revision >= revision;
 }
 
 Status ObjectCache::Relist() {
@@ -37,7 +46,7 @@ Status ObjectCache::Relist() {
   return Status::Ok();
 }
 
-void ObjectCache::ApplyEvent(const StoreEvent& event) {
+void ObjectCache::ApplyEvent(StoreEvent&& event) {
   auto kind = by_kind_.find(event.object.key.kind);
   if (kind == by_kind_.end()) return;
   Objects& objects = kind->second;
@@ -49,26 +58,24 @@ void ObjectCache::ApplyEvent(const StoreEvent& event) {
     return;
   }
   if (it == objects.end()) {
-    objects.emplace(std::move(key), event.object);
+    objects.emplace(std::move(key), std::move(event.object));
   } else {
-    it->second = event.object;
+    it->second = std::move(event.object);
   }
 }
 
 Status ObjectCache::Sync() {
   if (!listed_) RETURN_IF_ERROR(Relist());
   while (true) {
-    auto events = store_.EventsSince(revision_, kEventBatch);
-    if (!events && events.error().code() == StatusCode::kGone) {
+    auto page = store_.FilteredEventsSince(revision_, kEventBatch, filter_);
+    if (!page && page.error().code() == StatusCode::kGone) {
       RETURN_IF_ERROR(Relist());
       continue;
     }
-    if (!events) return events.error();
-    for (const StoreEvent& e : *events) {
-      ApplyEvent(e);
-      revision_ = e.revision;
-    }
-    if (events->size() < kEventBatch) return Status::Ok();
+    if (!page) return page.error();
+    for (StoreEvent& e : page->events) ApplyEvent(std::move(e));
+    revision_ = std::max(revision_, page->revision);
+    if (page->looked_at < kEventBatch) return Status::Ok();
   }
 }
 
@@ -85,12 +92,17 @@ const StoredObject* ObjectCache::Find(const ObjectKey& key) const {
   return it == kind->second.end() ? nullptr : &it->second;
 }
 
-void ObjectCache::Put(const StoredObject& object) {
+void ObjectCache::Put(StoredObject object) {
   if (object.revision <= revision_) return;
   auto kind = by_kind_.find(object.key.kind);
   if (kind == by_kind_.end()) return;
-  auto [it, inserted] = kind->second.try_emplace({object.key.ns, object.key.name}, object);
-  if (!inserted && it->second.revision < object.revision) it->second = object;
+  auto it = kind->second.find({object.key.ns, object.key.name});
+  if (it == kind->second.end()) {
+    auto key = std::make_pair(object.key.ns, object.key.name);
+    kind->second.emplace(std::move(key), std::move(object));
+  } else if (it->second.revision < object.revision) {
+    it->second = std::move(object);
+  }
 }
 
 void ObjectCache::Remove(const ObjectKey& key, int64_t revision) {

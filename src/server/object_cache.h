@@ -4,7 +4,8 @@
 // The controllers read it instead of listing the store on every pass, so a pass
 // costs what changed since the last one, not the size of the fleet. Sync()
 // lists each kind once, then applies only the events after the revision it has
-// seen; when those were compacted away (Gone), it lists again. Applying is
+// seen, reading only the events of its kinds for objects it does not already
+// hold at that revision; when those were compacted away (Gone), it lists again. Applying is
 // idempotent by revision, so a controller may also Put the result of its own
 // write at once, before the event for it comes back.
 //
@@ -27,6 +28,8 @@ class ObjectCache {
   using Objects = std::map<std::pair<std::string, std::string>, StoredObject>;
 
   ObjectCache(Store& store, std::vector<std::string> kinds);
+  ObjectCache(const ObjectCache&) = delete;  // filter_ refers to this object
+  ObjectCache& operator=(const ObjectCache&) = delete;
 
   // Catches up with the store. On error the cache keeps what it had.
   Status Sync();
@@ -37,7 +40,7 @@ class ObjectCache {
 
   // Records the outcome of a write the owner just made. A write at or below
   // revision() is already in the cache through its event, so it is ignored.
-  void Put(const StoredObject& object);
+  void Put(StoredObject object);
   void Remove(const ObjectKey& key, int64_t revision);
 
   int64_t revision() const { return revision_; }
@@ -45,9 +48,13 @@ class ObjectCache {
 
  private:
   Status Relist();
-  void ApplyEvent(const StoreEvent& event);
+  void ApplyEvent(StoreEvent&& event);
+  // True when the cache holds `key` at `revision` or later (the event for it
+  // need not be read).
+  bool Holds(const ObjectKey& key, int64_t revision) const;
 
   Store& store_;
+  EventFilter filter_;  // the cached kinds, and Holds
   std::map<std::string, Objects> by_kind_;
   int64_t revision_ = 0;
   int64_t relists_ = 0;

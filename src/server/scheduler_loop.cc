@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <set>
@@ -28,6 +29,7 @@ namespace tessera {
 namespace {
 
 constexpr auto kBatchWindow = std::chrono::milliseconds(5);
+constexpr auto kMaxPassPause = std::chrono::milliseconds(500);  // the longest wait after a long pass
 constexpr auto kResyncPeriod = std::chrono::seconds(5);
 constexpr Duration kProgressRefresh = Duration::Seconds(30);
 
@@ -196,14 +198,23 @@ SchedulerLoopStats SchedulerLoop::stats() const {
 
 void SchedulerLoop::Run() {
   std::unique_lock lock(mu_);
+  std::chrono::steady_clock::duration last_pass{};
   while (!stop_) {
     cv_.wait_for(lock, kResyncPeriod, [this] { return kicked_ || stop_; });
     if (stop_) break;
-    // Let a burst of writes land, then schedule them together.
-    cv_.wait_for(lock, kBatchWindow, [this] { return stop_; });
+    // Let a burst of writes land, then schedule them together. A pass costs in
+    // proportion to the workloads held, not to what changed, so under a storm of
+    // submissions passes would run back to back and take a whole core from the
+    // API: after a long pass, wait as long as it took (the loop then uses at
+    // most about half a core; decisions come at most one pass later).
+    const auto window = std::clamp<std::chrono::steady_clock::duration>(last_pass, kBatchWindow, kMaxPassPause);
+    cv_.wait_for(lock, window, [this] { return stop_; });
+    if (stop_) break;
     kicked_ = false;
     lock.unlock();
+    const auto start = std::chrono::steady_clock::now();
     Status s = RunOnce();
+    last_pass = std::chrono::steady_clock::now() - start;
     if (!s.ok()) spdlog::warn("scheduling pass failed: {}", s.ToString());
     lock.lock();
   }

@@ -143,6 +143,9 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
 void Server::Stop() {
   if (!parts_) return;
   if (parts_->http) parts_->http->Stop();
+  // Creates still in the store's queue call back into the API handler, the
+  // watch hub and the scheduler: let them finish while all three exist.
+  if (parts_->api) parts_->api->WaitForPendingWrites();
   if (parts_->scheduler) parts_->scheduler->Stop();
   parts_->scheduler.reset();
   parts_->watches.reset();

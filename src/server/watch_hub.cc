@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace tessera {
 namespace {
 
@@ -88,6 +90,13 @@ void WatchHub::Run() {
     cv_.wait_for(lock, kPollInterval, [this] { return notified_ || stop_; });
     if (stop_) break;
     notified_ = false;
+    if (watchers_.empty()) {
+      // Nobody to deliver to: skip the log instead of reading and encoding every
+      // write. A later Subscribe catches up from the store itself (its own
+      // EventsSince up to dispatched_), so nothing is lost by skipping here.
+      dispatched_ = std::max(dispatched_, store_.Revision());
+      continue;
+    }
     for (;;) {
       auto events = store_.EventsSince(dispatched_, kBatch);
       if (!events) {

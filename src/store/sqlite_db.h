@@ -71,6 +71,10 @@ class SqliteDb {
 
   const std::string& path() const { return path_; }
 
+  // The SQLite handle, for calls this class does not wrap (the WAL hook,
+  // checkpoints). REQUIRES: used under the same rules as this object.
+  sqlite3* handle() const { return db_; }
+
  private:
   SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
 

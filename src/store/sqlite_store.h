@@ -25,14 +25,16 @@
 // Compact() drops events on demand.
 //
 // Concurrency: one writer connection, with group commit. A writing thread
-// queues its write; the writer at the head of the queue commits the queued
-// writes (up to 256, itself first) in one transaction, each inside a savepoint
-// so that a failing write undoes only itself, while the others wait; all of
-// them return once that transaction committed. Under concurrent load this
-// shares a commit's cost (locks, WAL frames, the fsync under kFull) among many
-// writes; a lone writer pays it alone. Reads use a pool of reader connections,
-// so they neither block nor are blocked by writes; List and EventsSince read
-// one consistent snapshot. Thread-safe (Store's contract).
+// queues its write (Create, Update, Delete, Apply wait for it; CreateAsync
+// does not); the store's writer thread takes the queued writes (up to 256)
+// and commits them in one transaction, each inside a savepoint so that a
+// failing write undoes only itself, while newer writes queue for the next
+// transaction; then it wakes the waiting callers and calls back the
+// asynchronous ones. Under concurrent load this shares a commit's cost (locks,
+// WAL frames, the fsync under kFull) among many writes; a lone writer pays it
+// alone (plus one hand-over to the writer thread). Reads use a pool of reader
+// connections, so they neither block nor are blocked by writes; List and
+// EventsSince read one consistent snapshot. Thread-safe (Store's contract).
 //
 // One process should own a store file: another process may read it (the
 // sqlite3 shell), and may even write it (writes serialise on the file lock),
@@ -61,8 +63,10 @@ struct SqliteStoreOptions {
   int busy_timeout_ms = 5'000;
   // Reader connections kept open while idle (more are opened under load).
   size_t max_idle_readers = 8;
-  // WAL size, in frames (pages of 4 KiB), at which a commit checkpoints: copies
-  // the WAL into the database file, with two fsyncs, before it returns.
+  // WAL size, in frames (pages of 4 KiB), at which a checkpoint copies the WAL
+  // into the database file, with two fsyncs. It runs on the store's own
+  // checkpoint thread and connection (PASSIVE), so writes never wait for it;
+  // only a WAL 16 times this size makes a commit checkpoint itself.
   // SQLite's default; 4,000 and 10,000 measured no faster (store_bench).
   int checkpoint_frames = 1'000;
 };

@@ -23,6 +23,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -62,6 +64,21 @@ struct ListResult {
   int64_t revision = 0;             // the store's revision when the list was taken
 };
 
+// Which events a reader wants (Store::FilteredEventsSince).
+struct EventFilter {
+  std::vector<std::string> kinds;  // sorted; only events of these kinds
+  // Asked before an event's object is read: true when the reader already
+  // holds that object at this revision or later (its own write), so the
+  // event can be left out. Unset: none is left out.
+  std::function<bool(const ObjectKey& key, int64_t revision)> have;
+};
+
+struct EventPage {
+  std::vector<StoreEvent> events;  // the events that passed the filter, oldest first
+  int64_t revision = 0;            // every event up to this revision was looked at
+  size_t looked_at = 0;            // how many events were looked at; < limit: the log's end was reached
+};
+
 // One write of a batch (Store::Apply).
 struct WriteOp {
   enum class Kind { kCreate, kUpdate, kDelete } op = Kind::kCreate;
@@ -75,6 +92,18 @@ class Store {
   virtual ~Store() = default;
 
   virtual Result<StoredObject> Create(const ObjectKey& key, nlohmann::json object) = 0;
+
+  // Create without waiting: `done` is called once, on whichever thread
+  // finishes the write (maybe this one, before CreateAsync returns; maybe the
+  // store's own), after the write committed (with the object as stored and its
+  // JSON text, the same as object.dump()) or failed. With `must_exist`, the
+  // create fails with NotFound, naming that key, unless that object exists when
+  // the write is made (an object's namespace). For callers that must not block,
+  // such as HTTP I/O threads: their writes queue and share a commit. `done`
+  // must not block for long or throw. The default runs Create at once.
+  using CreateDone = std::function<void(Result<StoredObject> created, std::string_view text)>;
+  virtual void CreateAsync(const ObjectKey& key, nlohmann::json object, std::optional<ObjectKey> must_exist,
+                           CreateDone done);
   virtual Result<StoredObject> Get(const ObjectKey& key) = 0;
   // All objects of a kind; in one namespace unless `ns` is empty.
   virtual Result<ListResult> List(std::string_view kind, std::string_view ns) = 0;
@@ -86,6 +115,11 @@ class Store {
 
   // Events with revision > `revision`, oldest first, at most `limit`.
   virtual Result<std::vector<StoreEvent>> EventsSince(int64_t revision, size_t limit) = 0;
+  // EventsSince for a cache of some kinds (ObjectCache): looks at up to `limit`
+  // events after `revision`, oldest first, and returns those that pass
+  // `filter`, without reading (parsing) the others' objects. Fails with Gone
+  // as EventsSince does.
+  virtual Result<EventPage> FilteredEventsSince(int64_t revision, size_t limit, const EventFilter& filter);
   // The newest revision (0 for an empty store).
   virtual int64_t Revision() = 0;
   // Drops all but the newest `keep_events` events.

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -145,6 +146,54 @@ TEST_F(ApiServerTest, MissingNamespaceIsNotFoundInKubernetesWords) {
   EXPECT_EQ(r->status, 404);
   EXPECT_EQ(Body(*r)["message"], "namespaces \"nowhere\" not found");
   EXPECT_EQ(Body(*r)["details"], (json{{"name", "nowhere"}, {"kind", "namespaces"}}));
+}
+
+// Creates from several connections at once are answered asynchronously and
+// committed together: each gets its own 201 with the stored object (uid,
+// resourceVersion), the resourceVersions are all different, a GET returns
+// exactly what the create answered, and a duplicate in the same burst is 409.
+TEST_F(ApiServerTest, ConcurrentCreatesEachGetTheirOwnAnswer) {
+  constexpr int kClients = 6;
+  constexpr int kEach = 40;
+  std::vector<std::vector<json>> answers(kClients);
+  std::atomic<int> conflicts{0}, others{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kClients; ++t) {
+    threads.emplace_back([&, t] {
+      auto c = Admin();
+      for (int i = 0; i < kEach; ++i) {
+        // Every client also tries the same name once: exactly one wins.
+        const std::string name = i == 0 ? "shared" : "c" + std::to_string(t) + "-" + std::to_string(i);
+        json ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
+        auto r = c.Request("POST", "/api/v1/namespaces", ns.dump());
+        if (r && r->status == 201) {
+          answers[t].push_back(json::parse(r->body));
+        } else if (r && r->status == 409) {
+          ++conflicts;
+        } else {
+          ++others;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(others.load(), 0);
+  EXPECT_EQ(conflicts.load(), kClients - 1);
+  std::set<std::string> versions;
+  auto c = Admin();
+  size_t created = 0;
+  for (const auto& per_client : answers) {
+    for (const json& obj : per_client) {
+      ++created;
+      versions.insert(obj["metadata"]["resourceVersion"].get<std::string>());
+      EXPECT_FALSE(obj["metadata"].value("uid", "").empty());
+      auto got = c.Request("GET", "/api/v1/namespaces/" + obj["metadata"]["name"].get<std::string>());
+      ASSERT_TRUE(got.has_value());
+      EXPECT_EQ(json::parse(got->body), obj);
+    }
+  }
+  EXPECT_EQ(created, size_t{kClients * (kEach - 1) + 1});
+  EXPECT_EQ(versions.size(), created);
 }
 
 // A write from a stale resourceVersion, by PUT, PATCH or a DELETE precondition,

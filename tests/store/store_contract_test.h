@@ -26,10 +26,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <latch>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -680,6 +684,65 @@ TYPED_TEST_P(StoreContractTest, ConcurrentCreatesAreAllStoredWithUniqueRevisions
   EXPECT_EQ(store.Revision(), kThreads * kPerThread);  // 8 x 250 creates on an empty store
 }
 
+// CreateAsync: many creates queued at once without waiting (as the HTTP I/O
+// threads do) are each called back once, with consecutive revisions in the
+// order queued from one thread, and with the stored JSON text; a create into a
+// missing parent (must_exist) is NotFound and takes no revision; a duplicate is
+// AlreadyExists.
+TYPED_TEST_P(StoreContractTest, CreateAsyncCallsBackOnceForEachCreate) {
+  Store& store = this->store();
+  STORE_ASSERT_OK_AND_ASSIGN(StoredObject parent, store.Create(ConfigMap("", "team-a"), Manifest(ConfigMap("", "team-a"))));
+  constexpr int kCreates = 300;
+  std::mutex mu;
+  std::condition_variable cv;
+  int callbacks = 0;
+  std::vector<int64_t> revisions(kCreates, -1);
+  std::vector<std::string> texts(kCreates);
+  for (int i = 0; i < kCreates; ++i) {
+    ObjectKey key = Pod("team-a", "p" + std::to_string(i));
+    store.CreateAsync(key, Manifest(key), parent.key, [&, i](Result<StoredObject> created, std::string_view text) {
+      std::lock_guard lock(mu);
+      if (created.has_value()) {
+        revisions[i] = created->revision;
+        texts[i] = std::string(text);
+        EXPECT_EQ(json::parse(text), created->object);
+      }
+      ++callbacks;
+      cv.notify_all();
+    });
+  }
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return callbacks == kCreates; }));
+  }
+  for (int i = 0; i < kCreates; ++i) EXPECT_EQ(revisions[i], parent.revision + 1 + i);  // one after another, as queued
+  STORE_ASSERT_OK_AND_ASSIGN(StoredObject first, store.Get(Pod("team-a", "p0")));
+  EXPECT_EQ(json::parse(texts[0]), first.object);
+
+  // Missing parent, then a duplicate: both fail and consume no revision.
+  const int64_t before = store.Revision();
+  std::optional<Status> missing, duplicate;
+  auto wait_for = [&](std::optional<Status>& slot) {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return slot.has_value(); }));
+  };
+  auto record = [&](std::optional<Status>& slot) {
+    return [&](Result<StoredObject> created, std::string_view) {
+      std::lock_guard lock(mu);
+      slot = created.has_value() ? Status::Ok() : created.error();
+      cv.notify_all();
+    };
+  };
+  store.CreateAsync(Pod("team-b", "x"), Manifest(Pod("team-b", "x")), ConfigMap("", "team-b"), record(missing));
+  wait_for(missing);
+  store.CreateAsync(Pod("team-a", "p0"), Manifest(Pod("team-a", "p0")), std::nullopt, record(duplicate));
+  wait_for(duplicate);
+  EXPECT_EQ(missing->code(), StatusCode::kNotFound) << missing->ToString();
+  EXPECT_EQ(duplicate->code(), StatusCode::kAlreadyExists) << duplicate->ToString();
+  EXPECT_EQ(store.Revision(), before);
+  EXPECT_TRUE(FailsWith(store.Get(Pod("team-b", "x")), StatusCode::kNotFound));
+}
+
 // Eight threads interleave good writes with batches that fail midway (their
 // second create hits an existing key). Whatever writes end up committed
 // together, each failed batch leaves nothing and takes no revision: exactly
@@ -924,6 +987,7 @@ REGISTER_TYPED_TEST_SUITE_P(StoreContractTest,
                             CompactWithANegativeCountIsInvalidArgument,
                             ConcurrentUpdatesFromOneRevisionHaveExactlyOneWinner,
                             ConcurrentCreatesAreAllStoredWithUniqueRevisions,
+                            CreateAsyncCallsBackOnceForEachCreate,
                             ConcurrentFailingWritesLeaveNoTrace,
                             ListsDuringWritesAreConsistentSnapshots,
                             EverythingSurvivesCloseAndReopen,

@@ -1,0 +1,36 @@
+#include "store/store.h"
+
+#include <algorithm>
+
+
+namespace tessera {
+
+Result<EventPage> Store::FilteredEventsSince(int64_t revision, size_t limit, const EventFilter& filter) {
+  ASSIGN_OR_RETURN(std::vector<StoreEvent> events, EventsSince(revision, limit));
+  EventPage page;
+  page.revision = events.empty() ? revision : events.back().revision;
+  page.looked_at = events.size();
+  for (StoreEvent& e : events) {
+    const ObjectKey& key = e.object.key;
+    if (!std::binary_search(filter.kinds.begin(), filter.kinds.end(), key.kind)) continue;
+    if (filter.have && filter.have(key, e.revision)) continue;
+    page.events.push_back(std::move(e));
+  }
+  return page;
+}
+
+void Store::CreateAsync(const ObjectKey& key, nlohmann::json object, std::optional<ObjectKey> must_exist,
+                        CreateDone done) {
+  if (must_exist) {
+    Result<StoredObject> parent = Get(*must_exist);
+    if (!parent) {
+      done(Err(parent.error()), {});
+      return;
+    }
+  }
+  Result<StoredObject> created = Create(key, std::move(object));
+  const std::string text = created ? created->object.dump() : std::string();
+  done(std::move(created), text);
+}
+
+}  // namespace tessera
