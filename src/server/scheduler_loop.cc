@@ -197,24 +197,29 @@ SchedulerLoopStats SchedulerLoop::stats() const {
 }
 
 void SchedulerLoop::Run() {
+  using Clock = std::chrono::steady_clock;
   std::unique_lock lock(mu_);
-  std::chrono::steady_clock::duration last_pass{};
+  Clock::duration last_pass{};
+  Clock::time_point last_end{};
   while (!stop_) {
     cv_.wait_for(lock, kResyncPeriod, [this] { return kicked_ || stop_; });
     if (stop_) break;
-    // Let a burst of writes land, then schedule them together. A pass costs in
-    // proportion to the workloads held, not to what changed, so under a storm of
-    // submissions passes would run back to back and take a whole core from the
-    // API: after a long pass, wait as long as it took (the loop then uses at
-    // most about half a core; decisions come at most one pass later).
-    const auto window = std::clamp<std::chrono::steady_clock::duration>(last_pass, kBatchWindow, kMaxPassPause);
-    cv_.wait_for(lock, window, [this] { return stop_; });
+    // A write after a quiet spell is scheduled at once. Passes follow each other
+    // at least a batch window apart, so that a burst of writes lands and is
+    // scheduled together; and a pass costs in proportion to the workloads held,
+    // not to what changed, so under a storm of submissions passes would run back
+    // to back and take a whole core from the API: after a long pass, the next
+    // waits as long as it took (the loop then uses at most about half a core;
+    // decisions come at most one pass later).
+    const auto earliest = last_end + std::clamp<Clock::duration>(last_pass, kBatchWindow, kMaxPassPause);
+    cv_.wait_until(lock, earliest, [this] { return stop_; });
     if (stop_) break;
     kicked_ = false;
     lock.unlock();
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
     Status s = RunOnce();
-    last_pass = std::chrono::steady_clock::now() - start;
+    last_end = Clock::now();
+    last_pass = last_end - start;
     if (!s.ok()) spdlog::warn("scheduling pass failed: {}", s.ToString());
     lock.lock();
   }
