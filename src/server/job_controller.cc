@@ -18,6 +18,15 @@ PodIndex IndexPodsByWorkload(const ObjectCache& cache) {
   return index;
 }
 
+const PodIndex& PodsByWorkload::Of(const ObjectCache& cache) {
+  const uint64_t changes = cache.changes(kPodKind);
+  if (built_at_ != changes) {
+    index_ = IndexPodsByWorkload(cache);
+    built_at_ = changes;
+  }
+  return index_;
+}
+
 void ReconcileJobs(const ObjectCache& cache, const PodIndex& pods, const std::string& now_text, BatchedWriter& writer) {
   const ObjectCache::Objects& workloads = cache.Of(kWorkloadKind);
   // A job that names no queue goes to its namespace's LocalQueue when there is

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,19 @@ inline constexpr const char* kPodKind = "/Pod";
 using PodIndex = std::map<std::pair<std::string, std::string>, std::vector<const StoredObject*>>;
 // Pointers into `cache`: valid until the cache next changes.
 PodIndex IndexPodsByWorkload(const ObjectCache& cache);
+
+// IndexPodsByWorkload, built again only when the cache's Pods have changed
+// since the last call (a pass asks after each of its stages, and most stages
+// and many passes change no Pod).
+class PodsByWorkload {
+ public:
+  // Valid until the cache's Pods next change.
+  const PodIndex& Of(const ObjectCache& cache);
+
+ private:
+  std::optional<uint64_t> built_at_;  // ObjectCache::changes(kPodKind) when built
+  PodIndex index_;
+};
 
 // Adds the job controller's writes to `writer`.
 void ReconcileJobs(const ObjectCache& cache, const PodIndex& pods, const std::string& now_text, BatchedWriter& writer);

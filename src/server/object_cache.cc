@@ -40,6 +40,7 @@ Status ObjectCache::Relist() {
     }
   }
   by_kind_ = std::move(fresh);
+  for (const auto& [kind, unused] : by_kind_) ++changes_[kind];
   revision_ = from;
   listed_ = true;
   ++relists_;
@@ -53,6 +54,7 @@ void ObjectCache::ApplyEvent(StoreEvent&& event) {
   auto key = std::make_pair(event.object.key.ns, event.object.key.name);
   auto it = objects.find(key);
   if (it != objects.end() && it->second.revision >= event.revision) return;  // listed after this event
+  ++changes_[kind->first];
   if (event.type == EventType::kDeleted) {
     if (it != objects.end()) objects.erase(it);
     return;
@@ -98,9 +100,11 @@ void ObjectCache::Put(StoredObject object) {
   if (kind == by_kind_.end()) return;
   auto it = kind->second.find({object.key.ns, object.key.name});
   if (it == kind->second.end()) {
+    ++changes_[kind->first];
     auto key = std::make_pair(object.key.ns, object.key.name);
     kind->second.emplace(std::move(key), std::move(object));
   } else if (it->second.revision < object.revision) {
+    ++changes_[kind->first];
     it->second = std::move(object);
   }
 }
@@ -110,7 +114,15 @@ void ObjectCache::Remove(const ObjectKey& key, int64_t revision) {
   auto kind = by_kind_.find(key.kind);
   if (kind == by_kind_.end()) return;
   auto it = kind->second.find({key.ns, key.name});
-  if (it != kind->second.end() && it->second.revision < revision) kind->second.erase(it);
+  if (it != kind->second.end() && it->second.revision < revision) {
+    ++changes_[kind->first];
+    kind->second.erase(it);
+  }
+}
+
+uint64_t ObjectCache::changes(const std::string& kind) const {
+  auto it = changes_.find(kind);
+  return it == changes_.end() ? 0 : it->second;
 }
 
 }  // namespace tessera

@@ -12,6 +12,7 @@
 // Not thread-safe: one controller thread owns it.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
@@ -45,6 +46,10 @@ class ObjectCache {
 
   int64_t revision() const { return revision_; }
   int64_t relists() const { return relists_; }
+  // Counts the changes to the cached objects of `kind` (applied events, Put,
+  // Remove, relists): what was derived from Of(kind) while it had one value is
+  // still valid, pointers included, while it has that value.
+  uint64_t changes(const std::string& kind) const;
 
  private:
   Status Relist();
@@ -56,6 +61,7 @@ class ObjectCache {
   Store& store_;
   EventFilter filter_;  // the cached kinds, and Holds
   std::map<std::string, Objects> by_kind_;
+  std::map<std::string, uint64_t> changes_;  // by kind
   int64_t revision_ = 0;
   int64_t relists_ = 0;
   bool listed_ = false;

@@ -267,26 +267,26 @@ Status SchedulerLoop::RunOnce() {
   BatchedWriter writer(store_, cache_);
 
   // 1. Jobs -> Workloads; Pods' outcomes -> Workloads and Jobs; lost nodes.
-  ReconcileJobs(cache_, IndexPodsByWorkload(cache_), now_text, writer);
+  ReconcileJobs(cache_, pods_by_workload_.Of(cache_), now_text, writer);
   writer.Flush();
   {
-    const PodIndex pods = IndexPodsByWorkload(cache_);
+    const PodIndex& pods = pods_by_workload_.Of(cache_);
     ReconcileWorkloadLifecycle(cache_, pods, now, writer, events_);
     ReconcileNodeLifecycle(cache_, pods, now, writer, events_);
     writer.Flush();
   }
   // 2. Evicted Workloads whose Pods are gone return to their queue; usage
   // records follow admissions that began or ended.
-  RequeueEvicted(IndexPodsByWorkload(cache_), now, writer);
+  RequeueEvicted(pods_by_workload_.Of(cache_), now, writer);
   writer.Flush();
   std::vector<const json*> node_objects;
   for (const auto& [unused, n] : cache_.Of("/Node")) node_objects.push_back(&n.object);
   const GpuUsageByDevice usage = GpuUsageFromNodes(node_objects);
   ReconcileUsageRecords(cache_, usage, now, writer);
   writer.Flush();
-  ReconcileIdleWorkloads(cache_, IndexPodsByWorkload(cache_), usage, now, writer, events_);
+  ReconcileIdleWorkloads(cache_, pods_by_workload_.Of(cache_), usage, now, writer, events_);
   writer.Flush();
-  const PodIndex pods = IndexPodsByWorkload(cache_);
+  const PodIndex& pods = pods_by_workload_.Of(cache_);
 
   // 3. The snapshot; 4. decide.
   const PassInput in = BuildSnapshot(cache_);

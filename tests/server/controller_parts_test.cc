@@ -7,6 +7,7 @@
 
 #include "server/batched_writer.h"
 #include "server/event_recorder.h"
+#include "server/job_controller.h"
 #include "server/object_cache.h"
 #include "store/sqlite_store.h"
 #include "tests/testing/test_dirs.h"
@@ -83,6 +84,42 @@ TEST_F(ControllerPartsTest, OwnWritesShowAtOnceAndLaterEventsStillWin) {
   EXPECT_EQ(cache.Find(PodKey("a"))->object["metadata"]["annotations"]["note"], "theirs");
   cache.Put(*mine);  // stale: already covered by the event log
   EXPECT_EQ(cache.Find(PodKey("a"))->object["metadata"]["annotations"]["note"], "theirs");
+}
+
+// The Pod index is rebuilt only after the cache's Pods changed: not by a Sync
+// that brought nothing new, nor by a stale Put, but by each event, write and relist.
+TEST_F(ControllerPartsTest, PodIndexIsRebuiltOnlyWhenThePodsChanged) {
+  json pod = Pod("a");
+  pod["metadata"]["labels"] = {{"tessera.dev/workload", "w"}};
+  ASSERT_TRUE(store_->Create(PodKey("a"), pod).has_value());
+  ObjectCache cache(*store_, {"/Pod"});
+  ASSERT_TRUE(cache.Sync().ok());
+  PodsByWorkload pods;
+  const uint64_t listed = cache.changes("/Pod");
+  ASSERT_EQ(pods.Of(cache).at({"default", "w"}).size(), 1u);
+
+  ASSERT_TRUE(cache.Sync().ok());
+  EXPECT_EQ(cache.changes("/Pod"), listed);
+  const PodIndex* first = &pods.Of(cache);
+
+  json second = Pod("b");
+  second["metadata"]["labels"] = {{"tessera.dev/workload", "w"}};
+  auto b = store_->Create(PodKey("b"), second);
+  ASSERT_TRUE(b.has_value());
+  cache.Put(*b);
+  EXPECT_GT(cache.changes("/Pod"), listed);
+  EXPECT_EQ(&pods.Of(cache), first);  // the same object, rebuilt in place
+  EXPECT_EQ(pods.Of(cache).at({"default", "w"}).size(), 2u);
+
+  const uint64_t after_put = cache.changes("/Pod");
+  ASSERT_TRUE(cache.Sync().ok());  // b's event: already held, so no change
+  cache.Put(*b);                   // stale
+  EXPECT_EQ(cache.changes("/Pod"), after_put);
+
+  ASSERT_TRUE(store_->Delete(PodKey("a"), 0).has_value());
+  ASSERT_TRUE(cache.Sync().ok());
+  EXPECT_GT(cache.changes("/Pod"), after_put);
+  EXPECT_EQ(pods.Of(cache).at({"default", "w"}).size(), 1u);
 }
 
 TEST_F(ControllerPartsTest, OneConflictingUnitDoesNotHoldBackTheOthers) {
