@@ -40,14 +40,20 @@ size_t BatchedWriter::Flush() {
   size_t written = 0;
   for (size_t begin = 0; begin < units_.size(); begin += kUnitsPerTransaction) {
     const size_t end = std::min(units_.size(), begin + kUnitsPerTransaction);
-    std::vector<WriteOp> ops;
-    for (size_t i = begin; i < end; ++i) ops.insert(ops.end(), units_[i].ops.begin(), units_[i].ops.end());
-    if (end - begin > 1 && Commit(std::move(ops)).ok()) {
-      written += end - begin;
-      continue;
+    if (end - begin > 1) {
+      // A copy: if the transaction fails, each unit is tried again alone.
+      std::vector<WriteOp> ops;
+      size_t count = 0;
+      for (size_t i = begin; i < end; ++i) count += units_[i].ops.size();
+      ops.reserve(count);
+      for (size_t i = begin; i < end; ++i) ops.insert(ops.end(), units_[i].ops.begin(), units_[i].ops.end());
+      if (Commit(std::move(ops)).ok()) {
+        written += end - begin;
+        continue;
+      }
     }
     for (size_t i = begin; i < end; ++i) {
-      Status status = Commit(units_[i].ops);
+      Status status = Commit(std::move(units_[i].ops));  // its last try: nothing to keep
       if (status.ok()) {
         ++written;
       } else {
