@@ -941,21 +941,21 @@ Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
     return Err(Status::Unavailable(fmt::format("cannot start {}: {}", spec.argv[0], ErrnoText(clone_error))));
   }
   report.write_end.Reset();
-
-  // 5.
-  if (plan.failure.stage != static_cast<int32_t>(ChildStage::kNone)) {
-    ReapNow(pid);
-    remove_cgroup();
-    return Err(ChildFailureStatus(plan.failure, spec, executable, plan.executable));
-  }
-
-  // 6. The child is ours and unreaped, so its pid cannot be reused meanwhile.
+  // The child is ours and unreaped, so its pid cannot be reused meanwhile (and
+  // SIGKILL to one that has already exited does nothing).
   auto abandon_child = [&](Status why) {
     ::kill(pid, SIGKILL);
     ReapNow(pid);
     remove_cgroup();
     return Err(std::move(why));
   };
+
+  // 5.
+  if (plan.failure.stage != static_cast<int32_t>(ChildStage::kNone)) {
+    return abandon_child(ChildFailureStatus(plan.failure, spec, executable, plan.executable));
+  }
+
+  // 6.
   Result<uint64_t> start_ticks = ReadStartTicks(pid);
   if (!start_ticks) return abandon_child(start_ticks.error().WithContext("reading the new process's start time"));
   process.identity = {pid, *start_ticks};
@@ -981,14 +981,12 @@ Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
     do {
       got = ::read(report.read_end.get(), &failure, sizeof failure);
     } while (got < 0 && errno == EINTR);
-    if (got != 0) {
-      ReapNow(pid);  // it _exit()s right after reporting
-      remove_cgroup();
+    if (got != 0) {  // the reaper _exit()s right after reporting
       if (got != static_cast<ssize_t>(sizeof failure)) {
-        return Err(Status::Internal(
+        return abandon_child(Status::Internal(
             fmt::format("the pod reaper for {} failed before exec and its report was cut short", spec.argv[0])));
       }
-      return Err(ChildFailureStatus(failure, spec, executable, plan.executable));
+      return abandon_child(ChildFailureStatus(failure, spec, executable, plan.executable));
     }
   }
 
