@@ -47,15 +47,17 @@ bool AllDevicesIdle(const json& workload, const GpuUsageByDevice& usage) {
 }  // namespace
 
 bool WorkloadInactive(const json& workload) {
-  const json spec = workload.value("spec", json::object());
-  auto it = spec.find("active");
-  return it != spec.end() && it->is_boolean() && !it->get<bool>();
+  auto spec = workload.find("spec");
+  if (spec == workload.end() || !spec->is_object()) return false;
+  auto it = spec->find("active");
+  return it != spec->end() && it->is_boolean() && !it->get<bool>();
 }
 
 void ReconcileIdleWorkloads(const ObjectCache& cache, const PodIndex& pods, const GpuUsageByDevice& usage,
                             Timestamp now, BatchedWriter& writer, EventRecorder& events) {
   const std::string now_text = FormatRfc3339(now);
-  for (const auto& [key, w] : cache.Of(kWorkloadKind)) {
+  for (const auto& [key, active] : cache.ActiveOf(kWorkloadKind)) {
+    const StoredObject& w = *active;
     // Resumed (spec.active true again) after a suspension: say so, once.
     if (!WorkloadInactive(w.object) && ConditionTrue(w.object, "Suspended")) {
       json next = w.object;
@@ -67,9 +69,7 @@ void ReconcileIdleWorkloads(const ObjectCache& cache, const PodIndex& pods, cons
     }
     if (Annotation(w.object, kTypeAnnotation) != "notebook") continue;
     if (!w.object.contains("status") || !w.object["status"].contains("admission")) continue;
-    if (ConditionTrue(w.object, "Finished") || ConditionTrue(w.object, "Evicted") || WorkloadInactive(w.object)) {
-      continue;
-    }
+    if (ConditionTrue(w.object, "Evicted") || WorkloadInactive(w.object)) continue;
     const std::string since_text = Annotation(w.object, kIdleSinceAnnotation);
     const bool idle = AllDevicesIdle(w.object, usage);
     if (!idle) {

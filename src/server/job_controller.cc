@@ -27,18 +27,18 @@ const PodIndex& PodsByWorkload::Of(const ObjectCache& cache) {
   return index_;
 }
 
-void ReconcileJobs(const ObjectCache& cache, const PodIndex& pods, const std::string& now_text, BatchedWriter& writer) {
+void JobController::Reconcile(const ObjectCache& cache, const PodIndex& pods, const std::string& now_text,
+                              BatchedWriter& writer) {
   const ObjectCache::Objects& workloads = cache.Of(kWorkloadKind);
   // A job that names no queue goes to its namespace's LocalQueue when there is
   // exactly one (the seed's Volcano job names none).
   std::map<std::string, std::vector<std::string>> queues_in;
   for (const auto& [key, lq] : cache.Of("kueue.x-k8s.io/LocalQueue")) queues_in[key.first].push_back(key.second);
-  std::set<std::pair<std::string, std::string>> owned;  // (ns, workload name) whose job exists
   for (const char* kind : {kJobKind, kVolcanoJobKind}) {
-    for (const auto& [unused, job] : cache.Of(kind)) {
+    for (const auto& [unused, active] : cache.ActiveOf(kind)) {
+      const StoredObject& job = *active;
       // Converted only when its Workload is missing: most passes find every job's.
       const std::string name = WorkloadNameForJob(kind == std::string_view(kVolcanoJobKind), job.key.name);
-      owned.insert({job.key.ns, name});
       if (workloads.count({job.key.ns, name})) continue;
       auto wl = WorkloadForJob(job.object);
       if (!wl) {
@@ -53,6 +53,18 @@ void ReconcileJobs(const ObjectCache& cache, const PodIndex& pods, const std::st
       (*wl)["metadata"]["generation"] = 1;
       writer.Add(WriteOp{.op = WriteOp::Kind::kCreate, .key = ObjectKey{kWorkloadKind, job.key.ns, name}, .object = std::move(*wl)},
                  fmt::format("workload for job {}/{}", job.key.ns, job.key.name));
+    }
+  }
+
+  // Workloads whose Job is gone, finished ones included. The controller creates
+  // a Workload only for a Job it holds, so one is orphaned only by a removal.
+  const uint64_t removals = cache.removals(kJobKind) + cache.removals(kVolcanoJobKind);
+  if (orphans_checked_at_ == removals) return;
+  orphans_checked_at_ = removals;
+  std::set<std::pair<std::string, std::string>> owned;  // (ns, workload name) whose job exists
+  for (const char* kind : {kJobKind, kVolcanoJobKind}) {
+    for (const auto& [unused, job] : cache.Of(kind)) {
+      owned.insert({job.key.ns, WorkloadNameForJob(kind == std::string_view(kVolcanoJobKind), job.key.name)});
     }
   }
   for (const auto& [key, w] : workloads) {

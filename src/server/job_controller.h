@@ -40,7 +40,17 @@ class PodsByWorkload {
   PodIndex index_;
 };
 
-// Adds the job controller's writes to `writer`.
-void ReconcileJobs(const ObjectCache& cache, const PodIndex& pods, const std::string& now_text, BatchedWriter& writer);
+// The job controller. Completed and failed Jobs are settled in the cache (the
+// owner gives it the tests), so a pass walks only the Jobs in flight; the
+// Workloads whose Job is gone are looked for only after a Job was removed.
+class JobController {
+ public:
+  // Adds the controller's writes to `writer`.
+  void Reconcile(const ObjectCache& cache, const PodIndex& pods, const std::string& now_text, BatchedWriter& writer);
+
+ private:
+  // The sum of the Job kinds' ObjectCache::removals at the last orphan scan.
+  std::optional<uint64_t> orphans_checked_at_;
+};
 
 }  // namespace tessera

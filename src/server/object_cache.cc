@@ -11,12 +11,16 @@ namespace {
 
 constexpr size_t kEventBatch = 8192;
 
-const ObjectCache::Objects kEmpty;
-
 }  // namespace
 
-ObjectCache::ObjectCache(Store& store, std::vector<std::string> kinds) : store_(store) {
+ObjectCache::ObjectCache(Store& store, std::vector<std::string> kinds, std::map<std::string, SettledTest> settled)
+    : store_(store) {
   for (std::string& kind : kinds) by_kind_[std::move(kind)];
+  for (auto& [kind, test] : settled) {
+    auto it = by_kind_.find(kind);
+    TESSERA_CHECK(it != by_kind_.end(), "ObjectCache: a settled test for {}, which it does not hold", kind);
+    if (it != by_kind_.end()) it->second.settled = std::move(test);
+  }
   for (const auto& [kind, unused] : by_kind_) filter_.kinds.push_back(kind);  // sorted, as the map
   filter_.have = [this](const ObjectKey& key, int64_t revision) { return Holds(key, revision); };
 }
@@ -26,21 +30,48 @@ bool ObjectCache::Holds(const ObjectKey& key, int64_t revision) const {
   return held != nullptr && held->revision >= revision;
 }
 
+void ObjectCache::Upsert(KindState& state, std::pair<std::string, std::string> key, StoredObject&& object) {
+  ++state.changes;
+  auto it = state.objects.find(key);
+  if (it == state.objects.end()) {
+    it = state.objects.emplace(std::move(key), std::move(object)).first;
+  } else {
+    it->second = std::move(object);
+  }
+  if (!state.settled) return;
+  if (state.settled(it->second.object)) {
+    state.active.erase(it->first);
+  } else {
+    state.active.insert_or_assign(it->first, &it->second);
+  }
+}
+
+void ObjectCache::Erase(KindState& state, Objects::iterator it) {
+  ++state.changes;
+  ++state.removals;
+  state.active.erase(it->first);
+  state.objects.erase(it);
+}
+
 Status ObjectCache::Relist() {
   // Lists are taken one kind at a time while others write; replaying the events
   // after the revision read first makes the result consistent again.
   const int64_t from = store_.Revision();
-  std::map<std::string, Objects> fresh;
+  std::map<std::string, std::vector<StoredObject>> fresh;
   for (const auto& [kind, unused] : by_kind_) {
     ASSIGN_OR_RETURN(ListResult list, store_.List(kind, ""));
-    Objects& objects = fresh[kind];
-    for (StoredObject& o : list.items) {
-      auto key = std::make_pair(o.key.ns, o.key.name);
-      objects.emplace(std::move(key), std::move(o));
-    }
+    fresh[kind] = std::move(list.items);
   }
-  by_kind_ = std::move(fresh);
-  for (const auto& [kind, unused] : by_kind_) ++changes_[kind];
+  for (auto& [kind, state] : by_kind_) {
+    state.objects.clear();
+    state.active.clear();
+    ++state.removals;  // the new list may lack what the old one held
+    for (StoredObject& o : fresh[kind]) {
+      auto key = std::make_pair(o.key.ns, o.key.name);
+      Upsert(state, std::move(key), std::move(o));
+    }
+    ++state.changes;
+  }
   revision_ = from;
   listed_ = true;
   ++relists_;
@@ -50,20 +81,15 @@ Status ObjectCache::Relist() {
 void ObjectCache::ApplyEvent(StoreEvent&& event) {
   auto kind = by_kind_.find(event.object.key.kind);
   if (kind == by_kind_.end()) return;
-  Objects& objects = kind->second;
+  KindState& state = kind->second;
   auto key = std::make_pair(event.object.key.ns, event.object.key.name);
-  auto it = objects.find(key);
-  if (it != objects.end() && it->second.revision >= event.revision) return;  // listed after this event
-  ++changes_[kind->first];
+  auto it = state.objects.find(key);
+  if (it != state.objects.end() && it->second.revision >= event.revision) return;  // listed after this event
   if (event.type == EventType::kDeleted) {
-    if (it != objects.end()) objects.erase(it);
+    if (it != state.objects.end()) Erase(state, it);
     return;
   }
-  if (it == objects.end()) {
-    objects.emplace(std::move(key), std::move(event.object));
-  } else {
-    it->second = std::move(event.object);
-  }
+  Upsert(state, std::move(key), std::move(event.object));
 }
 
 Status ObjectCache::Sync() {
@@ -81,48 +107,55 @@ Status ObjectCache::Sync() {
   }
 }
 
-const ObjectCache::Objects& ObjectCache::Of(const std::string& kind) const {
+const ObjectCache::KindState& ObjectCache::StateOf(const std::string& kind) const {
+  static const KindState kEmpty;
   auto it = by_kind_.find(kind);
   TESSERA_CHECK(it != by_kind_.end(), "ObjectCache does not hold {}", kind);
   return it == by_kind_.end() ? kEmpty : it->second;
 }
 
+const ObjectCache::Objects& ObjectCache::Of(const std::string& kind) const { return StateOf(kind).objects; }
+
+const ObjectCache::Active& ObjectCache::ActiveOf(const std::string& kind) const {
+  const KindState& state = StateOf(kind);
+  TESSERA_CHECK(static_cast<bool>(state.settled), "ObjectCache has no settled test for {}", kind);
+  return state.active;
+}
+
 const StoredObject* ObjectCache::Find(const ObjectKey& key) const {
   auto kind = by_kind_.find(key.kind);
   if (kind == by_kind_.end()) return nullptr;
-  auto it = kind->second.find({key.ns, key.name});
-  return it == kind->second.end() ? nullptr : &it->second;
+  auto it = kind->second.objects.find({key.ns, key.name});
+  return it == kind->second.objects.end() ? nullptr : &it->second;
 }
 
 void ObjectCache::Put(StoredObject object) {
   if (object.revision <= revision_) return;
   auto kind = by_kind_.find(object.key.kind);
   if (kind == by_kind_.end()) return;
-  auto it = kind->second.find({object.key.ns, object.key.name});
-  if (it == kind->second.end()) {
-    ++changes_[kind->first];
-    auto key = std::make_pair(object.key.ns, object.key.name);
-    kind->second.emplace(std::move(key), std::move(object));
-  } else if (it->second.revision < object.revision) {
-    ++changes_[kind->first];
-    it->second = std::move(object);
-  }
+  KindState& state = kind->second;
+  auto it = state.objects.find({object.key.ns, object.key.name});
+  if (it != state.objects.end() && it->second.revision >= object.revision) return;
+  auto key = std::make_pair(object.key.ns, object.key.name);
+  Upsert(state, std::move(key), std::move(object));
 }
 
 void ObjectCache::Remove(const ObjectKey& key, int64_t revision) {
   if (revision <= revision_) return;
   auto kind = by_kind_.find(key.kind);
   if (kind == by_kind_.end()) return;
-  auto it = kind->second.find({key.ns, key.name});
-  if (it != kind->second.end() && it->second.revision < revision) {
-    ++changes_[kind->first];
-    kind->second.erase(it);
-  }
+  auto it = kind->second.objects.find({key.ns, key.name});
+  if (it != kind->second.objects.end() && it->second.revision < revision) Erase(kind->second, it);
 }
 
 uint64_t ObjectCache::changes(const std::string& kind) const {
-  auto it = changes_.find(kind);
-  return it == changes_.end() ? 0 : it->second;
+  auto it = by_kind_.find(kind);
+  return it == by_kind_.end() ? 0 : it->second.changes;
+}
+
+uint64_t ObjectCache::removals(const std::string& kind) const {
+  auto it = by_kind_.find(kind);
+  return it == by_kind_.end() ? 0 : it->second.removals;
 }
 
 }  // namespace tessera

@@ -9,10 +9,16 @@
 // idempotent by revision, so a controller may also Put the result of its own
 // write at once, before the event for it comes back.
 //
+// A kind may be given a "settled" test (a finished Workload, a closed
+// UsageRecord): ActiveOf(kind) then holds only the objects for which it is
+// false, so that a pass walks the work in flight instead of the whole history.
+// The test runs once per change of an object, not once per pass.
+//
 // Not thread-safe: one controller thread owns it.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -28,7 +34,12 @@ class ObjectCache {
   // (namespace, name) -> object, in the store's list order.
   using Objects = std::map<std::pair<std::string, std::string>, StoredObject>;
 
-  ObjectCache(Store& store, std::vector<std::string> kinds);
+  // The unsettled objects of a kind, in the same order as Objects.
+  using Active = std::map<std::pair<std::string, std::string>, const StoredObject*>;
+  using SettledTest = std::function<bool(const nlohmann::json&)>;
+
+  // `settled` maps some of `kinds` to their settled test.
+  ObjectCache(Store& store, std::vector<std::string> kinds, std::map<std::string, SettledTest> settled = {});
   ObjectCache(const ObjectCache&) = delete;  // filter_ refers to this object
   ObjectCache& operator=(const ObjectCache&) = delete;
 
@@ -38,6 +49,8 @@ class ObjectCache {
   // The cached objects of `kind` (one of the kinds given at construction).
   const Objects& Of(const std::string& kind) const;
   const StoredObject* Find(const ObjectKey& key) const;
+  // The objects of `kind` (one given a settled test) that are not settled.
+  const Active& ActiveOf(const std::string& kind) const;
 
   // Records the outcome of a write the owner just made. A write at or below
   // revision() is already in the cache through its event, so it is ignored.
@@ -50,18 +63,33 @@ class ObjectCache {
   // Remove, relists): what was derived from Of(kind) while it had one value is
   // still valid, pointers included, while it has that value.
   uint64_t changes(const std::string& kind) const;
+  // Counts the removals of objects of `kind` (a deletion, or a relist, which
+  // may have dropped some): what looks for dangling references need only look
+  // again when it moved.
+  uint64_t removals(const std::string& kind) const;
 
  private:
+  struct KindState {
+    Objects objects;
+    SettledTest settled;  // empty: no Active set is kept
+    Active active;
+    uint64_t changes = 0;
+    uint64_t removals = 0;
+  };
+
   Status Relist();
   void ApplyEvent(StoreEvent&& event);
+  // Upserts `object` (whose key is `key` in `state`), keeping the Active set.
+  void Upsert(KindState& state, std::pair<std::string, std::string> key, StoredObject&& object);
+  void Erase(KindState& state, Objects::iterator it);
+  const KindState& StateOf(const std::string& kind) const;
   // True when the cache holds `key` at `revision` or later (the event for it
   // need not be read).
   bool Holds(const ObjectKey& key, int64_t revision) const;
 
   Store& store_;
   EventFilter filter_;  // the cached kinds, and Holds
-  std::map<std::string, Objects> by_kind_;
-  std::map<std::string, uint64_t> changes_;  // by kind
+  std::map<std::string, KindState> by_kind_;
   int64_t revision_ = 0;
   int64_t relists_ = 0;
   bool listed_ = false;

@@ -33,17 +33,36 @@ bool SetCondition(json& obj, const std::string& type, bool status, const std::st
   return true;
 }
 
-std::string ConditionValue(const json& obj, const std::string& type, const char* field) {
-  auto status = obj.find("status");
-  if (status == obj.end() || !status->is_object()) return "";
-  auto conds = status->find("conditions");
-  if (conds == status->end() || !conds->is_array()) return "";
-  for (const json& c : *conds) {
-    if (c.value("type", "") == type) return c.value(field, "");
-  }
-  return "";
+namespace {
+
+// The string at obj[key] without copying it; empty when absent or not a string.
+std::string_view StringField(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>()) : std::string_view();
 }
 
-bool ConditionTrue(const json& obj, const std::string& type) { return ConditionValue(obj, type, "status") == "True"; }
+// Condition `type` of obj.status.conditions, or nullptr.
+const json* FindCondition(const json& obj, std::string_view type) {
+  auto status = obj.find("status");
+  if (status == obj.end() || !status->is_object()) return nullptr;
+  auto conds = status->find("conditions");
+  if (conds == status->end() || !conds->is_array()) return nullptr;
+  for (const json& c : *conds) {
+    if (c.is_object() && StringField(c, "type") == type) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string ConditionValue(const json& obj, std::string_view type, const char* field) {
+  const json* c = FindCondition(obj, type);
+  return c ? std::string(StringField(*c, field)) : std::string();
+}
+
+bool ConditionTrue(const json& obj, std::string_view type) {
+  const json* c = FindCondition(obj, type);
+  return c && StringField(*c, "status") == "True";
+}
 
 }  // namespace tessera

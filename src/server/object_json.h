@@ -3,6 +3,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -16,9 +17,10 @@ std::string StringAt(const nlohmann::json& obj, std::initializer_list<const char
 bool SetCondition(nlohmann::json& obj, const std::string& type, bool status, const std::string& reason,
                   const std::string& message, const std::string& now);
 
-bool ConditionTrue(const nlohmann::json& obj, const std::string& type);
+// Controllers ask these of every object they walk: they copy nothing.
+bool ConditionTrue(const nlohmann::json& obj, std::string_view type);
 
 // A field ("reason", "message", ...) of condition `type`; "" when absent.
-std::string ConditionValue(const nlohmann::json& obj, const std::string& type, const char* field);
+std::string ConditionValue(const nlohmann::json& obj, std::string_view type, const char* field);
 
 }  // namespace tessera

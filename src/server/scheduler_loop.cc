@@ -52,6 +52,18 @@ const std::vector<std::string>& CachedKinds() {
   return kinds;
 }
 
+// What the controllers no longer act on: finished Workloads, completed or failed
+// Jobs, closed UsageRecords (they only accumulate).
+std::map<std::string, ObjectCache::SettledTest> SettledTests() {
+  return {{kWorkloadKind, [](const json& o) { return ConditionTrue(o, "Finished"); }},
+          {kJobKind, [](const json& o) { return ConditionTrue(o, "Complete") || ConditionTrue(o, "Failed"); }},
+          {kVolcanoJobKind,
+           [](const json& o) {
+             const std::string phase = StringAt(o, {"status", "state", "phase"});
+             return phase == "Completed" || phase == "Failed";
+           }},
+          {kUsageRecordKind, [](const json& o) { return o.contains("spec") && o["spec"].contains("end"); }}};
+}
 
 // A pass's view: the snapshot the core decides on, and for each of its
 // workloads (by WorkloadId) the stored object it came from.
@@ -95,8 +107,9 @@ PassInput BuildSnapshot(const ObjectCache& cache) {
     if (pc.global_default) default_class = &pc;
   }
   PassInput in;
-  for (const auto& [unused, w] : cache.Of(kWorkloadKind)) {
-    if (ConditionTrue(w.object, "Finished")) continue;  // holds no quota, waits for nothing
+  // Finished workloads (settled) hold no quota and wait for nothing.
+  for (const auto& [unused, active] : cache.ActiveOf(kWorkloadKind)) {
+    const StoredObject& w = *active;
     // Suspended (spec.active false): not to be admitted until resumed.
     if (WorkloadInactive(w.object) && !w.object["status"].contains("admission")) continue;
     auto wl = WorkloadFromJson(
@@ -162,7 +175,7 @@ SchedulerLoop::SchedulerLoop(Store& store, SchedulerConfig config, Clock clock, 
       config_(config),
       clock_(std::move(clock)),
       written_(std::move(written)),
-      cache_(store, CachedKinds()),
+      cache_(store, CachedKinds(), SettledTests()),
       events_("tessera-scheduler") {}
 
 SchedulerLoop::~SchedulerLoop() { Stop(); }
@@ -227,7 +240,8 @@ void SchedulerLoop::Run() {
 
 void SchedulerLoop::RequeueEvicted(const PodIndex& pods, Timestamp now, BatchedWriter& writer) {
   const std::string now_text = FormatRfc3339(now);
-  for (const auto& [key, w] : cache_.Of(kWorkloadKind)) {
+  for (const auto& [key, active] : cache_.ActiveOf(kWorkloadKind)) {
+    const StoredObject& w = *active;
     if (!ConditionTrue(w.object, "Evicted") || !w.object["status"].contains("admission")) continue;
     if (auto it = pods.find(key); it != pods.end() && !it->second.empty()) continue;
     json next = w.object;
@@ -267,7 +281,7 @@ Status SchedulerLoop::RunOnce() {
   BatchedWriter writer(store_, cache_);
 
   // 1. Jobs -> Workloads; Pods' outcomes -> Workloads and Jobs; lost nodes.
-  ReconcileJobs(cache_, pods_by_workload_.Of(cache_), now_text, writer);
+  jobs_.Reconcile(cache_, pods_by_workload_.Of(cache_), now_text, writer);
   writer.Flush();
   {
     const PodIndex& pods = pods_by_workload_.Of(cache_);

@@ -83,6 +83,7 @@ class SchedulerLoop {
   std::function<void()> written_;
   ObjectCache cache_;  // owned by the thread running RunOnce
   PodsByWorkload pods_by_workload_;
+  JobController jobs_;
   EventRecorder events_;
   // When each pending workload's condition last got a fresh queue position or
   // estimated start (by "ns/name"); owned by the thread running RunOnce.

@@ -85,11 +85,10 @@ json WithUseUntil(const json& record, const GpuUsageByDevice& usage, Timestamp u
 void ReconcileUsageRecords(const ObjectCache& cache, const GpuUsageByDevice& usage, Timestamp now,
                            BatchedWriter& writer) {
   const std::string now_text = FormatRfc3339(now);
-  // Open records by (namespace, workload UID).
+  // Open records by (namespace, workload UID); closed ones are settled in the cache.
   std::map<std::pair<std::string, std::string>, const StoredObject*> open;
-  for (const auto& [unused, r] : cache.Of(kUsageRecordKind)) {
-    if (r.object["spec"].contains("end")) continue;
-    open[{r.key.ns, StringAt(r.object, {"spec", "workloadUID"})}] = &r;
+  for (const auto& [unused, r] : cache.ActiveOf(kUsageRecordKind)) {
+    open[{r->key.ns, StringAt(r->object, {"spec", "workloadUID"})}] = r;
   }
   auto close = [&](const StoredObject& record, const std::string& end) {
     auto end_time = ParseRfc3339(end);
@@ -99,12 +98,13 @@ void ReconcileUsageRecords(const ObjectCache& cache, const GpuUsageByDevice& usa
                        .expected_revision = record.revision},
                fmt::format("close usage record {}/{}", record.key.ns, record.key.name));
   };
-  for (const auto& [key, w] : cache.Of(kWorkloadKind)) {
-    const std::string uid = StringAt(w.object, {"metadata", "uid"});
-    const bool finished = ConditionTrue(w.object, "Finished");
+  // Workloads not finished (finished ones are settled in the cache; their open
+  // records are closed below).
+  for (const auto& [key, active] : cache.ActiveOf(kWorkloadKind)) {
+    const StoredObject& w = *active;
     const std::string admitted_at = AdmittedAt(w.object);
-    const bool holding = !admitted_at.empty() && !finished;
-    auto it = open.find({w.key.ns, uid});
+    const bool holding = !admitted_at.empty();
+    auto it = open.find({w.key.ns, StringAt(w.object, {"metadata", "uid"})});
     if (it != open.end()) {
       const StoredObject& record = *it->second;
       open.erase(it);
@@ -119,13 +119,7 @@ void ReconcileUsageRecords(const ObjectCache& cache, const GpuUsageByDevice& usa
         }
         continue;
       }
-      std::string end = now_text;
-      if (same && finished) {
-        const std::string finished_at = ConditionValue(w.object, "Finished", "lastTransitionTime");
-        if (!finished_at.empty()) end = finished_at;
-      }
-      close(record, end);
-      if (same || !holding) continue;
+      close(record, now_text);  // its admission ended, or a new one began
     }
     if (!holding) continue;
     // A record for this admission, unless one exists already (closed: it ended).
@@ -136,8 +130,19 @@ void ReconcileUsageRecords(const ObjectCache& cache, const GpuUsageByDevice& usa
                        .object = RecordFor(w, name, now_text)},
                fmt::format("usage record {}/{}", w.key.ns, name));
   }
-  // Records of workloads that are gone end now.
-  for (const auto& [unused, record] : open) close(*record, now_text);
+  // The rest belong to workloads that finished (their record ends when they did)
+  // or are gone (it ends now).
+  for (const auto& [ns_uid, record] : open) {
+    std::string end = now_text;
+    const std::string workload_name = StringAt(record->object, {"spec", "workload"});
+    const StoredObject* w = cache.Find(ObjectKey{kWorkloadKind, ns_uid.first, workload_name});
+    if (w != nullptr && StringAt(w->object, {"metadata", "uid"}) == ns_uid.second && ConditionTrue(w->object, "Finished") &&
+        StringAt(record->object, {"spec", "start"}) == AdmittedAt(w->object)) {
+      const std::string finished_at = ConditionValue(w->object, "Finished", "lastTransitionTime");
+      if (!finished_at.empty()) end = finished_at;
+    }
+    close(*record, end);
+  }
 }
 
 }  // namespace tessera

@@ -90,9 +90,10 @@ std::vector<WriteOp> EvictionOps(const StoredObject& workload, const PodIndex& p
 void ReconcileWorkloadLifecycle(const ObjectCache& cache, const PodIndex& pods, Timestamp now, BatchedWriter& writer,
                                 EventRecorder& events) {
   const std::string now_text = FormatRfc3339(now);
-  for (const auto& [key, w] : cache.Of(kWorkloadKind)) {
+  for (const auto& [key, active] : cache.ActiveOf(kWorkloadKind)) {
+    const StoredObject& w = *active;
     if (!w.object.contains("status") || !w.object["status"].contains("admission")) continue;
-    if (ConditionTrue(w.object, "Finished") || ConditionTrue(w.object, "Evicted")) continue;
+    if (ConditionTrue(w.object, "Evicted")) continue;
     auto it = pods.find(key);
     if (it == pods.end()) continue;
     int64_t succeeded = 0, failed = 0;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "server/batched_writer.h"
@@ -120,6 +121,97 @@ TEST_F(ControllerPartsTest, PodIndexIsRebuiltOnlyWhenThePodsChanged) {
   ASSERT_TRUE(cache.Sync().ok());
   EXPECT_GT(cache.changes("/Pod"), after_put);
   EXPECT_EQ(pods.Of(cache).at({"default", "w"}).size(), 1u);
+}
+
+// A kind with a settled test keeps its unsettled objects apart: a pod leaves
+// ActiveOf when it is marked done, comes back when it is marked otherwise, and
+// a deletion or a relist keeps the set and the removals count right.
+TEST_F(ControllerPartsTest, ActiveSetFollowsTheSettledTestThroughEveryChange) {
+  auto done = [](const json& o) { return o["metadata"]["annotations"].value("note", "") == "done"; };
+  ASSERT_TRUE(store_->Create(PodKey("a"), Pod("a")).has_value());
+  ASSERT_TRUE(store_->Create(PodKey("b"), Pod("b", "done")).has_value());
+  ObjectCache cache(*store_, {"/Pod", "/Namespace"}, {{"/Pod", done}});
+  ASSERT_TRUE(cache.Sync().ok());
+  auto active_names = [&] {
+    std::vector<std::string> names;
+    for (const auto& [key, object] : cache.ActiveOf("/Pod")) {
+      EXPECT_EQ(object, cache.Find(PodKey(key.second)));  // points into the cache itself
+      names.push_back(key.second);
+    }
+    return names;
+  };
+  EXPECT_EQ(active_names(), std::vector<std::string>{"a"});
+  EXPECT_EQ(cache.Of("/Pod").size(), 2u);
+  const uint64_t listed_removals = cache.removals("/Pod");
+
+  ASSERT_TRUE(store_->Update(PodKey("a"), Pod("a", "done"), 0).has_value());
+  ASSERT_TRUE(store_->Update(PodKey("b"), Pod("b", "again"), 0).has_value());
+  ASSERT_TRUE(store_->Create(PodKey("c"), Pod("c")).has_value());
+  ASSERT_TRUE(cache.Sync().ok());
+  EXPECT_EQ(active_names(), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(cache.removals("/Pod"), listed_removals);  // updates remove nothing
+
+  auto mine = store_->Update(PodKey("c"), Pod("c", "done"), 0);  // the owner's own write, Put at once
+  ASSERT_TRUE(mine.has_value());
+  cache.Put(*mine);
+  EXPECT_EQ(active_names(), std::vector<std::string>{"b"});
+
+  ASSERT_TRUE(store_->Delete(PodKey("b"), 0).has_value());
+  ASSERT_TRUE(cache.Sync().ok());
+  EXPECT_TRUE(active_names().empty());
+  EXPECT_EQ(cache.removals("/Pod"), listed_removals + 1);
+
+  ASSERT_TRUE(store_->Create(PodKey("d"), Pod("d")).has_value());
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(store_->Update(PodKey("a"), Pod("a", "done"), 0).has_value());
+  ASSERT_TRUE(store_->Compact(3).ok());
+  ASSERT_TRUE(cache.Sync().ok());  // lists again
+  EXPECT_EQ(cache.relists(), 2);
+  EXPECT_EQ(active_names(), std::vector<std::string>{"d"});
+  EXPECT_GT(cache.removals("/Pod"), listed_removals + 1);
+}
+
+// A Job's Workload (finished or not) is deleted with its Pods once the Job is;
+// the Workloads are looked through again only after a Job was removed.
+TEST_F(ControllerPartsTest, WorkloadsOfADeletedJobAreDeletedWithTheirPods) {
+  const json job{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", {{"name", "train"}, {"namespace", "default"}}}};
+  ASSERT_TRUE(store_->Create(ObjectKey{kJobKind, "default", "train"}, job).has_value());
+  auto workload = [](const std::string& name, const std::string& job_name) {
+    return json{{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+                {"kind", "Workload"},
+                {"metadata", {{"name", name}, {"namespace", "default"}, {"labels", {{"tessera.dev/job-name", job_name}}}}},
+                {"status", {{"conditions", {{{"type", "Finished"}, {"status", "True"}}}}}}};
+  };
+  ASSERT_TRUE(store_->Create(ObjectKey{kWorkloadKind, "default", "job-train"}, workload("job-train", "train")).has_value());
+  json pod = Pod("job-train-main-0");
+  pod["metadata"]["labels"] = {{"tessera.dev/workload", "job-train"}};
+  ASSERT_TRUE(store_->Create(PodKey("job-train-main-0"), pod).has_value());
+  auto finished = [](const json& o) {
+    const json& conds = o.contains("status") ? o["status"].value("conditions", json::array()) : json::array();
+    return std::any_of(conds.begin(), conds.end(), [](const json& c) { return c.value("status", "") == "True"; });
+  };
+  ObjectCache cache(*store_, {kJobKind, kVolcanoJobKind, kWorkloadKind, kPodKind, "kueue.x-k8s.io/LocalQueue"},
+                    {{kJobKind, finished}, {kVolcanoJobKind, finished}, {kWorkloadKind, finished}});
+  PodsByWorkload pods;
+  JobController jobs;
+  auto pass = [&] {
+    EXPECT_TRUE(cache.Sync().ok());
+    BatchedWriter writer(*store_, cache);
+    jobs.Reconcile(cache, pods.Of(cache), "2026-11-30T00:00:00Z", writer);
+    return writer.Flush();
+  };
+  EXPECT_EQ(pass(), 0u);  // the Job has its Workload
+  // A hand-made Workload naming a Job that does not exist is left alone until a
+  // Job is removed: no pass looks through every Workload for nothing.
+  ASSERT_TRUE(store_->Create(ObjectKey{kWorkloadKind, "default", "stray"}, workload("stray", "none")).has_value());
+  EXPECT_EQ(pass(), 0u);
+  EXPECT_NE(cache.Find(ObjectKey{kWorkloadKind, "default", "stray"}), nullptr);
+
+  ASSERT_TRUE(store_->Delete(ObjectKey{kJobKind, "default", "train"}, 0).has_value());
+  EXPECT_EQ(pass(), 2u);  // job-train with its Pod, and the stray one
+  EXPECT_EQ(cache.Find(ObjectKey{kWorkloadKind, "default", "job-train"}), nullptr);
+  EXPECT_EQ(cache.Find(PodKey("job-train-main-0")), nullptr);
+  EXPECT_EQ(cache.Find(ObjectKey{kWorkloadKind, "default", "stray"}), nullptr);
+  EXPECT_EQ(pass(), 0u);
 }
 
 TEST_F(ControllerPartsTest, OneConflictingUnitDoesNotHoldBackTheOthers) {
