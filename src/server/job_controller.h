@@ -27,17 +27,24 @@ using PodIndex = std::map<std::pair<std::string, std::string>, std::vector<const
 // Pointers into `cache`: valid until the cache next changes.
 PodIndex IndexPodsByWorkload(const ObjectCache& cache);
 
-// IndexPodsByWorkload, built again only when the cache's Pods have changed
-// since the last call (a pass asks after each of its stages, and most stages
-// and many passes change no Pod).
+// The same index, kept up to date as the cache's Pods change (an observer of
+// the cache), so that a pass pays for the Pods that changed, not for every Pod
+// ever run. Each workload's Pods are in name order, as IndexPodsByWorkload has them.
 class PodsByWorkload {
  public:
-  // Valid until the cache's Pods next change.
-  const PodIndex& Of(const ObjectCache& cache);
+  // Observes `cache`, which must outlive this.
+  explicit PodsByWorkload(ObjectCache& cache);
+  PodsByWorkload(const PodsByWorkload&) = delete;  // the cache calls back into this object
+  PodsByWorkload& operator=(const PodsByWorkload&) = delete;
+
+  const PodIndex& index() const { return index_; }
 
  private:
-  std::optional<uint64_t> built_at_;  // ObjectCache::changes(kPodKind) when built
+  using Key = std::pair<std::string, std::string>;
+  void Changed(const Key& pod, const StoredObject* now);
+
   PodIndex index_;
+  std::map<Key, Key> workload_of_;  // pod -> the index entry it is in
 };
 
 // The job controller. Completed and failed Jobs are settled in the cache (the

@@ -38,6 +38,7 @@ void ObjectCache::Upsert(KindState& state, std::pair<std::string, std::string> k
   } else {
     it->second = std::move(object);
   }
+  for (const Observer& observer : state.observers) observer(it->first, &it->second);
   if (!state.settled) return;
   if (state.settled(it->second.object)) {
     state.active.erase(it->first);
@@ -49,8 +50,17 @@ void ObjectCache::Upsert(KindState& state, std::pair<std::string, std::string> k
 void ObjectCache::Erase(KindState& state, Objects::iterator it) {
   ++state.changes;
   ++state.removals;
+  for (const Observer& observer : state.observers) observer(it->first, nullptr);
   state.active.erase(it->first);
   state.objects.erase(it);
+}
+
+void ObjectCache::Observe(const std::string& kind, Observer observer) {
+  auto it = by_kind_.find(kind);
+  TESSERA_CHECK(it != by_kind_.end(), "ObjectCache does not hold {}", kind);
+  if (it == by_kind_.end()) return;
+  for (const auto& [key, object] : it->second.objects) observer(key, &object);
+  it->second.observers.push_back(std::move(observer));
 }
 
 Status ObjectCache::Relist() {
@@ -63,6 +73,9 @@ Status ObjectCache::Relist() {
     fresh[kind] = std::move(list.items);
   }
   for (auto& [kind, state] : by_kind_) {
+    for (const auto& [key, unused] : state.objects) {
+      for (const Observer& observer : state.observers) observer(key, nullptr);
+    }
     state.objects.clear();
     state.active.clear();
     ++state.removals;  // the new list may lack what the old one held

@@ -38,6 +38,10 @@ class ObjectCache {
   using Active = std::map<std::pair<std::string, std::string>, const StoredObject*>;
   using SettledTest = std::function<bool(const nlohmann::json&)>;
 
+  // Told of each change of an object of a kind: its key, and the object as it
+  // now is (nullptr: removed). Pointers stay valid until the object is removed.
+  using Observer = std::function<void(const std::pair<std::string, std::string>& key, const StoredObject* now)>;
+
   // `settled` maps some of `kinds` to their settled test.
   ObjectCache(Store& store, std::vector<std::string> kinds, std::map<std::string, SettledTest> settled = {});
   ObjectCache(const ObjectCache&) = delete;  // filter_ refers to this object
@@ -49,6 +53,9 @@ class ObjectCache {
   // The cached objects of `kind` (one of the kinds given at construction).
   const Objects& Of(const std::string& kind) const;
   const StoredObject* Find(const ObjectKey& key) const;
+  // Calls `observer` for every object of `kind` held now, then after each
+  // change, for as long as the cache lives (an index kept beside it).
+  void Observe(const std::string& kind, Observer observer);
   // The objects of `kind` (one given a settled test) that are not settled.
   const Active& ActiveOf(const std::string& kind) const;
 
@@ -73,6 +80,7 @@ class ObjectCache {
     Objects objects;
     SettledTest settled;  // empty: no Active set is kept
     Active active;
+    std::vector<Observer> observers;
     uint64_t changes = 0;
     uint64_t removals = 0;
   };

@@ -176,6 +176,7 @@ SchedulerLoop::SchedulerLoop(Store& store, SchedulerConfig config, Clock clock, 
       clock_(std::move(clock)),
       written_(std::move(written)),
       cache_(store, CachedKinds(), SettledTests()),
+      pods_by_workload_(cache_),
       events_("tessera-scheduler") {}
 
 SchedulerLoop::~SchedulerLoop() { Stop(); }
@@ -280,27 +281,26 @@ Status SchedulerLoop::RunOnce() {
   RETURN_IF_ERROR(cache_.Sync());
   BatchedWriter writer(store_, cache_);
 
+  // Kept current by the cache as writes land; read between Flushes.
+  const PodIndex& pods = pods_by_workload_.index();
+
   // 1. Jobs -> Workloads; Pods' outcomes -> Workloads and Jobs; lost nodes.
-  jobs_.Reconcile(cache_, pods_by_workload_.Of(cache_), now_text, writer);
+  jobs_.Reconcile(cache_, pods, now_text, writer);
   writer.Flush();
-  {
-    const PodIndex& pods = pods_by_workload_.Of(cache_);
-    ReconcileWorkloadLifecycle(cache_, pods, now, writer, events_);
-    ReconcileNodeLifecycle(cache_, pods, now, writer, events_);
-    writer.Flush();
-  }
+  ReconcileWorkloadLifecycle(cache_, pods, now, writer, events_);
+  ReconcileNodeLifecycle(cache_, pods, now, writer, events_);
+  writer.Flush();
   // 2. Evicted Workloads whose Pods are gone return to their queue; usage
   // records follow admissions that began or ended.
-  RequeueEvicted(pods_by_workload_.Of(cache_), now, writer);
+  RequeueEvicted(pods, now, writer);
   writer.Flush();
   std::vector<const json*> node_objects;
   for (const auto& [unused, n] : cache_.Of("/Node")) node_objects.push_back(&n.object);
   const GpuUsageByDevice usage = GpuUsageFromNodes(node_objects);
   ReconcileUsageRecords(cache_, usage, now, writer);
   writer.Flush();
-  ReconcileIdleWorkloads(cache_, pods_by_workload_.Of(cache_), usage, now, writer, events_);
+  ReconcileIdleWorkloads(cache_, pods, usage, now, writer, events_);
   writer.Flush();
-  const PodIndex& pods = pods_by_workload_.Of(cache_);
 
   // 3. The snapshot; 4. decide.
   const PassInput in = BuildSnapshot(cache_);
