@@ -60,6 +60,8 @@ struct FlavorAttempt {
   int64_t largest_free_milli = 0;   // largest free block of whole GPUs on one node, or best device for a fraction
   int64_t free_gpu_milli = 0;       // free GPU in the flavor, all nodes
   int32_t nodes = 0;                // schedulable nodes of the flavor
+
+  friend bool operator==(const FlavorAttempt&, const FlavorAttempt&) = default;
 };
 
 struct PendingReason {
@@ -77,6 +79,16 @@ struct PendingReason {
   bool no_victims = false;             // preemption was searched and found no victim set
   Timestamp estimated_start = Timestamp::Never();  // from a reservation, when one is held
   int32_t queue_position = 0;          // 1-based among the pending of its ClusterQueue
+
+  // The same cause: everything but the progress (estimated start, queue
+  // position) and the blocker, whose id names another workload in another
+  // cycle; a caller comparing two cycles' reasons compares the blockers' keys.
+  bool SameCause(const PendingReason& other) const {
+    return code == other.code && flavors == other.flavors && resource_quota == other.resource_quota &&
+           resource == other.resource && limits == other.limits && used == other.used && hard == other.hard &&
+           requested == other.requested && victims == other.victims && preemption_never == other.preemption_never &&
+           no_victims == other.no_victims;
+  }
 };
 
 struct AdmitDecision {

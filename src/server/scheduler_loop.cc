@@ -259,6 +259,76 @@ void SchedulerLoop::RequeueEvicted(const PodIndex& pods, Timestamp now, BatchedW
   }
 }
 
+// The names a pending message quotes (queues, flavors, quotas, namespaces):
+// while none of these kinds changed, a reason with the same cause reads the same.
+uint64_t SchedulerLoop::PendingTextContext() const {
+  uint64_t context = 0;
+  for (const char* kind : {"kueue.x-k8s.io/ClusterQueue", "kueue.x-k8s.io/LocalQueue", "kueue.x-k8s.io/ResourceFlavor",
+                           "/ResourceQuota", "/Namespace"}) {
+    context += cache_.changes(kind);
+  }
+  return context;
+}
+
+void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, const Plan& plan,
+                                           const std::vector<const StoredObject*>& stored, Timestamp now,
+                                           BatchedWriter& writer) {
+  const std::string now_text = FormatRfc3339(now);
+  const uint64_t context = PendingTextContext();
+  int64_t rendered = 0;
+  for (const PendingDecision& p : plan.pending) {
+    const StoredObject& so = *stored[p.workload.value()];
+    const std::string blocker = p.reason.blocker.valid() ? snapshot.workload(p.reason.blocker).Key() : "";
+    auto [memo_it, fresh] = pending_.try_emplace(so.key.ns + "/" + so.key.name);
+    PendingMemo& memo = memo_it->second;
+    // Rendering every waiting workload's message each pass would cost a pass
+    // in proportion to the queue: unchanged since the last rendering (the
+    // workload, the cause, the names quoted), only the progress can differ,
+    // and that is due every kProgressRefresh.
+    const bool same = !fresh && memo.revision == so.revision && memo.context == context && memo.blocker == blocker &&
+                      memo.reason.SameCause(p.reason);
+    if (same && now - memo.rendered < kProgressRefresh) continue;
+    memo.revision = so.revision;
+    memo.context = context;
+    memo.reason = p.reason;
+    memo.blocker = blocker;
+    memo.rendered = now;
+    ++rendered;
+
+    const std::string message = DescribePending(snapshot, p.workload, p.reason, now);
+    const std::string progress = DescribePendingProgress(snapshot, p.workload, p.reason, now);
+    const std::string cause = message.substr(0, message.size() - progress.size());
+    const std::string reason(PendingReasonName(p.reason.code));
+    // A new cause is written at once (with an event); the progress alone (queue
+    // position, estimated start) moves every pass, so it is refreshed at most
+    // every kProgressRefresh, or every pending workload would be rewritten each pass.
+    const std::string written = ConditionValue(so.object, "QuotaReserved", "message");
+    const bool cause_changed = ConditionValue(so.object, "QuotaReserved", "reason") != reason ||
+                               written.compare(0, cause.size(), cause) != 0 ||
+                               (written.size() > cause.size() && written[cause.size()] != ';');
+    const bool progress_due =
+        written != message && (!memo.progress_written || now - *memo.progress_written >= kProgressRefresh);
+    if (!cause_changed && !progress_due) continue;
+    json next = so.object;
+    SetCondition(next, "QuotaReserved", false, reason, message, now_text);
+    SetCondition(next, "Admitted", false, reason, message, now_text);
+    memo.progress_written = now;
+    writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = so.key, .object = std::move(next), .expected_revision = so.revision},
+               fmt::format("pending condition of {}/{}", so.key.ns, so.key.name));
+    if (cause_changed) events_.Record(writer, so, EventRecorder::Type::kWarning, "Pending", cause, now);
+  }
+  if (pending_.size() > 2 * plan.pending.size() + 1024) {
+    // Forget workloads that no longer wait.
+    std::set<std::string> pending_keys;
+    for (const PendingDecision& p : plan.pending) {
+      pending_keys.insert(stored[p.workload.value()]->key.ns + "/" + stored[p.workload.value()]->key.name);
+    }
+    std::erase_if(pending_, [&](const auto& entry) { return !pending_keys.count(entry.first); });
+  }
+  std::lock_guard lock(mu_);
+  stats_.pending_rendered += rendered;
+}
+
 void SchedulerLoop::SetMetrics(MetricsRegistry* registry) {
   metrics_ = registry;
   if (registry == nullptr) return;
@@ -368,40 +438,7 @@ Status SchedulerLoop::RunOnce() {
     writer.Add(std::move(unit), fmt::format("evict workload {}/{}", so.key.ns, so.key.name));
     events_.Record(writer, so, EventRecorder::Type::kNormal, "Preempted", message, now);
   }
-  for (const PendingDecision& p : plan.pending) {
-    const StoredObject& so = *in.stored[p.workload.value()];
-    const std::string message = DescribePending(snapshot, p.workload, p.reason, now);
-    const std::string progress = DescribePendingProgress(snapshot, p.workload, p.reason, now);
-    const std::string cause = message.substr(0, message.size() - progress.size());
-    const std::string reason(PendingReasonName(p.reason.code));
-    // A new cause is written at once (with an event); the progress alone (queue
-    // position, estimated start) moves every pass, so it is refreshed at most
-    // every kProgressRefresh, or every pending workload would be rewritten each pass.
-    const std::string written = ConditionValue(so.object, "QuotaReserved", "message");
-    const bool cause_changed = ConditionValue(so.object, "QuotaReserved", "reason") != reason ||
-                               written.compare(0, cause.size(), cause) != 0 ||
-                               (written.size() > cause.size() && written[cause.size()] != ';');
-    const std::string key = so.key.ns + "/" + so.key.name;
-    auto refreshed = progress_written_.find(key);
-    const bool progress_due = written != message && (refreshed == progress_written_.end() ||
-                                                     now - refreshed->second >= kProgressRefresh);
-    if (!cause_changed && !progress_due) continue;
-    json next = so.object;
-    SetCondition(next, "QuotaReserved", false, reason, message, now_text);
-    SetCondition(next, "Admitted", false, reason, message, now_text);
-    progress_written_[key] = now;
-    writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = so.key, .object = std::move(next), .expected_revision = so.revision},
-               fmt::format("pending condition of {}/{}", so.key.ns, so.key.name));
-    if (cause_changed) events_.Record(writer, so, EventRecorder::Type::kWarning, "Pending", cause, now);
-  }
-  if (progress_written_.size() > 2 * plan.pending.size() + 1024) {
-    // Forget workloads that no longer wait.
-    std::set<std::string> pending_keys;
-    for (const PendingDecision& p : plan.pending) {
-      pending_keys.insert(in.stored[p.workload.value()]->key.ns + "/" + in.stored[p.workload.value()]->key.name);
-    }
-    std::erase_if(progress_written_, [&](const auto& entry) { return !pending_keys.count(entry.first); });
-  }
+  WritePendingConditions(snapshot, plan, in.stored, now, writer);
   WriteQueueStatus(snapshot, plan, writer);
   WriteQuotaStatus(snapshot, plan, writer);
   events_.Expire(writer, now);

@@ -25,8 +25,11 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <vector>
 
 #include "common/time.h"
 #include "sched/config.h"
@@ -46,6 +49,7 @@ struct SchedulerLoopStats {
   int64_t admitted = 0;
   int64_t preempted = 0;
   int64_t pending = 0;
+  int64_t pending_rendered = 0;  // pending messages rendered (the rest were known unchanged)
 };
 
 class SchedulerLoop {
@@ -76,6 +80,11 @@ class SchedulerLoop {
   void RequeueEvicted(const PodIndex& pods, Timestamp now, BatchedWriter& writer);
   void WriteQueueStatus(const ClusterSnapshot& snapshot, const Plan& plan, BatchedWriter& writer);
   void WriteQuotaStatus(const ClusterSnapshot& snapshot, const Plan& plan, BatchedWriter& writer);
+  // Each pending workload's QuotaReserved and Admitted conditions, with an event
+  // when the cause changes; `stored` maps the snapshot's workloads to their objects.
+  void WritePendingConditions(const ClusterSnapshot& snapshot, const Plan& plan,
+                              const std::vector<const StoredObject*>& stored, Timestamp now, BatchedWriter& writer);
+  uint64_t PendingTextContext() const;
 
   Store& store_;
   SchedulerConfig config_;
@@ -85,9 +94,17 @@ class SchedulerLoop {
   PodsByWorkload pods_by_workload_;
   JobController jobs_;
   EventRecorder events_;
-  // When each pending workload's condition last got a fresh queue position or
-  // estimated start (by "ns/name"); owned by the thread running RunOnce.
-  std::map<std::string, Timestamp> progress_written_;
+  // What the last rendering of a pending workload's message was made from, by
+  // "ns/name"; owned by the thread running RunOnce.
+  struct PendingMemo {
+    int64_t revision = 0;  // the workload's, when rendered
+    uint64_t context = 0;  // PendingTextContext(), when rendered
+    PendingReason reason;
+    std::string blocker;  // the blocker's key; "" when none
+    Timestamp rendered;
+    std::optional<Timestamp> progress_written;  // the queue position or estimated start, last written
+  };
+  std::unordered_map<std::string, PendingMemo> pending_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool kicked_ = false;

@@ -1,0 +1,137 @@
+// The scheduler loop driven pass by pass (RunOnce) on a real SQLite store with
+// a clock the test moves: how it keeps pending workloads' conditions current
+// without rewriting, or even rendering, every waiting workload on every pass.
+#include <gtest/gtest.h>
+#include <gmock/gmock.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "agent/node_registration.h"
+#include "common/time_format.h"
+#include "server/job_controller.h"
+#include "server/object_json.h"
+#include "server/scheduler_loop.h"
+#include "store/sqlite_store.h"
+#include "tests/testing/test_dirs.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+json Workload(const std::string& name, int gpus) {
+  json container{{"name", "main"}, {"image", "x"}, {"resources", {{"requests", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}};
+  return json{{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+              {"kind", "Workload"},
+              {"metadata", {{"name", name}, {"namespace", "default"}, {"uid", "uid-" + name},
+                            {"creationTimestamp", "2026-11-30T00:00:00Z"}}},
+              {"spec", {{"queueName", "lq"},
+                        {"podSets", {{{"name", "main"}, {"count", 1}, {"template", {{"spec", {{"containers", {container}}}}}}}}}}}};
+}
+
+class SchedulerLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::FreshTestDir("tessera-loop");
+    auto s = OpenSqliteStore((dir_ / "t.db").string());
+    ASSERT_TRUE(s.has_value()) << s.error().ToString();
+    store_ = std::move(*s);
+    Put(ObjectKey{"/Namespace", "", "default"}, json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}});
+    Put(ObjectKey{"kueue.x-k8s.io/ResourceFlavor", "", "f"},
+        json{{"apiVersion", "kueue.x-k8s.io/v1beta1"}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "f"}}}, {"spec", json::object()}});
+    Put(ObjectKey{"kueue.x-k8s.io/ClusterQueue", "", "cq"},
+        json{{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+             {"kind", "ClusterQueue"},
+             {"metadata", {{"name", "cq"}}},
+             {"spec",
+              {{"namespaceSelector", json::object()},
+               {"resourceGroups",
+                {{{"coveredResources", {"nvidia.com/gpu"}},
+                  {"flavors", {{{"name", "f"}, {"resources", {{{"name", "nvidia.com/gpu"}, {"nominalQuota", "1"}}}}}}}}}}}}});
+    Put(ObjectKey{"kueue.x-k8s.io/LocalQueue", "default", "lq"},
+        json{{"apiVersion", "kueue.x-k8s.io/v1beta1"}, {"kind", "LocalQueue"},
+             {"metadata", {{"name", "lq"}, {"namespace", "default"}}}, {"spec", {{"clusterQueue", "cq"}}}});
+    Node n{.name = "n1", .cpu_milli = 64000, .memory_bytes = int64_t{512} << 30};
+    for (int g = 0; g < 4; ++g) {
+      n.gpus.push_back(GpuDevice{.index = g, .uuid = "gpu" + std::to_string(g), .model = "A100-80GB", .memory_bytes = int64_t{80} << 30});
+    }
+    Put(ObjectKey{"/Node", "", "n1"}, NodeObject(n, true, FormatRfc3339(now_)));
+    loop_ = std::make_unique<SchedulerLoop>(*store_, SchedulerConfig{}, [this] { return now_; }, nullptr);
+  }
+  void TearDown() override {
+    loop_.reset();
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Put(const ObjectKey& key, const json& object) { ASSERT_TRUE(store_->Create(key, object).has_value()) << key.name; }
+  StoredObject Get(const std::string& workload) {
+    auto got = store_->Get(ObjectKey{kWorkloadKind, "default", workload});
+    EXPECT_TRUE(got.has_value()) << workload;
+    return got ? *got : StoredObject{};
+  }
+  std::string Message(const std::string& workload) { return ConditionValue(Get(workload).object, "QuotaReserved", "message"); }
+  void Pass(Duration later) {
+    now_ = now_ + later;
+    ASSERT_TRUE(loop_->RunOnce().ok());
+  }
+
+  Timestamp now_ = *ParseRfc3339("2026-11-30T00:00:00Z");
+  std::filesystem::path dir_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<SchedulerLoop> loop_;
+};
+
+// A waiting workload's condition is written when its cause changes, at once;
+// its queue position only every 30 s; and between the two, passes leave it be.
+TEST_F(SchedulerLoopTest, PendingConditionsFollowTheCauseAtOnceAndTheProgressEvery30s) {
+  Put(ObjectKey{kWorkloadKind, "default", "a"}, Workload("a", 1));
+  Put(ObjectKey{kWorkloadKind, "default", "b"}, Workload("b", 1));
+  Put(ObjectKey{kWorkloadKind, "default", "c"}, Workload("c", 1));
+  Pass(Duration::Seconds(1));
+  EXPECT_EQ(ConditionValue(Get("a").object, "Admitted", "status"), "True");
+  EXPECT_THAT(Message("b"), HasSubstr("ClusterQueue cq: nvidia.com/gpu in flavor f 1/1 nominal used"));
+  EXPECT_THAT(Message("b"), HasSubstr("position 1 in ClusterQueue cq"));
+  EXPECT_THAT(Message("c"), HasSubstr("position 2 in ClusterQueue cq"));
+  const int64_t b_written = Get("b").revision, c_written = Get("c").revision;
+
+  // Nothing changed: nothing is written, and after one pass that finds its own
+  // writes (new revisions), nothing is even rendered.
+  Pass(Duration::Seconds(1));
+  const int64_t rendered = loop_->stats().pending_rendered;
+  for (int i = 0; i < 3; ++i) Pass(Duration::Seconds(1));
+  EXPECT_EQ(loop_->stats().pending_rendered, rendered);
+  EXPECT_EQ(Get("b").revision, b_written);
+  EXPECT_EQ(Get("c").revision, c_written);
+
+  // b leaves: c moves up, but a position alone waits for the refresh.
+  ASSERT_TRUE(store_->Delete(ObjectKey{kWorkloadKind, "default", "b"}, 0).has_value());
+  Pass(Duration::Seconds(1));
+  Pass(Duration::Seconds(10));
+  EXPECT_EQ(Get("c").revision, c_written);
+  EXPECT_THAT(Message("c"), HasSubstr("position 2"));
+  Pass(Duration::Seconds(30));
+  EXPECT_THAT(Message("c"), HasSubstr("position 1 in ClusterQueue cq"));
+  const int64_t c_refreshed = Get("c").revision;
+  EXPECT_GT(c_refreshed, c_written);
+
+  // c asks for more: a new cause, written at the next pass.
+  json bigger = Get("c").object;
+  bigger["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "2";
+  ASSERT_TRUE(store_->Update(ObjectKey{kWorkloadKind, "default", "c"}, bigger, c_refreshed).has_value());
+  Pass(Duration::Seconds(1));
+  EXPECT_THAT(Message("c"), HasSubstr("the workload asks for 2"));
+
+  // The queue's quota changes: the numbers quoted follow at once.
+  auto cq = store_->Get(ObjectKey{"kueue.x-k8s.io/ClusterQueue", "", "cq"});
+  ASSERT_TRUE(cq.has_value());
+  json wider = cq->object;
+  wider["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "2";
+  ASSERT_TRUE(store_->Update(cq->key, wider, cq->revision).has_value());
+  Pass(Duration::Seconds(1));
+  EXPECT_THAT(Message("c"), HasSubstr("1/2 nominal used"));
+}
+
+}  // namespace
+}  // namespace tessera
