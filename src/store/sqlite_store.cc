@@ -273,6 +273,14 @@ Status SqliteStore::Init() {
   ASSIGN_OR_RETURN(compacted_, ReadMeta(*writer_, kCompactedKey));
   last_revision_.store(revision);
   ASSIGN_OR_RETURN(checkpointer_, SqliteDb::Open(path_, /*create=*/false, options_.busy_timeout_ms));
+  // A connection learns that the file is in WAL mode when it first reads it;
+  // until then sqlite3_wal_checkpoint_v2 on it returns OK having done nothing
+  // (and the WAL would grow to 16 x checkpoint_frames, for the writer's own hook).
+  ASSIGN_OR_RETURN(std::string mode,
+                   checkpointer_->QueryText("open the checkpoint connection in WAL mode", "PRAGMA journal_mode = WAL"));
+  if (mode != "wal") {
+    return Status::IoError(fmt::format("{}: the checkpoint connection is in journal mode '{}', not WAL", path_, mode));
+  }
   // Replaces SQLite's automatic checkpoint (itself a WAL hook) on the writer.
   sqlite3_wal_hook(writer_->handle(), &SqliteStore::OnWalCommit, this);
   checkpoint_thread_ = std::thread([this] {

@@ -6,10 +6,14 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/check.h"
@@ -134,6 +138,39 @@ TEST_F(SqliteStoreTest, TheFileIsInWalMode) {
   ASSERT_NE(store, nullptr);
   RawDb raw(StorePath());
   EXPECT_EQ(raw.QueryText("PRAGMA journal_mode"), "wal");
+}
+
+// Frames in the WAL and frames of it already copied into the database, from the
+// wal-index (the -shm file; https://www.sqlite.org/walformat.html: mxFrame at
+// byte 16 of the header, nBackfill at byte 96, native byte order).
+std::pair<uint32_t, uint32_t> WalFramesAndBackfill(const std::string& db_path) {
+  std::ifstream shm(db_path + "-shm", std::ios::binary);
+  char bytes[100] = {};
+  shm.read(bytes, sizeof bytes);
+  uint32_t frames = 0, backfilled = 0;
+  std::memcpy(&frames, bytes + 16, 4);
+  std::memcpy(&backfilled, bytes + 96, 4);
+  return {frames, backfilled};
+}
+
+// The store's checkpoint thread copies the WAL into the database once it holds
+// checkpoint_frames frames; nothing else does it below 16 times that.
+TEST_F(SqliteStoreTest, TheCheckpointThreadCopiesTheWal) {
+  SqliteStoreOptions options;
+  options.checkpoint_frames = 20;
+  std::unique_ptr<Store> store = MustOpen(options);
+  ASSERT_NE(store, nullptr);
+  // About 50 pages in one commit: past the threshold, far from 16 x 20.
+  const ObjectKey key = Pod("default", "big");
+  ASSERT_TRUE(store->Create(key, Manifest(key, {{"payload", std::string(200'000, 'x')}})).has_value());
+  auto [frames, backfilled] = WalFramesAndBackfill(StorePath());
+  ASSERT_GE(frames, 20u);
+  ASSERT_LT(frames, 16u * 20u);
+  for (int i = 0; i < 1000 && backfilled < frames; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::tie(frames, backfilled) = WalFramesAndBackfill(StorePath());
+  }
+  EXPECT_EQ(backfilled, frames) << "the checkpoint thread did not copy the WAL";
 }
 
 // A new file is created at the current schema version, recorded in meta.
