@@ -31,10 +31,11 @@
 # and munge when they are missing. Not part of `make bench` (it installs
 # packages); run it as `make bench-slurm` or directly (KEEP=1 keeps the logs):
 #   bench/slurm_compare.sh [--jobs N] [--gap-ms G] [--scheduler-parameters P]
+# The defaults (1,000 jobs, 20 ms apart) are agent_scale's latency phase.
 set -euo pipefail
 
 jobs=1000
-gap_ms=2
+gap_ms=20
 scheduler_parameters=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
