@@ -138,7 +138,11 @@ struct Agent::Impl {
   void Adopt();
   void SaveState();
   void Reconcile(ApiClient& client);
-  void StartPod(Run& run, const std::map<std::string, json>& all);
+  // A pod's start in two halves, so that a pass starts all its pods with one
+  // ProcessRunner::StartAll: its directories, log pump and process spec (or,
+  // when it cannot run, its Failed status and nullopt); then the outcome.
+  std::optional<ProcessSpec> PrepareStart(Run& run, const std::map<std::string, json>& all);
+  void Started(Run& run, Result<RunningProcess> started, Timestamp now);
   void OnExit(Run& run, const ProcessExit& exit, Timestamp now);
   void Report(ApiClient& client, Run& run);
   void PublishUsage(ApiClient& client);
@@ -321,7 +325,7 @@ void Agent::Impl::Adopt() {
   }
 }
 
-void Agent::Impl::StartPod(Run& run, const std::map<std::string, json>& all) {
+std::optional<ProcessSpec> Agent::Impl::PrepareStart(Run& run, const std::map<std::string, json>& all) {
   const json& pod = run.pod;
   const std::string dir = PodDir(pod);
   std::error_code ec;
@@ -364,10 +368,18 @@ void Agent::Impl::StartPod(Run& run, const std::map<std::string, json>& all) {
       }
     }
   }
-  const Timestamp now = SystemNow();
   auto spec = PodProcessSpec(pod, ctx);
-  if (spec) spec->exit_status_path = (fs::path(dir) / "exit-status").string();
-  Result<RunningProcess> started = spec ? runner.Start(*spec) : Result<RunningProcess>(Err(spec.error()));
+  if (!spec) {
+    Started(run, Err(spec.error()), SystemNow());
+    return std::nullopt;
+  }
+  spec->exit_status_path = (fs::path(dir) / "exit-status").string();
+  return std::move(*spec);
+}
+
+void Agent::Impl::Started(Run& run, Result<RunningProcess> started, Timestamp now) {
+  const json& pod = run.pod;
+  const std::string ns = pod["metadata"].value("namespace", "");
   if (!started) {
     // It cannot run here: Failed with the reason, and no restarts (they would fail the same way).
     run.done = true;
@@ -388,7 +400,7 @@ void Agent::Impl::StartPod(Run& run, const std::map<std::string, json>& all) {
     spdlog::warn("agent {}: pod {}/{} cannot start: {}", options.node_name, ns, pod["metadata"].value("name", ""),
                  started.error().message());
     if (run.logs) (void)run.logs->Pump();
-    MarkPodEnded(dir);
+    MarkPodEnded(PodDir(pod));
     return;
   }
   for (const std::string& w : started->warnings) spdlog::warn("agent {}: pod {}: {}", options.node_name, pod["metadata"].value("name", ""), w);
@@ -544,6 +556,8 @@ void Agent::Impl::Reconcile(ApiClient& client) {
   }
 
   bool changed = false;
+  std::vector<Run*> to_start;  // pointers into runs: no Run is erased before StartAll
+  std::vector<ProcessSpec> specs;
   runner.RetryCgroupRemovals();
   for (auto it = runs.begin(); it != runs.end();) {
     Run& run = it->second;
@@ -571,9 +585,15 @@ void Agent::Impl::Reconcile(ApiClient& client) {
     }
     if (!run.process && !run.done && !run.terminating && !fenced && listed && current.count(it->first) &&
         (!run.restart_at || now >= *run.restart_at)) {
-      StartPod(run, current);
+      std::optional<ProcessSpec> spec = PrepareStart(run, current);
       run.unreported = true;
       changed = true;
+      if (spec) {  // started below, with the pass's other pods, then reported
+        to_start.push_back(&run);
+        specs.push_back(std::move(*spec));
+        ++it;
+        continue;
+      }
     }
     if (run.terminating && !run.process) {
       MarkPodEnded(PodDir(run.pod));
@@ -593,6 +613,12 @@ void Agent::Impl::Reconcile(ApiClient& client) {
     }
     if (!run.terminating) Report(client, run);
     ++it;
+  }
+  std::vector<Result<RunningProcess>> started = runner.StartAll(specs);
+  const Timestamp started_at = SystemNow();
+  for (size_t i = 0; i < to_start.size(); ++i) {
+    Started(*to_start[i], std::move(started[i]), started_at);
+    Report(client, *to_start[i]);
   }
   if (changed) SaveState();
 }

@@ -857,7 +857,7 @@ const CgroupPlacement& ProcessRunner::Placement() {
 //  6. Read the child's start time; keep the cgroups it joined.
 //  7. With a reaper, wait for the report pipe: end-of-file means the command
 //     runs; a ChildFailure means it could not, and the reaper is reaped.
-Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
+Result<ProcessRunner::Launched> ProcessRunner::Launch(const ProcessSpec& spec) {
   // 1.
   if (spec.argv.empty() || spec.argv[0].empty()) {
     return Err(Status::InvalidArgument("a process needs a command: argv is empty"));
@@ -885,7 +885,8 @@ Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
   }
   ExecStrings strings(std::move(argv), std::move(env));
 
-  RunningProcess process;
+  Launched launched;
+  RunningProcess& process = launched.process;
   ChildPlan plan{.executable = with_reaper ? strings.argv[0] : executable.c_str(),
                  .argv = strings.argv.data(),
                  .envp = strings.envp.data(),
@@ -916,11 +917,7 @@ Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
   std::vector<std::string> procs_files;
   for (const std::string& dir : cgroup.dirs) procs_files.push_back(JoinPath(dir, "cgroup.procs"));
   for (size_t i = 0; i < procs_files.size(); ++i) plan.cgroup_procs[i] = procs_files[i].c_str();
-  auto remove_cgroup = [&] {
-    for (const std::string& dir : cgroup.dirs) {
-      if (!RemoveCgroupDir(dir)) cgroups_to_remove_.push_back(dir);
-    }
-  };
+  auto remove_cgroup = [&] { RemoveCgroups(cgroup.dirs); };
 
   // 4.
   void* stack = ::mmap(nullptr, kChildStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -941,14 +938,7 @@ Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
     return Err(Status::Unavailable(fmt::format("cannot start {}: {}", spec.argv[0], ErrnoText(clone_error))));
   }
   report.write_end.Reset();
-  // The child is ours and unreaped, so its pid cannot be reused meanwhile (and
-  // SIGKILL to one that has already exited does nothing).
-  auto abandon_child = [&](Status why) {
-    ::kill(pid, SIGKILL);
-    ReapNow(pid);
-    remove_cgroup();
-    return Err(std::move(why));
-  };
+  auto abandon_child = [&](Status why) { return Err(Abandon(pid, cgroup.dirs, std::move(why))); };
 
   // 5.
   if (plan.failure.stage != static_cast<int32_t>(ChildStage::kNone)) {
@@ -974,24 +964,66 @@ Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
   cgroup.dirs = process.cgroup_dirs;  // from here on, removing means removing these
   process.warnings.insert(process.warnings.end(), cgroup.warnings.begin(), cgroup.warnings.end());
 
+  launched.pid = pid;
+  launched.report = std::move(report.read_end);
+  launched.executable = std::move(executable);
+  launched.memory_cgroup_dir = cgroup.memory_dir;
+  return launched;
+}
+
+Status ProcessRunner::Abandon(pid_t pid, const std::vector<std::string>& cgroup_dirs, Status why) {
+  // The child is ours and unreaped, so its pid cannot be reused meanwhile (and
+  // SIGKILL to one that has already exited does nothing).
+  ::kill(pid, SIGKILL);
+  ReapNow(pid);
+  RemoveCgroups(cgroup_dirs);
+  return why;
+}
+
+void ProcessRunner::RemoveCgroups(const std::vector<std::string>& dirs) {
+  for (const std::string& dir : dirs) {
+    if (!RemoveCgroupDir(dir)) cgroups_to_remove_.push_back(dir);  // still emptying: retried later
+  }
+}
+
+Result<RunningProcess> ProcessRunner::Confirm(Launched launched, const ProcessSpec& spec) {
   // 7.
-  if (with_reaper) {
+  if (launched.report.get() >= 0) {
     ChildFailure failure;
     ssize_t got;
     do {
-      got = ::read(report.read_end.get(), &failure, sizeof failure);
+      got = ::read(launched.report.get(), &failure, sizeof failure);
     } while (got < 0 && errno == EINTR);
     if (got != 0) {  // the reaper _exit()s right after reporting
-      if (got != static_cast<ssize_t>(sizeof failure)) {
-        return abandon_child(Status::Internal(
-            fmt::format("the pod reaper for {} failed before exec and its report was cut short", spec.argv[0])));
-      }
-      return abandon_child(ChildFailureStatus(failure, spec, executable, plan.executable));
+      const Status why =
+          got != static_cast<ssize_t>(sizeof failure)
+              ? Status::Internal(fmt::format("the pod reaper for {} failed before exec and its report was cut short",
+                                             spec.argv[0]))
+              : ChildFailureStatus(failure, spec, launched.executable, PodReaper());
+      return Err(Abandon(launched.pid, launched.process.cgroup_dirs, why));
     }
   }
+  const pid_t pid = launched.pid;
+  tracked_[pid] = Tracked{.process = launched.process, .memory_cgroup_dir = std::move(launched.memory_cgroup_dir)};
+  return std::move(launched.process);
+}
 
-  tracked_[pid] = Tracked{.process = process, .memory_cgroup_dir = cgroup.memory_dir};
-  return process;
+Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
+  ASSIGN_OR_RETURN(Launched launched, Launch(spec));
+  return Confirm(std::move(launched), spec);
+}
+
+std::vector<Result<RunningProcess>> ProcessRunner::StartAll(const std::vector<ProcessSpec>& specs) {
+  std::vector<Result<Launched>> launched;
+  launched.reserve(specs.size());
+  for (const ProcessSpec& spec : specs) launched.push_back(Launch(spec));
+  std::vector<Result<RunningProcess>> started;
+  started.reserve(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    started.push_back(launched[i] ? Confirm(std::move(*launched[i]), specs[i])
+                                  : Result<RunningProcess>(Err(launched[i].error())));
+  }
+  return started;
 }
 
 Result<RunningProcess> ProcessRunner::Adopt(const ProcessIdentity& identity, const std::string& exit_status_path) {

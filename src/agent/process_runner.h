@@ -40,6 +40,7 @@
 
 #include "common/result.h"
 #include "common/time.h"
+#include "common/unique_fd.h"
 
 namespace tessera {
 
@@ -174,6 +175,11 @@ class ProcessRunner {
   // a previous run of the pod is alive).
   Result<RunningProcess> Start(const ProcessSpec& spec);
 
+  // Start for each spec, in order, with the same results; but a pod's command
+  // is exec'd by its reaper while the next pods are launched, instead of each
+  // Start waiting for that before the next begins (about half of a start).
+  std::vector<Result<RunningProcess>> StartAll(const std::vector<ProcessSpec>& specs);
+
   // Takes over a process that an earlier agent started. NotFound when it is no
   // longer running with that identity (ended, or the pid now belongs to another
   // process). Its cgroup is found again among ours, for OOM detection and cleanup.
@@ -223,6 +229,21 @@ class ProcessRunner {
     std::optional<Timestamp> kill_at;
     bool kill_sent = false;
   };
+
+  // A process cloned (its reaper exec'd) whose command's exec is not yet confirmed.
+  struct Launched {
+    pid_t pid = 0;
+    RunningProcess process;
+    UniqueFd report;  // closes at the command's exec, or carries the reaper's failure; invalid without a reaper
+    std::string executable;
+    std::string memory_cgroup_dir;
+  };
+  // Start's steps up to the clone; Confirm waits for the reaper's report and tracks the process.
+  Result<Launched> Launch(const ProcessSpec& spec);
+  Result<RunningProcess> Confirm(Launched launched, const ProcessSpec& spec);
+  // Kills and reaps a new process that cannot be used, removes its cgroups; returns `why`.
+  Status Abandon(pid_t pid, const std::vector<std::string>& cgroup_dirs, Status why);
+  void RemoveCgroups(const std::vector<std::string>& dirs);
 
   const CgroupPlacement& Placement();
   const std::string& PodReaper();

@@ -282,6 +282,39 @@ TEST_F(ProcessRunnerTest, ExecFailureUnderTheReaperIsAnError) {
   EXPECT_EQ(::waitpid(-1, &status, WNOHANG), -1) << "a child was left unreaped";
 }
 
+// StartAll starts each spec as Start would, in order: a spec that cannot run
+// (here, exec refuses it under its reaper) fails alone, the others run and end
+// with their own exit statuses, and nothing is left unreaped.
+TEST_F(ProcessRunnerTest, StartAllStartsEachSpecAsStartWould) {
+  std::ofstream(dir_.Sub("garbage")) << "\x01\x02\x03 not a program";
+  ASSERT_EQ(::chmod(dir_.Sub("garbage").c_str(), 0755), 0);
+  std::vector<ProcessSpec> specs;
+  for (int i = 0; i < 3; ++i) {
+    ProcessSpec spec = i == 1 ? SpecBuilder(dir_).Argv({dir_.Sub("garbage")}).Build()
+                              : SpecBuilder(dir_).Shell("echo ran-" + std::to_string(i) + "; exit " + std::to_string(i + 3)).Build();
+    spec.exit_status_path = dir_.Sub("exit-status-" + std::to_string(i));
+    specs.push_back(std::move(spec));
+  }
+  std::vector<Result<RunningProcess>> started = runner_.StartAll(specs);
+  ASSERT_EQ(started.size(), 3u);
+  ASSERT_TRUE(started[0].has_value()) << started[0].error().ToString();
+  ASSERT_FALSE(started[1].has_value());
+  EXPECT_THAT(started[1].error().message(), HasSubstr("Exec format error"));
+  ASSERT_TRUE(started[2].has_value()) << started[2].error().ToString();
+  EXPECT_EQ(runner_.tracked_count(), 2u);
+  for (int i : {0, 2}) {
+    std::optional<ProcessExit> exit = WaitForExit(runner_, started[i]->identity);
+    ASSERT_TRUE(exit.has_value());
+    EXPECT_EQ(exit->exit_code, i + 3);
+    EXPECT_EQ(ReadExitStatusFile(specs[i].exit_status_path).exit_code, i + 3);
+  }
+  EXPECT_THAT(ReadFile(dir_.Sub("out.log")), HasSubstr("ran-0"));
+  EXPECT_THAT(ReadFile(dir_.Sub("out.log")), HasSubstr("ran-2"));
+  EXPECT_TRUE(runner_.StartAll({}).empty());
+  int status = 0;
+  EXPECT_EQ(::waitpid(-1, &status, WNOHANG), -1) << "a child was left unreaped";
+}
+
 // Without its reaper program the runner cannot keep a pod's exit status: Start
 // says which program is missing and starts nothing.
 TEST_F(ProcessRunnerTest, AMissingReaperIsAnErrorNamingIt) {
