@@ -21,7 +21,6 @@
 #include "agent/node_registration.h"
 #include "agent/pod_launch.h"
 #include "agent/process_runner.h"
-#include "agent/status_reporter.h"
 #include "common/check.h"
 #include "common/node_annotations.h"
 #include "common/time_format.h"
@@ -104,12 +103,7 @@ struct Agent::Impl {
     bool terminating = false;
     bool done = false;                          // reached a terminal phase
     json status;                                // what the API should show
-    // Versions of `status`: the newest, the newest handed to the reporter, and
-    // the newest the API took. Owed a report while reported < changed.
-    uint64_t changed = 0, posted = 0, reported = 0;
-    std::optional<ProcessIdentity> identity;    // of the last process, kept after it ends
-    bool Unreported() const { return reported < changed; }
-    void StatusChanged() { ++changed; }
+    bool unreported = false;                    // status changed since the API last took it
     std::optional<LogPump> logs;                // copies the pod's output into its log files
   };
   std::map<std::string, Run> runs;  // by pod uid
@@ -122,7 +116,6 @@ struct Agent::Impl {
   int64_t next_usage_ms = 0;
 
   std::unique_ptr<ApiClient> watch_client;  // Stop cancels its stream
-  std::unique_ptr<StatusReporter> reporter;
   std::unique_ptr<LogServer> log_server;
   std::thread watcher, heartbeat, loop;
 
@@ -151,8 +144,7 @@ struct Agent::Impl {
   std::optional<ProcessSpec> PrepareStart(Run& run, const std::map<std::string, json>& all);
   void Started(Run& run, Result<RunningProcess> started, Timestamp now);
   void OnExit(Run& run, const ProcessExit& exit, Timestamp now);
-  // Hands the run's status to the reporter when it changed since last time.
-  void Report(const std::string& uid, Run& run);
+  void Report(ApiClient& client, Run& run);
   void PublishUsage(ApiClient& client);
 };
 
@@ -275,15 +267,11 @@ void Agent::Impl::WatchPods() {
 void Agent::Impl::SaveState() {
   json state{{"node", options.node_name}, {"pods", json::object()}};
   for (const auto& [uid, run] : runs) {
-    // Running, or ended with its end not yet taken by the API: a restarted
-    // agent finds the process gone and reports the end from its exit status file.
-    const bool owed = run.Unreported() && !run.terminating && run.identity;
-    if (!run.process && !owed) continue;
-    const ProcessIdentity& id = run.process ? run.process->identity : *run.identity;
+    if (!run.process) continue;
     state["pods"][uid] = {{"namespace", run.pod["metadata"].value("namespace", "")},
                           {"name", run.pod["metadata"].value("name", "")},
-                          {"pid", id.pid},
-                          {"startTicks", id.start_ticks},
+                          {"pid", run.process->identity.pid},
+                          {"startTicks", run.process->identity.start_ticks},
                           {"restarts", run.restarts},
                           {"startedAt", run.started_at ? run.started_at->ms : 0}};
   }
@@ -327,13 +315,11 @@ void Agent::Impl::Adopt() {
       spdlog::info("agent {}: adopted pod {}/{} ({})", options.node_name, p.value("namespace", ""), p.value("name", ""),
                    id.ToString());
       run.process = *adopted;
-      run.identity = id;
     } else {
       spdlog::info("agent {}: pod {}/{} ended while no agent ran", options.node_name, p.value("namespace", ""),
                    p.value("name", ""));
-      run.identity = id;
       OnExit(run, ReadExitStatusFile(exit_status), SystemNow());
-      run.StatusChanged();
+      run.unreported = true;
     }
     runs[uid] = std::move(run);
   }
@@ -419,7 +405,6 @@ void Agent::Impl::Started(Run& run, Result<RunningProcess> started, Timestamp no
   }
   for (const std::string& w : started->warnings) spdlog::warn("agent {}: pod {}: {}", options.node_name, pod["metadata"].value("name", ""), w);
   run.process = *started;
-  run.identity = started->identity;
   run.started_at = now;
   run.restart_at.reset();
   run.status = {{"phase", "Running"},
@@ -488,12 +473,13 @@ void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
                                       {"state", {{"terminated", terminated}}}}};
 }
 
-void Agent::Impl::Report(const std::string& uid, Run& run) {
-  if (run.status.is_null() || !run.Unreported() || run.posted == run.changed) return;
+void Agent::Impl::Report(ApiClient& client, Run& run) {
+  if (run.status.is_null() || !run.unreported) return;
   const std::string ns = run.pod["metadata"].value("namespace", "");
   const std::string name = run.pod["metadata"].value("name", "");
-  reporter->Post(uid, PodPath(ns, name) + "/status", run.status, run.changed);
-  run.posted = run.changed;
+  auto r = client.Request("PATCH", PodPath(ns, name) + "/status", json{{"status", run.status}}.dump(),
+                          "application/merge-patch+json");
+  if (r && (r->status / 100 == 2 || r->status == 404)) run.unreported = false;
 }
 
 void Agent::Impl::Reconcile(ApiClient& client) {
@@ -517,9 +503,6 @@ void Agent::Impl::Reconcile(ApiClient& client) {
       }
     }
     touched.swap(changed_uids);
-  }
-  for (const auto& [uid, version] : reporter->TakeConfirmed()) {
-    if (auto run = runs.find(uid); run != runs.end()) run->second.reported = std::max(run->second.reported, version);
   }
   const Timestamp now = SystemNow();
   const int64_t renewed = last_renewed_ms.load();
@@ -553,7 +536,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
     auto deleted = [&](Run& run) {
       if (run.terminating) return;
       run.terminating = true;
-      run.reported = run.changed;  // nothing left to report to
+      run.unreported = false;  // nothing left to report to
       if (run.process) (void)runner.BeginTermination(run.process->identity, Duration::Seconds(2), now);
     };
     if (full) {
@@ -573,12 +556,12 @@ void Agent::Impl::Reconcile(ApiClient& client) {
   }
 
   bool changed = false;
-  std::vector<std::pair<std::string, Run*>> to_start;  // uid, and a pointer into runs: none is erased before StartAll
+  std::vector<Run*> to_start;  // pointers into runs: no Run is erased before StartAll
   std::vector<ProcessSpec> specs;
   runner.RetryCgroupRemovals();
   for (auto it = runs.begin(); it != runs.end();) {
     Run& run = it->second;
-    if (run.done && !run.terminating && !run.Unreported()) {  // finished and told: nothing to do until it is deleted
+    if (run.done && !run.terminating && !run.unreported) {  // finished and told: nothing to do until it is deleted
       ++it;
       continue;
     }
@@ -592,7 +575,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
           if (!pumped || *pumped == 0) break;
         }
         OnExit(run, **polled, now);
-        run.StatusChanged();
+        run.unreported = true;
         if (run.done) run.logs.reset();  // drained: a finished pod holds no descriptors
         changed = true;
       } else if (!polled) {
@@ -603,10 +586,10 @@ void Agent::Impl::Reconcile(ApiClient& client) {
     if (!run.process && !run.done && !run.terminating && !fenced && listed && current.count(it->first) &&
         (!run.restart_at || now >= *run.restart_at)) {
       std::optional<ProcessSpec> spec = PrepareStart(run, current);
-      run.StatusChanged();
+      run.unreported = true;
       changed = true;
       if (spec) {  // started below, with the pass's other pods, then reported
-        to_start.emplace_back(it->first, &run);
+        to_start.push_back(&run);
         specs.push_back(std::move(*spec));
         ++it;
         continue;
@@ -628,15 +611,14 @@ void Agent::Impl::Reconcile(ApiClient& client) {
       changed = true;
       continue;
     }
-    if (!run.terminating) Report(it->first, run);
+    if (!run.terminating) Report(client, run);
     ++it;
   }
   std::vector<Result<RunningProcess>> started = runner.StartAll(specs);
   const Timestamp started_at = SystemNow();
   for (size_t i = 0; i < to_start.size(); ++i) {
-    auto& [uid, run] = to_start[i];
-    Started(*run, std::move(started[i]), started_at);
-    Report(uid, *run);
+    Started(*to_start[i], std::move(started[i]), started_at);
+    Report(client, *to_start[i]);
   }
   if (changed) SaveState();
 }
@@ -714,7 +696,6 @@ void Agent::Stop() {
   for (std::thread* t : {&impl_->loop, &impl_->heartbeat, &impl_->watcher}) {
     if (t->joinable()) t->join();
   }
-  if (impl_->reporter) impl_->reporter->Stop();  // after the loop: it posts no more
 }
 
 const std::string& Agent::inventory_summary() const { return impl_->summary; }
@@ -742,7 +723,6 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   p->watch_client = std::make_unique<ApiClient>(p->options.server, p->options.token, p->options.tls);
   p->watcher = std::thread([p] { p->WatchPods(); });
   p->heartbeat = std::thread([p] { p->Heartbeat(); });
-  p->reporter = std::make_unique<StatusReporter>(std::make_unique<ApiClient>(p->options.server, p->options.token, p->options.tls));
   p->loop = std::thread([p] { p->Loop(); });
   return std::unique_ptr<Agent>(new Agent(std::move(impl)));
 }
