@@ -104,6 +104,7 @@ struct Agent::Impl {
     bool done = false;                          // reached a terminal phase
     json status;                                // what the API should show
     bool unreported = false;                    // status changed since the API last took it
+    std::optional<ProcessIdentity> identity;    // of the last process, kept after it ends
     std::optional<LogPump> logs;                // copies the pod's output into its log files
   };
   std::map<std::string, Run> runs;  // by pod uid
@@ -267,11 +268,16 @@ void Agent::Impl::WatchPods() {
 void Agent::Impl::SaveState() {
   json state{{"node", options.node_name}, {"pods", json::object()}};
   for (const auto& [uid, run] : runs) {
-    if (!run.process) continue;
+    // Running, or ended with its end not yet taken by the API (the server was
+    // unreachable): a restarted agent finds the process gone and reports the end
+    // from the pod's exit status file, instead of starting the pod again.
+    const bool owed = run.unreported && !run.terminating && run.identity;
+    if (!run.process && !owed) continue;
+    const ProcessIdentity& id = run.process ? run.process->identity : *run.identity;
     state["pods"][uid] = {{"namespace", run.pod["metadata"].value("namespace", "")},
                           {"name", run.pod["metadata"].value("name", "")},
-                          {"pid", run.process->identity.pid},
-                          {"startTicks", run.process->identity.start_ticks},
+                          {"pid", id.pid},
+                          {"startTicks", id.start_ticks},
                           {"restarts", run.restarts},
                           {"startedAt", run.started_at ? run.started_at->ms : 0}};
   }
@@ -315,9 +321,11 @@ void Agent::Impl::Adopt() {
       spdlog::info("agent {}: adopted pod {}/{} ({})", options.node_name, p.value("namespace", ""), p.value("name", ""),
                    id.ToString());
       run.process = *adopted;
+      run.identity = id;
     } else {
       spdlog::info("agent {}: pod {}/{} ended while no agent ran", options.node_name, p.value("namespace", ""),
                    p.value("name", ""));
+      run.identity = id;
       OnExit(run, ReadExitStatusFile(exit_status), SystemNow());
       run.unreported = true;
     }
@@ -405,6 +413,7 @@ void Agent::Impl::Started(Run& run, Result<RunningProcess> started, Timestamp no
   }
   for (const std::string& w : started->warnings) spdlog::warn("agent {}: pod {}: {}", options.node_name, pod["metadata"].value("name", ""), w);
   run.process = *started;
+  run.identity = started->identity;
   run.started_at = now;
   run.restart_at.reset();
   run.status = {{"phase", "Running"},

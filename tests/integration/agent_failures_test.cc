@@ -350,6 +350,44 @@ TEST_F(AgentFailuresTest, AgentRestartAdoptsRunningPods) {
   EXPECT_EQ(pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 0) << pod.dump(2);
 }
 
+// A pod that ends while the server is down, on an agent killed before the server
+// is back: the end is still owed to the API, so the agent's state file keeps the
+// pod, and the next agent reports it from the exit status file, once, instead of
+// taking the pod (still Running in the API) for one to start.
+TEST_F(AgentFailuresTest, APodThatEndsWhileTheServerIsDownIsReportedByTheNextAgentAndNotRunAgain) {
+  const std::vector<std::string> flags{"--gpus", "1xA100-80GB"};
+  const pid_t first = Agent("node-a", flags);
+  ASSERT_GT(first, 0) << AgentOutput("node-a");
+  SubmitJob("ender", "1",
+            Script("echo $$$$ > $TESSERA_CHECKPOINT_DIR/pid; echo ran >> $TESSERA_CHECKPOINT_DIR/runs; "
+                   "while [ ! -f $TESSERA_CHECKPOINT_DIR/stop ]; do sleep 0.1; done; exit 3"));
+  const std::string pod_path = "/api/v1/namespaces/default/pods/job-ender-main-0";
+  const fs::path checkpoint = dir_ / "checkpoints" / "default" / "job-ender";
+  json pod;
+  ASSERT_TRUE(WaitUntil([&] { return Phase(pod = Get(pod_path)) == "Running"; }, 15)) << pod.dump(2);
+  pid_t pid = 0;
+  ASSERT_TRUE(WaitUntil([&] { return (pid = ReadPid(checkpoint / "pid")) > 0; }, 10));
+  pods_.push_back(pid);
+
+  StopServer(SIGKILL);
+  std::ofstream(checkpoint / "stop") << "stop\n";
+  ASSERT_TRUE(WaitUntil([&] { return !ProcessAlive(pid); }, 10)) << "the pod did not see the stop file";
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the agent sees the end and cannot report it
+  ASSERT_EQ(kill(first, SIGKILL), 0);
+  waitpid(first, nullptr, 0);
+  agents_.erase("node-a");
+
+  StartTheServer();
+  const pid_t second = Agent("node-a", flags);
+  ASSERT_GT(second, 0) << AgentOutput("node-a");
+  ASSERT_TRUE(WaitUntil([&] { return Phase(pod = Get(pod_path)) == "Failed"; }, 15))
+      << "the end was never reported: " << pod.dump(2) << "\n" << AgentOutput("node-a");
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 3) << pod.dump(2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // the new agent's loop runs every 50 ms
+  EXPECT_EQ(testing::ReadFile((checkpoint / "runs").string()), "ran\n") << "the pod ran again";
+  EXPECT_TRUE(ProcessesWithMarker(marker_).empty());
+}
+
 TEST_F(AgentFailuresTest, SeedVolcanoJobImageOnlyFailsWithRuntimeReasonAndRunsWithACommand) {
   const fs::path seed = testing::SeedDir();
   ASSERT_FALSE(seed.empty()) << "no ../shared/examples/seed beside the repository";
