@@ -191,6 +191,14 @@ bool Cycle::MustBorrow(const Entry& e, int32_t cq) const {
 }
 
 void Cycle::ClassifyWorkloads() {
+  // An inactive queue's work waits in queue order; its positions are given in
+  // that order once all are known (priority, then age, as the active queues').
+  struct Waiting {
+    int32_t cq, priority;
+    int64_t created_ms;
+    int32_t workload;
+  };
+  std::vector<Waiting> inactive;
   for (int32_t i = 0; i < static_cast<int32_t>(snap_.workloads.size()); ++i) {
     const Workload& w = snap_.workloads[i];
     if (w.admitted()) {
@@ -213,13 +221,12 @@ void Cycle::ClassifyWorkloads() {
     const int32_t cq = lq.cluster_queue.value();
     const ClusterQueue& q = snap_.cluster_queues[cq];
     if (q.stopped || !q.inactive_reason.empty()) {
-      reason.code = PendingCode::kClusterQueueInactive;
-      Pending(i, cq, std::move(reason));
+      inactive.push_back(Waiting{.cq = cq, .priority = w.priority, .created_ms = w.creation_time.ms, .workload = i});
       continue;
     }
     if (q.namespace_selector && w.ns.valid() && !snap_.namespaces[w.ns.value()].labels.Matches(*q.namespace_selector)) {
       reason.code = PendingCode::kNamespaceNotSelected;
-      Pending(i, cq, std::move(reason));
+      Pending(i, -1, std::move(reason));  // not in the queue: no position in it
       continue;
     }
     const PodSet& first = w.pod_sets.front();
@@ -241,6 +248,10 @@ void Cycle::ClassifyWorkloads() {
       return std::tie(b.priority, a.created_ms, a.workload) < std::tie(a.priority, b.created_ms, b.workload);
     });
   }
+  std::sort(inactive.begin(), inactive.end(), [](const Waiting& a, const Waiting& b) {
+    return std::tie(a.cq, b.priority, a.created_ms, a.workload) < std::tie(b.cq, a.priority, b.created_ms, b.workload);
+  });
+  for (const Waiting& w : inactive) Pending(w.workload, w.cq, PendingReason{.code = PendingCode::kClusterQueueInactive});
 }
 
 void Cycle::Pending(int32_t w, int32_t cq, PendingReason&& reason) {
