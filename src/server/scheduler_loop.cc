@@ -168,6 +168,25 @@ json PodFor(const StoredObject& so, const Workload& w, size_t p, const PodSetAss
   return pod;
 }
 
+// What a pending message quotes from the snapshot besides its reason's numbers:
+// the names of queues, flavors and namespace quotas, by the ids the reason uses,
+// and why a queue is inactive. While this is the same, a reason with the same
+// cause reads the same. (Not the objects' change counts: the loop's own status
+// writes change a ClusterQueue every pass.)
+uint64_t PendingTextContext(const ClusterSnapshot& snapshot) {
+  std::string text;
+  for (const ResourceFlavor& f : snapshot.flavors) text += f.name + '\n';
+  for (const ClusterQueue& q : snapshot.cluster_queues) {
+    text += fmt::format("{}\n{}\n{}\n", q.name, q.stopped, q.inactive_reason);
+  }
+  for (const LocalQueue& l : snapshot.local_queues) text += l.cluster_queue_name + '\n';
+  for (const Namespace& ns : snapshot.namespaces) {
+    for (const ResourceQuota& rq : ns.quotas) text += rq.name + '\n';
+    text += '\n';
+  }
+  return std::hash<std::string>{}(text);
+}
+
 }  // namespace
 
 SchedulerLoop::SchedulerLoop(Store& store, SchedulerConfig config, Clock clock, std::function<void()> written)
@@ -259,22 +278,11 @@ void SchedulerLoop::RequeueEvicted(const PodIndex& pods, Timestamp now, BatchedW
   }
 }
 
-// The names a pending message quotes (queues, flavors, quotas, namespaces):
-// while none of these kinds changed, a reason with the same cause reads the same.
-uint64_t SchedulerLoop::PendingTextContext() const {
-  uint64_t context = 0;
-  for (const char* kind : {"kueue.x-k8s.io/ClusterQueue", "kueue.x-k8s.io/LocalQueue", "kueue.x-k8s.io/ResourceFlavor",
-                           "/ResourceQuota", "/Namespace"}) {
-    context += cache_.changes(kind);
-  }
-  return context;
-}
-
 void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, const Plan& plan,
                                            const std::vector<const StoredObject*>& stored, Timestamp now,
                                            BatchedWriter& writer) {
   const std::string now_text = FormatRfc3339(now);
-  const uint64_t context = PendingTextContext();
+  const uint64_t context = PendingTextContext(snapshot);
   int64_t rendered = 0;
   for (const PendingDecision& p : plan.pending) {
     const StoredObject& so = *stored[p.workload.value()];
@@ -313,6 +321,7 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
     SetCondition(next, "QuotaReserved", false, reason, message, now_text);
     SetCondition(next, "Admitted", false, reason, message, now_text);
     memo.progress_written = now;
+    pending_written_.push_back(PendingWrite{.memo_key = memo_it->first, .key = so.key, .message = message});
     writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = so.key, .object = std::move(next), .expected_revision = so.revision},
                fmt::format("pending condition of {}/{}", so.key.ns, so.key.name));
     if (cause_changed) events_.Record(writer, so, EventRecorder::Type::kWarning, "Pending", cause, now);
@@ -327,6 +336,19 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
   }
   std::lock_guard lock(mu_);
   stats_.pending_rendered += rendered;
+}
+
+void SchedulerLoop::NotePendingWritten() {
+  // What landed is the rendering just made: the next pass need not render it
+  // again to find it unchanged. (A write that failed leaves the old revision,
+  // and the next pass renders.)
+  for (const PendingWrite& w : pending_written_) {
+    auto memo = pending_.find(w.memo_key);
+    const StoredObject* now = cache_.Find(w.key);
+    if (memo == pending_.end() || now == nullptr) continue;
+    if (ConditionValue(now->object, "QuotaReserved", "message") == w.message) memo->second.revision = now->revision;
+  }
+  pending_written_.clear();
 }
 
 void SchedulerLoop::SetMetrics(MetricsRegistry* registry) {
@@ -443,6 +465,7 @@ Status SchedulerLoop::RunOnce() {
   WriteQuotaStatus(snapshot, plan, writer);
   events_.Expire(writer, now);
   writer.Flush();
+  NotePendingWritten();
 
   std::vector<GaugeFamily> gauges = ClusterGauges(snapshot, plan, now, usage);
   {

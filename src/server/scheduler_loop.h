@@ -84,7 +84,9 @@ class SchedulerLoop {
   // when the cause changes; `stored` maps the snapshot's workloads to their objects.
   void WritePendingConditions(const ClusterSnapshot& snapshot, const Plan& plan,
                               const std::vector<const StoredObject*>& stored, Timestamp now, BatchedWriter& writer);
-  uint64_t PendingTextContext() const;
+  // After the pass's writes: the memo of each pending condition written takes
+  // the revision that holds it.
+  void NotePendingWritten();
 
   Store& store_;
   SchedulerConfig config_;
@@ -98,13 +100,19 @@ class SchedulerLoop {
   // "ns/name"; owned by the thread running RunOnce.
   struct PendingMemo {
     int64_t revision = 0;  // the workload's, when rendered
-    uint64_t context = 0;  // PendingTextContext(), when rendered
+    uint64_t context = 0;  // a hash of the snapshot's names it quotes, when rendered
     PendingReason reason;
     std::string blocker;  // the blocker's key; "" when none
     Timestamp rendered;
     std::optional<Timestamp> progress_written;  // the queue position or estimated start, last written
   };
   std::unordered_map<std::string, PendingMemo> pending_;
+  struct PendingWrite {
+    std::string memo_key;
+    ObjectKey key;
+    std::string message;
+  };
+  std::vector<PendingWrite> pending_written_;  // this pass's, until NotePendingWritten
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool kicked_ = false;
