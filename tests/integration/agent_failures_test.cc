@@ -182,6 +182,28 @@ class AgentFailuresTest : public ::testing::Test {
   // A child of ours has not exited.
   static bool ChildRuns(pid_t pid) { return pid > 0 && waitpid(pid, nullptr, WNOHANG) == 0; }
 
+  // Submits Job `name` (one pod, 1 GPU) whose shell writes its pid to
+  // $TESSERA_CHECKPOINT_DIR/pid and then runs `body`; waits until the pod is
+  // Running (left in `pod`) and the pid is written. Returns the pid; 0, with a
+  // failure recorded, when that did not happen.
+  pid_t StartPidWritingPod(const std::string& name, const std::string& body, json& pod) {
+    SubmitJob(name, "1", Script("echo $$$$ > $TESSERA_CHECKPOINT_DIR/pid; " + body));
+    if (HasFatalFailure()) return 0;
+    const std::string pod_path = "/api/v1/namespaces/default/pods/job-" + name + "-main-0";
+    if (!WaitUntil([&] { return Phase(pod = Get(pod_path)) == "Running"; }, 15)) {
+      ADD_FAILURE() << "the pod never ran: " << pod.dump(2);
+      return 0;
+    }
+    const fs::path pid_file = dir_ / "checkpoints" / "default" / ("job-" + name) / "pid";
+    pid_t pid = 0;
+    if (!WaitUntil([&] { return (pid = ReadPid(pid_file)) > 0; }, 10)) {
+      ADD_FAILURE() << "the pod never wrote " << pid_file;
+      return 0;
+    }
+    pods_.push_back(pid);
+    return pid;
+  }
+
   fs::path dir_;
   std::string listen_;
   std::string marker_;
@@ -195,17 +217,13 @@ class AgentFailuresTest : public ::testing::Test {
 TEST_F(AgentFailuresTest, ServerKilledWhilePodsRunLosesNothing) {
   const pid_t agent = Agent("node-a", {"--gpus", "2xA100-80GB"});
   ASSERT_GT(agent, 0) << AgentOutput("node-a");
-  SubmitJob("sleeper", "1",
-            Script("echo $$$$ > $TESSERA_CHECKPOINT_DIR/pid; i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done"));
+  json pod;
+  const pid_t pid = StartPidWritingPod("sleeper", "i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done", pod);
+  ASSERT_GT(pid, 0);
   const std::string job_path = "/apis/batch/v1/namespaces/default/jobs/sleeper";
   const std::string workload_path = "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-sleeper";
   const std::string pod_path = "/api/v1/namespaces/default/pods/job-sleeper-main-0";
-  json pod;
-  ASSERT_TRUE(WaitUntil([&] { return Phase(pod = Get(pod_path)) == "Running"; }, 15)) << pod.dump(2);
   const fs::path pid_file = dir_ / "checkpoints" / "default" / "job-sleeper" / "pid";
-  pid_t pid = 0;
-  ASSERT_TRUE(WaitUntil([&] { return (pid = ReadPid(pid_file)) > 0; }, 10)) << "the pod never wrote " << pid_file;
-  pods_.push_back(pid);
   const std::string container_id = ContainerId(pod);
   ASSERT_GT(PidOf(container_id), 0) << pod.dump(2);
   EXPECT_EQ(getpgid(pid), PidOf(container_id)) << "the pod's shell runs in the process group the pod status names";
@@ -285,16 +303,11 @@ TEST_F(AgentFailuresTest, AgentRestartAdoptsRunningPods) {
   const std::vector<std::string> flags{"--gpus", "1xA100-80GB"};
   const pid_t first = Agent("node-a", flags);
   ASSERT_GT(first, 0) << AgentOutput("node-a");
-  SubmitJob("adoptee", "1",
-            Script("echo $$$$ > $TESSERA_CHECKPOINT_DIR/pid; "
-                   "while [ ! -f $TESSERA_CHECKPOINT_DIR/stop ]; do sleep 0.1; done; exit 0"));
+  json pod;
+  const pid_t pid = StartPidWritingPod("adoptee", "while [ ! -f $TESSERA_CHECKPOINT_DIR/stop ]; do sleep 0.1; done; exit 0", pod);
+  ASSERT_GT(pid, 0);
   const std::string pod_path = "/api/v1/namespaces/default/pods/job-adoptee-main-0";
   const fs::path checkpoint = dir_ / "checkpoints" / "default" / "job-adoptee";
-  json pod;
-  ASSERT_TRUE(WaitUntil([&] { return Phase(pod = Get(pod_path)) == "Running"; }, 15)) << pod.dump(2);
-  pid_t pid = 0;
-  ASSERT_TRUE(WaitUntil([&] { return (pid = ReadPid(checkpoint / "pid")) > 0; }, 10));
-  pods_.push_back(pid);
   const std::string container_id = ContainerId(pod);
   const std::string pod_uid = Uid(pod);
   EXPECT_EQ(getpgid(pid), PidOf(container_id));
@@ -358,16 +371,13 @@ TEST_F(AgentFailuresTest, APodThatEndsWhileTheServerIsDownIsReportedByTheNextAge
   const std::vector<std::string> flags{"--gpus", "1xA100-80GB"};
   const pid_t first = Agent("node-a", flags);
   ASSERT_GT(first, 0) << AgentOutput("node-a");
-  SubmitJob("ender", "1",
-            Script("echo $$$$ > $TESSERA_CHECKPOINT_DIR/pid; echo ran >> $TESSERA_CHECKPOINT_DIR/runs; "
-                   "while [ ! -f $TESSERA_CHECKPOINT_DIR/stop ]; do sleep 0.1; done; exit 3"));
+  json pod;
+  const pid_t pid = StartPidWritingPod(
+      "ender", "echo ran >> $TESSERA_CHECKPOINT_DIR/runs; while [ ! -f $TESSERA_CHECKPOINT_DIR/stop ]; do sleep 0.1; done; exit 3",
+      pod);
+  ASSERT_GT(pid, 0);
   const std::string pod_path = "/api/v1/namespaces/default/pods/job-ender-main-0";
   const fs::path checkpoint = dir_ / "checkpoints" / "default" / "job-ender";
-  json pod;
-  ASSERT_TRUE(WaitUntil([&] { return Phase(pod = Get(pod_path)) == "Running"; }, 15)) << pod.dump(2);
-  pid_t pid = 0;
-  ASSERT_TRUE(WaitUntil([&] { return (pid = ReadPid(checkpoint / "pid")) > 0; }, 10));
-  pods_.push_back(pid);
 
   StopServer(SIGKILL);
   std::ofstream(checkpoint / "stop") << "stop\n";
