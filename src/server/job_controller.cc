@@ -19,14 +19,6 @@ std::pair<std::string, std::string> WorkloadOfPod(const StoredObject& pod) {
 
 }  // namespace
 
-PodIndex IndexPodsByWorkload(const ObjectCache& cache) {
-  PodIndex index;
-  for (const auto& [unused, pod] : cache.Of(kPodKind)) {
-    index[WorkloadOfPod(pod)].push_back(&pod);
-  }
-  return index;
-}
-
 PodsByWorkload::PodsByWorkload(ObjectCache& cache) {
   cache.Observe(kPodKind, [this](const Key& pod, const StoredObject* now) { Changed(pod, now); });
 }

@@ -24,15 +24,14 @@ inline constexpr const char* kPodKind = "/Pod";
 
 // (namespace, workload name) -> the Pods labelled tessera.dev/workload=name.
 using PodIndex = std::map<std::pair<std::string, std::string>, std::vector<const StoredObject*>>;
-// Pointers into `cache`: valid until the cache next changes.
-PodIndex IndexPodsByWorkload(const ObjectCache& cache);
 
-// The same index, kept up to date as the cache's Pods change (an observer of
-// the cache), so that a pass pays for the Pods that changed, not for every Pod
-// ever run. Each workload's Pods are in name order, as IndexPodsByWorkload has them.
+// That index, kept up to date as the cache's Pods change (an observer of the
+// cache), so that a pass pays for the Pods that changed, not for every Pod ever
+// run. Each workload's Pods are in name order; the pointers are into the cache.
 class PodsByWorkload {
  public:
-  // Observes `cache`, which must outlive this.
+  // Observes `cache` for as long as the cache lives: the cache must not change
+  // once this is gone (an owner declares the cache first, so it goes last).
   explicit PodsByWorkload(ObjectCache& cache);
   PodsByWorkload(const PodsByWorkload&) = delete;  // the cache calls back into this object
   PodsByWorkload& operator=(const PodsByWorkload&) = delete;

@@ -31,7 +31,6 @@ bool ObjectCache::Holds(const ObjectKey& key, int64_t revision) const {
 }
 
 void ObjectCache::Upsert(KindState& state, std::pair<std::string, std::string> key, StoredObject&& object) {
-  ++state.changes;
   auto it = state.objects.find(key);
   if (it == state.objects.end()) {
     it = state.objects.emplace(std::move(key), std::move(object)).first;
@@ -48,7 +47,6 @@ void ObjectCache::Upsert(KindState& state, std::pair<std::string, std::string> k
 }
 
 void ObjectCache::Erase(KindState& state, Objects::iterator it) {
-  ++state.changes;
   ++state.removals;
   for (const Observer& observer : state.observers) observer(it->first, nullptr);
   state.active.erase(it->first);
@@ -83,8 +81,7 @@ Status ObjectCache::Relist() {
       auto key = std::make_pair(o.key.ns, o.key.name);
       Upsert(state, std::move(key), std::move(o));
     }
-    ++state.changes;
-  }
+    }
   revision_ = from;
   listed_ = true;
   ++relists_;
@@ -159,11 +156,6 @@ void ObjectCache::Remove(const ObjectKey& key, int64_t revision) {
   if (kind == by_kind_.end()) return;
   auto it = kind->second.objects.find({key.ns, key.name});
   if (it != kind->second.objects.end() && it->second.revision < revision) Erase(kind->second, it);
-}
-
-uint64_t ObjectCache::changes(const std::string& kind) const {
-  auto it = by_kind_.find(kind);
-  return it == by_kind_.end() ? 0 : it->second.changes;
 }
 
 uint64_t ObjectCache::removals(const std::string& kind) const {

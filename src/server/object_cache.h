@@ -66,10 +66,6 @@ class ObjectCache {
 
   int64_t revision() const { return revision_; }
   int64_t relists() const { return relists_; }
-  // Counts the changes to the cached objects of `kind` (applied events, Put,
-  // Remove, relists): what was derived from Of(kind) while it had one value is
-  // still valid, pointers included, while it has that value.
-  uint64_t changes(const std::string& kind) const;
   // Counts the removals of objects of `kind` (a deletion, or a relist, which
   // may have dropped some): what looks for dangling references need only look
   // again when it moved.
@@ -81,7 +77,6 @@ class ObjectCache {
     SettledTest settled;  // empty: no Active set is kept
     Active active;
     std::vector<Observer> observers;
-    uint64_t changes = 0;
     uint64_t removals = 0;
   };
 
