@@ -811,10 +811,10 @@ Result<EventPage> SqliteStore::ReadEvents(int64_t revision, size_t limit, const 
       page.revision = event_revision;
       ++page.looked_at;
       key.kind = select.ColumnText(2);
-      if (filter != nullptr && !std::binary_search(filter->kinds.begin(), filter->kinds.end(), key.kind)) continue;
+      if (filter != nullptr && !filter->WantsKind(key.kind)) continue;  // neither its key nor its object is read
       key.ns = select.ColumnText(3);
       key.name = select.ColumnText(4);
-      if (filter != nullptr && filter->have && filter->have(key, event_revision)) continue;
+      if (filter != nullptr && !filter->WantsObject(key, event_revision)) continue;
       StoreEvent event;
       event.revision = event_revision;
       ASSIGN_OR_RETURN(event.type, ParseEventType(select.ColumnText(1), path_));

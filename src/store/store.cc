@@ -1,8 +1,5 @@
 #include "store/store.h"
 
-#include <algorithm>
-
-
 namespace tessera {
 
 Result<EventPage> Store::FilteredEventsSince(int64_t revision, size_t limit, const EventFilter& filter) {
@@ -12,8 +9,7 @@ Result<EventPage> Store::FilteredEventsSince(int64_t revision, size_t limit, con
   page.looked_at = events.size();
   for (StoreEvent& e : events) {
     const ObjectKey& key = e.object.key;
-    if (!std::binary_search(filter.kinds.begin(), filter.kinds.end(), key.kind)) continue;
-    if (filter.have && filter.have(key, e.revision)) continue;
+    if (!filter.WantsKind(key.kind) || !filter.WantsObject(key, e.revision)) continue;
     page.events.push_back(std::move(e));
   }
   return page;

@@ -22,6 +22,7 @@
 //   - Thread-safe: any number of threads may call any method concurrently.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -71,6 +72,10 @@ struct EventFilter {
   // holds that object at this revision or later (its own write), so the
   // event can be left out. Unset: none is left out.
   std::function<bool(const ObjectKey& key, int64_t revision)> have;
+
+  bool WantsKind(std::string_view kind) const { return std::binary_search(kinds.begin(), kinds.end(), kind); }
+  // WantsKind(key.kind) assumed: false when the reader holds the object already.
+  bool WantsObject(const ObjectKey& key, int64_t revision) const { return !have || !have(key, revision); }
 };
 
 struct EventPage {
