@@ -1,7 +1,5 @@
 #include "server/api_handler.h"
 
-#include "server/metrics_registry.h"
-
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,6 +14,7 @@
 #include "api/validation.h"
 #include "server/list_paging.h"
 #include "server/metrics_registry.h"
+#include "server/object_json.h"
 #include "server/pod_logs.h"
 
 namespace tessera {
@@ -66,12 +65,6 @@ int64_t ParseRevision(const nlohmann::json& obj) {
   } catch (const std::exception&) {
     return -1;
   }
-}
-
-// obj[key] when it is a string, else "" (a wrong type is then refused by validation).
-std::string StringField(const nlohmann::json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 // The body's format from its Content-Type; sniffed when absent.
@@ -404,7 +397,7 @@ HttpResponse ApiHandler::Create(const Route& r, const HttpRequest& req) {
       return StatusResponse(400, "BadRequest", fmt::format("{} is namespaced: POST to /namespaces/NS/{}", r.kind->kind,
                                                            r.kind->plural));
     }
-    const std::string body_ns = StringField(meta, "namespace");
+    const std::string body_ns(StringField(meta, "namespace"));
     if (!body_ns.empty() && body_ns != r.ns) {
       return StatusResponse(400, "BadRequest", fmt::format("metadata.namespace is {} but the path is for namespace {}",
                                                            body_ns, r.ns));
@@ -427,7 +420,7 @@ HttpResponse ApiHandler::Create(const Route& r, const HttpRequest& req) {
   meta.erase("resourceVersion");
   meta["creationTimestamp"] = clock_();
   meta["generation"] = 1;
-  std::string name = StringField(meta, "name");
+  std::string name(StringField(meta, "name"));
   // The write waits in the store's queue to share a commit with others; the
   // I/O thread serves other connections meanwhile. The namespace must exist
   // when the object is written (checked in the same transaction).

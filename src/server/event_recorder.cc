@@ -29,26 +29,35 @@ void EventRecorder::Record(BatchedWriter& writer, const StoredObject& involved, 
   ++w.count;
   w.last = now;
   by_age_.emplace_back(now, aggregate);
+  // Built field by field: a pass records one per new pending workload, and
+  // nlohmann's initializer lists copy every value twice.
   const nlohmann::json& obj = involved.object;
-  nlohmann::json event{
-      {"apiVersion", "v1"},
-      {"kind", "Event"},
-      {"metadata", {{"name", w.key.name}, {"namespace", w.key.ns}, {"creationTimestamp", w.first_timestamp}}},
-      {"involvedObject",
-       {{"apiVersion", obj.value("apiVersion", "")},
-        {"kind", obj.value("kind", "")},
-        {"name", involved.key.name},
-        {"namespace", involved.key.ns},
-        {"uid", uid},
-        {"resourceVersion", std::to_string(involved.revision)}}},
-      {"reason", reason},
-      {"message", message},
-      {"type", type == Type::kNormal ? "Normal" : "Warning"},
-      {"source", {{"component", component_}}},
-      {"reportingComponent", component_},
-      {"firstTimestamp", w.first_timestamp},
-      {"lastTimestamp", now_text},
-      {"count", w.count}};
+  nlohmann::json metadata = nlohmann::json::object();
+  metadata["name"] = w.key.name;
+  metadata["namespace"] = w.key.ns;
+  metadata["creationTimestamp"] = w.first_timestamp;
+  nlohmann::json about = nlohmann::json::object();
+  about["apiVersion"] = StringField(obj, "apiVersion");
+  about["kind"] = StringField(obj, "kind");
+  about["name"] = involved.key.name;
+  about["namespace"] = involved.key.ns;
+  about["uid"] = uid;
+  about["resourceVersion"] = std::to_string(involved.revision);
+  nlohmann::json source = nlohmann::json::object();
+  source["component"] = component_;
+  nlohmann::json event = nlohmann::json::object();
+  event["apiVersion"] = "v1";
+  event["kind"] = "Event";
+  event["metadata"] = std::move(metadata);
+  event["involvedObject"] = std::move(about);
+  event["reason"] = reason;
+  event["message"] = message;
+  event["type"] = type == Type::kNormal ? "Normal" : "Warning";
+  event["source"] = std::move(source);
+  event["reportingComponent"] = component_;
+  event["firstTimestamp"] = w.first_timestamp;
+  event["lastTimestamp"] = now_text;
+  event["count"] = w.count;
   writer.Add(WriteOp{.op = w.count == 1 ? WriteOp::Kind::kCreate : WriteOp::Kind::kUpdate,
                      .key = w.key,
                      .object = std::move(event)},

@@ -15,31 +15,12 @@ std::string StringAt(const json& obj, std::initializer_list<const char*> path) {
   return cur->is_string() ? cur->get<std::string>() : "";
 }
 
-bool SetCondition(json& obj, const std::string& type, bool status, const std::string& reason,
-                  const std::string& message, const std::string& now) {
-  json& conds = obj["status"]["conditions"];
-  if (!conds.is_array()) conds = json::array();
-  const std::string s = status ? "True" : "False";
-  for (json& c : conds) {
-    if (c.value("type", "") != type) continue;
-    if (c.value("status", "") == s && c.value("reason", "") == reason && c.value("message", "") == message) return false;
-    if (c.value("status", "") != s) c["lastTransitionTime"] = now;
-    c["status"] = s;
-    c["reason"] = reason;
-    c["message"] = message;
-    return true;
-  }
-  conds.push_back({{"type", type}, {"status", s}, {"reason", reason}, {"message", message}, {"lastTransitionTime", now}});
-  return true;
-}
-
-namespace {
-
-// The string at obj[key] without copying it; empty when absent or not a string.
 std::string_view StringField(const json& obj, const char* key) {
   auto it = obj.find(key);
   return it != obj.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>()) : std::string_view();
 }
+
+namespace {
 
 // Condition `type` of obj.status.conditions, or nullptr.
 const json* FindCondition(const json& obj, std::string_view type) {
@@ -54,6 +35,33 @@ const json* FindCondition(const json& obj, std::string_view type) {
 }
 
 }  // namespace
+
+bool SetCondition(json& obj, const std::string& type, bool status, const std::string& reason,
+                  const std::string& message, const std::string& now) {
+  // Called for every condition a pass writes: compares in place and builds
+  // the new condition field by field (nlohmann's initializer lists copy each value).
+  json& conds = obj["status"]["conditions"];
+  if (!conds.is_array()) conds = json::array();
+  const std::string_view s = status ? "True" : "False";
+  for (json& c : conds) {
+    if (!c.is_object() || StringField(c, "type") != type) continue;
+    const bool same_status = StringField(c, "status") == s;
+    if (same_status && StringField(c, "reason") == reason && StringField(c, "message") == message) return false;
+    if (!same_status) c["lastTransitionTime"] = now;
+    c["status"] = s;
+    c["reason"] = reason;
+    c["message"] = message;
+    return true;
+  }
+  json c = json::object();
+  c["type"] = type;
+  c["status"] = s;
+  c["reason"] = reason;
+  c["message"] = message;
+  c["lastTransitionTime"] = now;
+  conds.push_back(std::move(c));
+  return true;
+}
 
 std::string ConditionValue(const json& obj, std::string_view type, const char* field) {
   const json* c = FindCondition(obj, type);

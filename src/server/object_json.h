@@ -12,6 +12,10 @@ namespace tessera {
 // The string at `path` in `obj`, or "" when any step is missing or not a string.
 std::string StringAt(const nlohmann::json& obj, std::initializer_list<const char*> path);
 
+// obj[key] when it is a string, else "" (a wrong type is refused by validation);
+// a view into obj, no copy.
+std::string_view StringField(const nlohmann::json& obj, const char* key);
+
 // Sets condition `type` in obj.status.conditions (lastTransitionTime changes only
 // when the status does); true when anything changed.
 bool SetCondition(nlohmann::json& obj, const std::string& type, bool status, const std::string& reason,
