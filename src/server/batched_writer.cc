@@ -19,46 +19,36 @@ void BatchedWriter::Add(WriteOp op, std::string what) {
   Add(std::move(unit), std::move(what));
 }
 
-Status BatchedWriter::Commit(std::vector<WriteOp> ops) {
-  std::vector<bool> deletes;
-  for (const WriteOp& op : ops) deletes.push_back(op.op == WriteOp::Kind::kDelete);
-  auto applied = store_.Apply(std::move(ops));
-  if (!applied) return applied.error();
-  for (size_t i = 0; i < applied->size(); ++i) {
-    StoredObject& o = (*applied)[i];
-    if (deletes[i]) {
-      cache_.Remove(o.key, o.revision);
-    } else {
-      cache_.Put(std::move(o));
-    }
-  }
-  wrote_ = true;
-  return Status::Ok();
-}
-
 size_t BatchedWriter::Flush() {
   size_t written = 0;
   for (size_t begin = 0; begin < units_.size(); begin += kUnitsPerTransaction) {
     const size_t end = std::min(units_.size(), begin + kUnitsPerTransaction);
-    if (end - begin > 1) {
-      // A copy: if the transaction fails, each unit is tried again alone.
-      std::vector<WriteOp> ops;
-      size_t count = 0;
-      for (size_t i = begin; i < end; ++i) count += units_[i].ops.size();
-      ops.reserve(count);
-      for (size_t i = begin; i < end; ++i) ops.insert(ops.end(), units_[i].ops.begin(), units_[i].ops.end());
-      if (Commit(std::move(ops)).ok()) {
-        written += end - begin;
+    std::vector<std::vector<WriteOp>> units;
+    units.reserve(end - begin);
+    std::vector<std::vector<bool>> deletes;
+    deletes.reserve(end - begin);
+    for (size_t i = begin; i < end; ++i) {
+      std::vector<bool>& d = deletes.emplace_back();
+      for (const WriteOp& op : units_[i].ops) d.push_back(op.op == WriteOp::Kind::kDelete);
+      units.push_back(std::move(units_[i].ops));
+    }
+    std::vector<Store::UnitResult> results = store_.ApplyUnits(std::move(units));
+    for (size_t u = 0; u < results.size(); ++u) {
+      if (!results[u]) {
+        spdlog::warn("{}: {}; the next pass retries from fresher state", units_[begin + u].what,
+                     results[u].error().message());
         continue;
       }
-    }
-    for (size_t i = begin; i < end; ++i) {
-      Status status = Commit(std::move(units_[i].ops));  // its last try: nothing to keep
-      if (status.ok()) {
-        ++written;
-      } else {
-        spdlog::warn("{}: {}; the next pass retries from fresher state", units_[i].what, status.message());
+      std::vector<StoredObject>& applied = *results[u];
+      for (size_t i = 0; i < applied.size(); ++i) {
+        if (deletes[u][i]) {
+          cache_.Remove(applied[i].key, applied[i].revision);
+        } else {
+          cache_.Put(std::move(applied[i]));
+        }
       }
+      ++written;
+      wrote_ = true;
     }
   }
   units_.clear();

@@ -1,10 +1,9 @@
 // BatchedWriter: commits a controller pass's writes in few transactions.
 //
 // Writes come in units (all of a unit's ops or none: an admission and its Pods).
-// Flush() commits up to kUnitsPerTransaction units per Store::Apply; when such a
-// transaction fails (one unit met a conflict: a user changed that object since
-// the pass read it), each of its units is retried alone, so one conflict costs
-// only its own unit, which the next pass redoes from fresher state.
+// Flush() commits up to kUnitsPerTransaction units per Store::ApplyUnits: a unit
+// that fails (it met a conflict: a user changed that object since the pass read
+// it) costs only itself, and the next pass redoes it from fresher state.
 // Results go into the ObjectCache at once.
 #pragma once
 
@@ -34,8 +33,6 @@ class BatchedWriter {
     std::vector<WriteOp> ops;
     std::string what;
   };
-  Status Commit(std::vector<WriteOp> ops);
-
   Store& store_;
   ObjectCache& cache_;
   std::vector<Unit> units_;

@@ -148,6 +148,7 @@ class SqliteStore final : public Store {
   Result<StoredObject> Update(const ObjectKey& key, json object, int64_t expected_revision) override;
   Result<StoredObject> Delete(const ObjectKey& key, int64_t expected_revision) override;
   Result<std::vector<StoredObject>> Apply(std::vector<WriteOp> ops) override;
+  std::vector<UnitResult> ApplyUnits(std::vector<std::vector<WriteOp>> units) override;
   Result<std::vector<StoreEvent>> EventsSince(int64_t revision, size_t limit) override;
   Result<EventPage> FilteredEventsSince(int64_t revision, size_t limit, const EventFilter& filter) override;
   int64_t Revision() override;
@@ -205,10 +206,13 @@ class SqliteStore final : public Store {
   // Commits `group` in one transaction and sets each write's status.
   // REQUIRES: write_mu_ held.
   void CommitGroup(const std::vector<PendingWrite*>& group);
-  // Runs one write of a group inside a savepoint, so that its failure undoes
-  // only its own changes. Returns an error only when the whole transaction is
-  // lost (SQLite rolled it back, or the savepoint itself failed).
-  Status RunInSavepoint(PendingWrite& write, WriteTxn& txn);
+  // Runs `body` inside a savepoint, so that its failure (in `outcome`) undoes
+  // only its own changes and consumes no revision. Returns an error only when
+  // the whole transaction is lost (SQLite rolled it back, or the savepoint
+  // itself failed). Savepoints nest: a write of a group may use them too.
+  Status RunInSavepoint(const WriteBody& body, WriteTxn& txn, Status& outcome);
+  // Apply's writes, in `txn`; consumes the ops' objects.
+  Result<std::vector<StoredObject>> ApplyIn(WriteTxn& txn, std::vector<WriteOp>& ops);
 
   // `must_exist`: fail with NotFound unless that object exists. `text`: when
   // set, receives the stored document's JSON text.
@@ -446,7 +450,7 @@ void SqliteStore::CommitGroup(const std::vector<PendingWrite*>& group) {
       group[0]->status = group[0]->body(txn);
       RETURN_IF_ERROR(group[0]->status);
     } else {
-      for (PendingWrite* write : group) RETURN_IF_ERROR(RunInSavepoint(*write, txn));
+      for (PendingWrite* write : group) RETURN_IF_ERROR(RunInSavepoint(write->body, txn, write->status));
     }
     if (txn.revision != start) {
       {
@@ -477,18 +481,18 @@ void SqliteStore::CommitGroup(const std::vector<PendingWrite*>& group) {
   last_revision_.store(txn.revision);
 }
 
-Status SqliteStore::RunInSavepoint(PendingWrite& write, WriteTxn& txn) {
+Status SqliteStore::RunInSavepoint(const WriteBody& body, WriteTxn& txn, Status& outcome) {
   SqliteDb& db = *writer_;
   {
     ASSIGN_OR_RETURN(SqliteStatement savepoint, db.Statement("begin one write of a group", kSavepointSql));
     RETURN_IF_ERROR(savepoint.Run());
   }
   WriteTxn before = txn;
-  write.status = write.body(txn);
-  if (!write.status.ok()) {
+  outcome = body(txn);
+  if (!outcome.ok()) {
     // Some I/O errors make SQLite roll back the whole transaction; then the
     // group is lost, and every write in it fails with this error.
-    if (!db.InTransaction()) return write.status;
+    if (!db.InTransaction()) return outcome;
     txn = before;  // a failed write consumes no revision
     ASSIGN_OR_RETURN(SqliteStatement rollback, db.Statement("undo one write of a group", kRollbackToSql));
     RETURN_IF_ERROR(rollback.Run());
@@ -667,33 +671,66 @@ Result<StoredObject> SqliteStore::Delete(const ObjectKey& key, int64_t expected_
   return result;
 }
 
-Result<std::vector<StoredObject>> SqliteStore::Apply(std::vector<WriteOp> ops) {
+Result<std::vector<StoredObject>> SqliteStore::ApplyIn(WriteTxn& txn, std::vector<WriteOp>& ops) {
   std::vector<StoredObject> results;
-  if (ops.empty()) return results;
   results.reserve(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    WriteOp& op = ops[i];
+    Result<StoredObject> result;
+    switch (op.op) {
+      case WriteOp::Kind::kCreate:
+        result = CreateIn(txn, op.key, std::move(op.object));
+        break;
+      case WriteOp::Kind::kUpdate:
+        result = UpdateIn(txn, op.key, std::move(op.object), op.expected_revision);
+        break;
+      case WriteOp::Kind::kDelete:
+        result = DeleteIn(txn, op.key, op.expected_revision);
+        break;
+    }
+    if (!result.has_value()) {
+      return Err(result.error().WithContext(
+          fmt::format("write {} of {} in the batch (nothing was applied)", i + 1, ops.size())));
+    }
+    results.push_back(std::move(*result));
+  }
+  return results;
+}
+
+Result<std::vector<StoredObject>> SqliteStore::Apply(std::vector<WriteOp> ops) {
+  if (ops.empty()) return std::vector<StoredObject>();
+  Result<std::vector<StoredObject>> results;
   RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
-    for (size_t i = 0; i < ops.size(); ++i) {
-      WriteOp& op = ops[i];
-      Result<StoredObject> result;
-      switch (op.op) {
-        case WriteOp::Kind::kCreate:
-          result = CreateIn(txn, op.key, std::move(op.object));
-          break;
-        case WriteOp::Kind::kUpdate:
-          result = UpdateIn(txn, op.key, std::move(op.object), op.expected_revision);
-          break;
-        case WriteOp::Kind::kDelete:
-          result = DeleteIn(txn, op.key, op.expected_revision);
-          break;
-      }
-      if (!result.has_value()) {
-        return result.error().WithContext(
-            fmt::format("write {} of {} in the batch (nothing was applied)", i + 1, ops.size()));
-      }
-      results.push_back(std::move(*result));
+    results = ApplyIn(txn, ops);
+    return internal::ToStatus(results);
+  }));
+  return results;
+}
+
+std::vector<Store::UnitResult> SqliteStore::ApplyUnits(std::vector<std::vector<WriteOp>> units) {
+  std::vector<UnitResult> results(units.size());
+  if (units.empty()) return results;
+  // One write whose units each run in a savepoint: the units share a commit
+  // (and the writer's group with other threads' writes), and a unit that fails
+  // is undone alone.
+  Status status = Write([&](WriteTxn& txn) -> Status {
+    for (size_t u = 0; u < units.size(); ++u) {
+      Status outcome;
+      RETURN_IF_ERROR(RunInSavepoint(
+          [&](WriteTxn& t) {
+            results[u] = ApplyIn(t, units[u]);
+            return internal::ToStatus(results[u]);
+          },
+          txn, outcome));
     }
     return Status::Ok();
-  }));
+  });
+  if (!status.ok()) {
+    // The transaction was lost: nothing of any unit was committed.
+    for (UnitResult& r : results) {
+      if (r.has_value()) r = Err(status);
+    }
+  }
   return results;
 }
 

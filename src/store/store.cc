@@ -15,6 +15,13 @@ Result<EventPage> Store::FilteredEventsSince(int64_t revision, size_t limit, con
   return page;
 }
 
+std::vector<Store::UnitResult> Store::ApplyUnits(std::vector<std::vector<WriteOp>> units) {
+  std::vector<UnitResult> results;
+  results.reserve(units.size());
+  for (std::vector<WriteOp>& unit : units) results.push_back(Apply(std::move(unit)));
+  return results;
+}
+
 void Store::CreateAsync(const ObjectKey& key, nlohmann::json object, std::optional<ObjectKey> must_exist,
                         CreateDone done) {
   if (must_exist) {

@@ -117,6 +117,13 @@ class Store {
   // Several writes in one transaction: all succeed, or none is applied and the
   // first failure is returned. Each write gets its own revision, in order.
   virtual Result<std::vector<StoredObject>> Apply(std::vector<WriteOp> ops) = 0;
+  // Independent batches sharing commits: each unit is applied as Apply would
+  // apply it (all of it or none), and a unit that fails leaves the others to
+  // be applied. Returns each unit's result, in the units' order; a unit's
+  // writes get revisions in order, after the earlier units' writes. The
+  // default calls Apply once per unit.
+  using UnitResult = Result<std::vector<StoredObject>>;
+  virtual std::vector<UnitResult> ApplyUnits(std::vector<std::vector<WriteOp>> units);
 
   // Events with revision > `revision`, oldest first, at most `limit`.
   virtual Result<std::vector<StoreEvent>> EventsSince(int64_t revision, size_t limit) = 0;

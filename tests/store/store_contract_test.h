@@ -497,6 +497,90 @@ TYPED_TEST_P(StoreContractTest, ApplyOfAnEmptyBatchWritesNothing) {
   EXPECT_EQ(this->store().Revision(), 0);
 }
 
+// Units sharing a commit: the second unit (a create of a taken key, then a
+// create that would succeed) fails alone; the first and third are applied, in
+// order, with consecutive revisions; the failed unit leaves nothing behind.
+TYPED_TEST_P(StoreContractTest, ApplyUnitsAppliesEachUnitWholeOrNotAtAll) {
+  Store& store = this->store();
+  this->MustCreate(Pod("team-a", "taken"));
+  const int64_t before = store.Revision();
+  std::vector<std::vector<WriteOp>> units(3);
+  units[0].push_back({WriteOp::Kind::kCreate, Pod("team-a", "a"), Manifest(Pod("team-a", "a")), 0});
+  units[0].push_back({WriteOp::Kind::kUpdate, Pod("team-a", "a"), Manifest(Pod("team-a", "a"), {{"v", 2}}), 0});
+  units[1].push_back({WriteOp::Kind::kCreate, Pod("team-a", "lost"), Manifest(Pod("team-a", "lost")), 0});
+  units[1].push_back({WriteOp::Kind::kCreate, Pod("team-a", "taken"), Manifest(Pod("team-a", "taken")), 0});
+  units[2].push_back({WriteOp::Kind::kDelete, Pod("team-a", "taken"), json(), 0});
+  std::vector<Store::UnitResult> results = store.ApplyUnits(std::move(units));
+  ASSERT_EQ(results.size(), 3u);
+  ASSERT_TRUE(results[0].has_value()) << results[0].error().message();
+  EXPECT_TRUE(FailsWith(results[1], StatusCode::kAlreadyExists));
+  ASSERT_TRUE(results[2].has_value()) << results[2].error().message();
+  ASSERT_EQ(results[0]->size(), 2u);
+  ASSERT_EQ(results[2]->size(), 1u);
+  EXPECT_EQ((*results[0])[0].revision, before + 1);
+  EXPECT_EQ((*results[0])[1].revision, before + 2);
+  EXPECT_EQ((*results[2])[0].revision, before + 3);
+  EXPECT_EQ(store.Revision(), before + 3);
+
+  STORE_ASSERT_OK_AND_ASSIGN(StoredObject a, store.Get(Pod("team-a", "a")));
+  EXPECT_EQ(a.object["spec"]["v"], 2);
+  EXPECT_TRUE(FailsWith(store.Get(Pod("team-a", "lost")), StatusCode::kNotFound));
+  EXPECT_TRUE(FailsWith(store.Get(Pod("team-a", "taken")), StatusCode::kNotFound));
+  STORE_ASSERT_OK_AND_ASSIGN(std::vector<StoreEvent> events, store.EventsSince(before, 100));
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].object.key.name, "a");
+  EXPECT_EQ(events[1].object.key.name, "a");
+  EXPECT_EQ(events[2].object.key.name, "taken");
+  EXPECT_EQ(events[2].type, EventType::kDeleted);
+}
+
+// Many units, some conflicting (a stale expected revision), from several
+// threads at once (so that they share group commits with other writes): each
+// good unit lands, each stale one fails with Conflict, revisions have no gaps.
+TYPED_TEST_P(StoreContractTest, ApplyUnitsFromSeveralThreadsKeepsEachUnitsOutcome) {
+  Store& store = this->store();
+  StoredObject target = this->MustCreate(Pod("team-a", "target"));
+  STORE_ASSERT_OK_AND_ASSIGN(StoredObject moved, store.Update(Pod("team-a", "target"), Manifest(Pod("team-a", "target")), 0));
+  const int64_t before = store.Revision();
+  constexpr int kThreads = 4, kUnits = 50;
+  std::vector<std::vector<Store::UnitResult>> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<std::vector<WriteOp>> units(kUnits);
+      for (int u = 0; u < kUnits; ++u) {
+        const std::string name = "p" + std::to_string(t) + "-" + std::to_string(u);
+        units[u].push_back({WriteOp::Kind::kCreate, Pod("team-a", name), Manifest(Pod("team-a", name)), 0});
+        // Every fifth unit also updates the target at its first, stale revision.
+        if (u % 5 == 0) {
+          units[u].push_back({WriteOp::Kind::kUpdate, Pod("team-a", "target"), Manifest(Pod("team-a", "target")),
+                              target.revision});
+        }
+      }
+      results[t] = store.ApplyUnits(std::move(units));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  int64_t applied = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(results[t].size(), static_cast<size_t>(kUnits));
+    for (int u = 0; u < kUnits; ++u) {
+      const std::string name = "p" + std::to_string(t) + "-" + std::to_string(u);
+      if (u % 5 == 0) {
+        EXPECT_TRUE(FailsWith(results[t][u], StatusCode::kConflict)) << name;
+        EXPECT_TRUE(FailsWith(store.Get(Pod("team-a", name)), StatusCode::kNotFound)) << name;
+      } else {
+        ASSERT_TRUE(results[t][u].has_value()) << name << ": " << results[t][u].error().message();
+        ++applied;
+        EXPECT_TRUE(store.Get(Pod("team-a", name)).has_value()) << name;
+      }
+    }
+  }
+  EXPECT_EQ(store.Revision(), before + applied);
+  STORE_ASSERT_OK_AND_ASSIGN(StoredObject still, store.Get(Pod("team-a", "target")));
+  EXPECT_EQ(still.revision, moved.revision);
+}
+
 // --- Events. -----------------------------------------------------------------
 
 // Create, update and delete of one pod, seen from revision 0: ADDED, MODIFIED,
@@ -979,6 +1063,8 @@ REGISTER_TYPED_TEST_SUITE_P(StoreContractTest,
                             ApplyWithAFailingWriteAppliesNothing,
                             ApplyWithAStaleRevisionIsConflictAndAppliesNothing,
                             ApplyOfAnEmptyBatchWritesNothing,
+                            ApplyUnitsAppliesEachUnitWholeOrNotAtAll,
+                            ApplyUnitsFromSeveralThreadsKeepsEachUnitsOutcome,
                             EventsSinceZeroReturnsEveryWriteInOrder,
                             EventsSinceResumesFromAnyRevision,
                             EventsSinceStopsAtTheLimit,
