@@ -38,6 +38,9 @@ constexpr const char* kSelectMetaSql = "SELECT value FROM meta WHERE key = ?1";
 constexpr const char* kUpdateMetaSql = "UPDATE meta SET value = ?2 WHERE key = ?1";
 constexpr const char* kSelectObjectSql =
     "SELECT uid, revision, data FROM objects WHERE kind = ?1 AND ns = ?2 AND name = ?3";
+// An update needs only these: reading the data too would read every updated
+// document's text (and its overflow pages) for nothing.
+constexpr const char* kSelectObjectVersionSql = "SELECT uid, revision FROM objects WHERE kind = ?1 AND ns = ?2 AND name = ?3";
 constexpr const char* kObjectExistsSql = "SELECT 1 FROM objects WHERE kind = ?1 AND ns = ?2 AND name = ?3";
 constexpr const char* kInsertObjectSql =
     "INSERT INTO objects (kind, ns, name, uid, revision, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
@@ -211,14 +214,20 @@ class SqliteStore final : public Store {
   // the whole transaction is lost (SQLite rolled it back, or the savepoint
   // itself failed). Savepoints nest: a write of a group may use them too.
   Status RunInSavepoint(const WriteBody& body, WriteTxn& txn, Status& outcome);
-  // Apply's writes, in `txn`; consumes the ops' objects.
+  // Apply's writes, in `txn`. The ops' objects stay in `ops` (a failed batch
+  // can be tried again): the results of creates and updates lack theirs until
+  // TakeObjects moves them in, once the writes are committed.
   Result<std::vector<StoredObject>> ApplyIn(WriteTxn& txn, std::vector<WriteOp>& ops);
+  static void TakeObjects(std::vector<WriteOp>& ops, std::vector<StoredObject>& results);
 
+  // Create and update write `object` as given, with its metadata.uid and
+  // resourceVersion set in place, and return the new revision; a caller
+  // that may try a failed write again still has the object.
   // `must_exist`: fail with NotFound unless that object exists. `text`: when
   // set, receives the stored document's JSON text.
-  Result<StoredObject> CreateIn(WriteTxn& txn, const ObjectKey& key, json object,
-                                const ObjectKey* must_exist = nullptr, std::string* text = nullptr);
-  Result<StoredObject> UpdateIn(WriteTxn& txn, const ObjectKey& key, json object, int64_t expected_revision);
+  Result<int64_t> CreateIn(WriteTxn& txn, const ObjectKey& key, json& object, const ObjectKey* must_exist = nullptr,
+                           std::string* text = nullptr);
+  Result<int64_t> UpdateIn(WriteTxn& txn, const ObjectKey& key, json& object, int64_t expected_revision);
   Result<StoredObject> DeleteIn(WriteTxn& txn, const ObjectKey& key, int64_t expected_revision);
   Status AppendEvent(int64_t revision, EventType type, const ObjectKey& key, std::string_view data);
   Status CompactIn(WriteTxn& txn, int64_t keep_events);
@@ -288,7 +297,7 @@ Status SqliteStore::Init() {
   // Replaces SQLite's automatic checkpoint (itself a WAL hook) on the writer.
   sqlite3_wal_hook(writer_->handle(), &SqliteStore::OnWalCommit, this);
   checkpoint_thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "store-checkpoint");
+    pthread_setname_np(pthread_self(), "store-ckpt");  // 15 characters at most
     CheckpointLoop();
   });
   writer_thread_ = std::thread([this] {
@@ -385,8 +394,13 @@ void SqliteStore::CreateAsync(const ObjectKey& key, json object, std::optional<O
   PendingWrite* w = write.get();
   w->on_created = std::move(done);
   w->body = [this, w, key, object = std::move(object), must_exist = std::move(must_exist)](WriteTxn& txn) mutable {
-    w->created = CreateIn(txn, key, std::move(object), must_exist ? &*must_exist : nullptr, &w->created_text);
-    return internal::ToStatus(w->created);
+    Result<int64_t> revision = CreateIn(txn, key, object, must_exist ? &*must_exist : nullptr, &w->created_text);
+    if (!revision) {
+      w->created = Err(revision.error());
+      return revision.error();
+    }
+    w->created = StoredObject{key, *revision, std::move(object)};
+    return Status::Ok();
   };
   std::lock_guard lock(queue_mu_);
   Enqueue(write.release());
@@ -512,8 +526,8 @@ Status SqliteStore::AppendEvent(int64_t revision, EventType type, const ObjectKe
       .Run();
 }
 
-Result<StoredObject> SqliteStore::CreateIn(WriteTxn& txn, const ObjectKey& key, json object,
-                                           const ObjectKey* must_exist, std::string* text) {
+Result<int64_t> SqliteStore::CreateIn(WriteTxn& txn, const ObjectKey& key, json& object, const ObjectKey* must_exist,
+                                      std::string* text) {
   RETURN_IF_ERROR(ValidateKey(key));
   ASSIGN_OR_RETURN(json* metadata, Metadata(object, key));
   if (must_exist != nullptr) {
@@ -551,11 +565,10 @@ Result<StoredObject> SqliteStore::CreateIn(WriteTxn& txn, const ObjectKey& key, 
   RETURN_IF_ERROR(AppendEvent(revision, EventType::kAdded, key, data));
   txn.revision = revision;
   if (text != nullptr) *text = std::move(data);
-  return StoredObject{key, revision, std::move(object)};
+  return revision;
 }
 
-Result<StoredObject> SqliteStore::UpdateIn(WriteTxn& txn, const ObjectKey& key, json object,
-                                           int64_t expected_revision) {
+Result<int64_t> SqliteStore::UpdateIn(WriteTxn& txn, const ObjectKey& key, json& object, int64_t expected_revision) {
   RETURN_IF_ERROR(ValidateKey(key));
   if (expected_revision < 0) {
     return Err(Status::InvalidArgument(fmt::format(
@@ -565,7 +578,7 @@ Result<StoredObject> SqliteStore::UpdateIn(WriteTxn& txn, const ObjectKey& key, 
   ASSIGN_OR_RETURN(json* metadata, Metadata(object, key));
   std::string uid;
   {
-    ASSIGN_OR_RETURN(SqliteStatement select, writer_->Statement("read an object", kSelectObjectSql));
+    ASSIGN_OR_RETURN(SqliteStatement select, writer_->Statement("read an object's version", kSelectObjectVersionSql));
     select.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name);
     ASSIGN_OR_RETURN(bool found, select.Step());
     if (!found) return Err(Status::NotFound(fmt::format("{} not found: create it first", Describe(key))));
@@ -589,7 +602,7 @@ Result<StoredObject> SqliteStore::UpdateIn(WriteTxn& txn, const ObjectKey& key, 
   }
   RETURN_IF_ERROR(AppendEvent(revision, EventType::kModified, key, data));
   txn.revision = revision;
-  return StoredObject{key, revision, std::move(object)};
+  return revision;
 }
 
 Result<StoredObject> SqliteStore::DeleteIn(WriteTxn& txn, const ObjectKey& key, int64_t expected_revision) {
@@ -645,21 +658,21 @@ Status SqliteStore::CompactIn(WriteTxn& txn, int64_t keep_events) {
 }
 
 Result<StoredObject> SqliteStore::Create(const ObjectKey& key, json object) {
-  Result<StoredObject> result;
+  Result<int64_t> revision;
   RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
-    result = CreateIn(txn, key, std::move(object));
-    return internal::ToStatus(result);
+    revision = CreateIn(txn, key, object);
+    return internal::ToStatus(revision);
   }));
-  return result;
+  return StoredObject{key, *revision, std::move(object)};
 }
 
 Result<StoredObject> SqliteStore::Update(const ObjectKey& key, json object, int64_t expected_revision) {
-  Result<StoredObject> result;
+  Result<int64_t> revision;
   RETURN_IF_ERROR(Write([&](WriteTxn& txn) -> Status {
-    result = UpdateIn(txn, key, std::move(object), expected_revision);
-    return internal::ToStatus(result);
+    revision = UpdateIn(txn, key, object, expected_revision);
+    return internal::ToStatus(revision);
   }));
-  return result;
+  return StoredObject{key, *revision, std::move(object)};
 }
 
 Result<StoredObject> SqliteStore::Delete(const ObjectKey& key, int64_t expected_revision) {
@@ -676,25 +689,37 @@ Result<std::vector<StoredObject>> SqliteStore::ApplyIn(WriteTxn& txn, std::vecto
   results.reserve(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     WriteOp& op = ops[i];
-    Result<StoredObject> result;
+    Result<int64_t> revision;
     switch (op.op) {
       case WriteOp::Kind::kCreate:
-        result = CreateIn(txn, op.key, std::move(op.object));
+        revision = CreateIn(txn, op.key, op.object);
         break;
       case WriteOp::Kind::kUpdate:
-        result = UpdateIn(txn, op.key, std::move(op.object), op.expected_revision);
+        revision = UpdateIn(txn, op.key, op.object, op.expected_revision);
         break;
-      case WriteOp::Kind::kDelete:
-        result = DeleteIn(txn, op.key, op.expected_revision);
+      case WriteOp::Kind::kDelete: {
+        Result<StoredObject> deleted = DeleteIn(txn, op.key, op.expected_revision);
+        if (deleted) {
+          results.push_back(std::move(*deleted));
+          continue;
+        }
+        revision = Err(deleted.error());
         break;
+      }
     }
-    if (!result.has_value()) {
-      return Err(result.error().WithContext(
+    if (!revision) {
+      return Err(revision.error().WithContext(
           fmt::format("write {} of {} in the batch (nothing was applied)", i + 1, ops.size())));
     }
-    results.push_back(std::move(*result));
+    results.push_back(StoredObject{op.key, *revision, json()});
   }
   return results;
+}
+
+void SqliteStore::TakeObjects(std::vector<WriteOp>& ops, std::vector<StoredObject>& results) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].op != WriteOp::Kind::kDelete) results[i].object = std::move(ops[i].object);
+  }
 }
 
 Result<std::vector<StoredObject>> SqliteStore::Apply(std::vector<WriteOp> ops) {
@@ -704,31 +729,48 @@ Result<std::vector<StoredObject>> SqliteStore::Apply(std::vector<WriteOp> ops) {
     results = ApplyIn(txn, ops);
     return internal::ToStatus(results);
   }));
+  TakeObjects(ops, *results);
   return results;
 }
 
 std::vector<Store::UnitResult> SqliteStore::ApplyUnits(std::vector<std::vector<WriteOp>> units) {
   std::vector<UnitResult> results(units.size());
   if (units.empty()) return results;
-  // One write whose units each run in a savepoint: the units share a commit
-  // (and the writer's group with other threads' writes), and a unit that fails
-  // is undone alone.
+  // First all units as one batch: a savepoint per unit would make SQLite copy
+  // every page each unit touches (the same few pages, unit after unit) into
+  // its statement journal, and units rarely fail.
+  std::optional<size_t> failed;
   Status status = Write([&](WriteTxn& txn) -> Status {
     for (size_t u = 0; u < units.size(); ++u) {
-      Status outcome;
-      RETURN_IF_ERROR(RunInSavepoint(
-          [&](WriteTxn& t) {
-            results[u] = ApplyIn(t, units[u]);
-            return internal::ToStatus(results[u]);
-          },
-          txn, outcome));
+      results[u] = ApplyIn(txn, units[u]);
+      if (!results[u]) {
+        failed = u;
+        return results[u].error();
+      }
     }
     return Status::Ok();
   });
-  if (!status.ok()) {
-    // The transaction was lost: nothing of any unit was committed.
-    for (UnitResult& r : results) {
-      if (r.has_value()) r = Err(status);
+  if (!status.ok() && failed) {
+    // A unit failed and undid the batch; the units are intact: again, each in
+    // a savepoint of its own, so that only those that fail are undone.
+    status = Write([&](WriteTxn& txn) -> Status {
+      for (size_t u = 0; u < units.size(); ++u) {
+        Status outcome;
+        RETURN_IF_ERROR(RunInSavepoint(
+            [&](WriteTxn& t) {
+              results[u] = ApplyIn(t, units[u]);
+              return internal::ToStatus(results[u]);
+            },
+            txn, outcome));
+      }
+      return Status::Ok();
+    });
+  }
+  for (size_t u = 0; u < units.size(); ++u) {
+    if (!status.ok() && results[u]) {
+      results[u] = Err(status);  // the transaction was lost: nothing of any unit was committed
+    } else if (results[u]) {
+      TakeObjects(units[u], *results[u]);
     }
   }
   return results;
