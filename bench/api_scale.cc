@@ -36,8 +36,11 @@
 // (also --flag=value; --benchmark_* flags, which bench/run_all.sh passes to
 // programs named *_bench, are ignored).
 #include <fmt/format.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -47,8 +50,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -149,6 +155,43 @@ struct SubmitResult {
   double p99_ms = 0;
 };
 
+// CPU seconds (user + system) of each live thread of this process, summed by
+// thread name (the server names its threads: http-io, store-writer,
+// store-ckpt, scheduler, watch-hub).
+std::map<std::string, double> CpuByThreadName() {
+  std::map<std::string, double> by_name;
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream comm(task.path() / "comm"), stat(task.path() / "stat");
+    std::string name, line;
+    if (!std::getline(comm, name) || !std::getline(stat, line)) continue;
+    // Fields after the parenthesised name: state is the 3rd; utime, stime the 14th, 15th.
+    std::istringstream rest(line.substr(line.rfind(')') + 2));
+    std::string field;
+    double utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && rest >> field; ++i) {
+      if (i == 14) utime = std::strtod(field.c_str(), nullptr);
+      if (i == 15) stime = std::strtod(field.c_str(), nullptr);
+    }
+    by_name[name] += (utime + stime) / tick;
+  }
+  return by_name;
+}
+
+double ProcessCpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return secs(ru.ru_utime) + secs(ru.ru_stime);
+}
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
 SubmitResult RunSubmissions(const std::string& url, const std::string& token, const Flags& f) {
   const std::string target = "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads";
   std::vector<std::vector<double>> lat(f.threads);
@@ -160,8 +203,10 @@ SubmitResult RunSubmissions(const std::string& url, const std::string& token, co
 
   std::vector<std::thread> threads;
   threads.reserve(f.threads);
+  std::vector<double> client_cpu(f.threads);  // each client thread's CPU seconds in the phase
   for (int t = 0; t < f.threads; ++t) {
     threads.emplace_back([&, t] {
+      pthread_setname_np(pthread_self(), "client");
       tessera::ApiClient client(url, token);
       std::vector<std::string> bodies;
       bodies.reserve(f.requests);
@@ -169,6 +214,7 @@ SubmitResult RunSubmissions(const std::string& url, const std::string& token, co
       lat[t].reserve(f.requests);
       ready.fetch_add(1);
       while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      const double cpu_start = ThreadCpuSeconds();
       for (int i = 0; i < f.requests; ++i) {
         auto start = Clock::now();
         auto r = client.Request("POST", target, bodies[i]);
@@ -184,13 +230,18 @@ SubmitResult RunSubmissions(const std::string& url, const std::string& token, co
           }
         }
       }
+      client_cpu[t] = ThreadCpuSeconds() - cpu_start;
     });
   }
   while (ready.load() < f.threads) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const std::map<std::string, double> threads_before = CpuByThreadName();
+  const double process_before = ProcessCpuSeconds();
   const auto start = Clock::now();
   go.store(true, std::memory_order_release);
   for (auto& th : threads) th.join();
   const double secs = Seconds(Clock::now() - start);
+  const double process_cpu = ProcessCpuSeconds() - process_before;
+  std::map<std::string, double> threads_after = CpuByThreadName();
 
   std::vector<double> all;
   for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
@@ -204,6 +255,23 @@ SubmitResult RunSubmissions(const std::string& url, const std::string& token, co
   std::printf("submissions: %.0f/s; latency p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", res.per_s, res.p50_ms,
               res.p99_ms, all.empty() ? 0.0 : all.back());
   if (!first_error.empty()) std::printf("submissions: first error: %s\n", first_error.c_str());
+  // Where the machine's time went, per submission: the clients share the
+  // server's two cores here, so their share is reported apart.
+  double client_total = 0;
+  for (double c : client_cpu) client_total += c;
+  const double per = ok.load() > 0 ? 1e6 / static_cast<double>(ok.load()) : 0;
+  std::string server_threads;
+  for (const auto& [name, after] : threads_after) {
+    if (name == "client") continue;
+    auto before = threads_before.find(name);
+    const double used = after - (before == threads_before.end() ? 0.0 : before->second);
+    if (used > 0) server_threads += fmt::format(" {} {:.0f},", name, used * per);
+  }
+  if (!server_threads.empty()) server_threads.pop_back();
+  std::printf("submissions: CPU per submission %.0f us: clients %.0f us, server %.0f us (by thread:%s); "
+              "%.2f of the %u cores busy\n",
+              process_cpu * per, client_total * per, (process_cpu - client_total) * per, server_threads.c_str(),
+              secs > 0 ? process_cpu / secs : 0.0, std::thread::hardware_concurrency());
   return res;
 }
 

@@ -5,6 +5,7 @@
 #include <boost/beast.hpp>
 #include <boost/beast/ssl.hpp>
 #include <fmt/format.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -410,7 +411,10 @@ Status HttpServer::Start() {
   }
   bound_port_ = s.acceptor.local_endpoint().port();
   s.Accept();
-  for (int i = 0; i < std::max(1, s.options.threads); ++i) s.threads.emplace_back([&s] { s.ioc.run(); });
+  for (int i = 0; i < std::max(1, s.options.threads); ++i) s.threads.emplace_back([&s] {
+    pthread_setname_np(pthread_self(), "http-io");  // for top -H and perf
+    s.ioc.run();
+  });
   return Status::Ok();
 }
 
