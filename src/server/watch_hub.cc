@@ -23,10 +23,10 @@ WatchHub::WatchHub(Store& store) : store_(store) {
 
 WatchHub::~WatchHub() {
   {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(wake_mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  wake_cv_.notify_all();
   thread_.join();
   for (Watcher& w : watchers_) w.sink->Close();
 }
@@ -52,6 +52,9 @@ bool WatchHub::Deliver(Watcher& w, const StoreEvent& e, const std::string& encod
 
 Status WatchHub::Subscribe(WatchFilter filter, int64_t from_revision, std::shared_ptr<StreamSink> sink) {
   std::lock_guard lock(mu_);
+  // Alone, the dispatcher was not woken for the writes since it last ran
+  // (Notify): it starts from the store's revision, and this watcher catches up to it.
+  if (watchers_.empty()) dispatched_ = std::max(dispatched_, store_.Revision());
   Watcher w{.filter = std::move(filter), .seen = from_revision, .sink = std::move(sink)};
   // Catch up to what every other watcher has seen; live events continue from there.
   int64_t at = from_revision;
@@ -68,15 +71,26 @@ Status WatchHub::Subscribe(WatchFilter filter, int64_t from_revision, std::share
   }
   w.seen = std::max(w.seen, dispatched_);
   watchers_.push_back(std::move(w));
+  any_watchers_.store(true);
+  Wake();  // a write made while there was no watcher may not have woken the dispatcher
   return Status::Ok();
 }
 
 void WatchHub::Notify() {
+  // Without watchers there is nothing to dispatch (Subscribe starts from the
+  // store's revision then).
+  if (any_watchers_.load()) Wake();
+}
+
+void WatchHub::Wake() {
   {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(wake_mu_);
+    // A wake-up already due covers this write too: waking the dispatcher for
+    // every write of a burst cost more than the writes.
+    if (notified_) return;
     notified_ = true;
   }
-  cv_.notify_one();
+  wake_cv_.notify_one();
 }
 
 size_t WatchHub::watchers() const {
@@ -85,11 +99,14 @@ size_t WatchHub::watchers() const {
 }
 
 void WatchHub::Run() {
-  std::unique_lock lock(mu_);
-  while (!stop_) {
-    cv_.wait_for(lock, kPollInterval, [this] { return notified_ || stop_; });
-    if (stop_) break;
-    notified_ = false;
+  while (true) {
+    {
+      std::unique_lock wake(wake_mu_);
+      wake_cv_.wait_for(wake, kPollInterval, [this] { return notified_ || stop_; });
+      if (stop_) break;
+      notified_ = false;
+    }
+    std::lock_guard lock(mu_);
     if (watchers_.empty()) {
       // Nobody to deliver to: skip the log instead of reading and encoding every
       // write. A later Subscribe catches up from the store itself (its own
@@ -116,6 +133,7 @@ void WatchHub::Run() {
       if (events->size() < kBatch) break;
     }
     std::erase_if(watchers_, [](const Watcher& w) { return !w.sink->open(); });
+    any_watchers_.store(!watchers_.empty());
   }
 }
 

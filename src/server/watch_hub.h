@@ -11,6 +11,7 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -56,13 +57,19 @@ class WatchHub {
   void Run();
   bool Deliver(Watcher& w, const StoreEvent& e, const std::string& encoded);
 
+  // Wakes the dispatcher. Its own mutex, held only for a moment: Notify runs on
+  // the store's writer thread, which must not wait for a fan-out to finish.
+  void Wake();
+
   Store& store_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable std::mutex mu_;  // the watchers and dispatched_; held through a dispatch
   std::vector<Watcher> watchers_;
   int64_t dispatched_ = 0;  // every event up to here went to every watcher
-  bool notified_ = false;
-  bool stop_ = false;
+  std::atomic<bool> any_watchers_{false};  // !watchers_.empty(), for Notify
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
+  bool notified_ = false;  // guarded by wake_mu_
+  bool stop_ = false;      // guarded by wake_mu_
   std::thread thread_;
 };
 
