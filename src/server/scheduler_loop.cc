@@ -219,6 +219,9 @@ void SchedulerLoop::Stop() {
 void SchedulerLoop::Kick() {
   {
     std::lock_guard lock(mu_);
+    // Called for every write: once kicked, the loop runs a pass anyway, and a
+    // wake-up per write would only interrupt its batch window again and again.
+    if (kicked_) return;
     kicked_ = true;
   }
   cv_.notify_one();
