@@ -8,7 +8,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <utility>
 
@@ -458,40 +457,88 @@ Status JsonParseError(const std::string& what) {
   return Status::InvalidArgument(fmt::format("invalid JSON: {}", msg));
 }
 
-Result<json> ParseJsonText(std::string_view text) {
-  // Duplicate keys are an error (as in Kubernetes' strict decoding), not "last wins".
-  std::vector<std::set<std::string>> open_objects;
-  std::optional<std::string> duplicate;
-  auto callback = [&](int, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-        open_objects.emplace_back();
-        break;
-      case json::parse_event_t::key:
-        if (!open_objects.empty() && parsed.is_string() &&
-            !open_objects.back().insert(parsed.get<std::string>()).second && !duplicate) {
-          duplicate = parsed.get<std::string>();
-        }
-        break;
-      case json::parse_event_t::object_end:
-        if (!open_objects.empty()) open_objects.pop_back();
-        break;
-      default:
-        break;
+// Builds the document from nlohmann's SAX events, refusing a duplicate key
+// (as Kubernetes' strict decoding does) where nlohmann's own DOM parser keeps
+// the last; a lookup in the object being built finds it, with no per-key copy.
+class StrictJsonBuilder {
+ public:
+  bool null() { return Place(json()); }
+  bool boolean(bool v) { return Place(json(v)); }
+  bool number_integer(json::number_integer_t v) { return Place(json(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return Place(json(v)); }
+  bool number_float(json::number_float_t v, const json::string_t&) { return Place(json(v)); }
+  bool string(json::string_t& v) { return Place(json(std::move(v))); }
+  bool binary(json::binary_t& v) { return Place(json::binary(std::move(v))); }
+  bool start_object(std::size_t) { return Open(json::object()); }
+  bool start_array(std::size_t) { return Open(json::array()); }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
+  bool key(json::string_t& k) {
+    json& object = *open_.back();
+    if (object.contains(k)) {
+      duplicate_ = k;
+      return false;
     }
+    slot_ = &object[std::move(k)];
     return true;
-  };
-  try {
-    json value = json::parse(text.begin(), text.end(), callback);
-    if (duplicate) {
-      return Err(Status::InvalidArgument(fmt::format("invalid JSON: duplicate key \"{}\"", *duplicate)));
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    error_ = e.what();
+    return false;
+  }
+
+  json& root() { return root_; }
+  const std::optional<std::string>& duplicate() const { return duplicate_; }
+  const std::optional<std::string>& error() const { return error_; }
+
+ private:
+  // Puts `v` where the parser is (the root, the last key's slot, or the end of
+  // the open array) and returns where it went. A pointer into an array stays
+  // valid while it is open: nothing is added to the array until it closes.
+  json* Put(json&& v) {
+    if (open_.empty()) {
+      root_ = std::move(v);
+      return &root_;
     }
-    return value;
-  } catch (const json::parse_error& e) {
-    return Err(JsonParseError(e.what()));
+    json& container = *open_.back();
+    if (container.is_array()) {
+      container.push_back(std::move(v));
+      return &container.back();
+    }
+    *slot_ = std::move(v);
+    return slot_;
+  }
+  bool Place(json&& v) {
+    Put(std::move(v));
+    return true;
+  }
+  bool Open(json&& v) {
+    open_.push_back(Put(std::move(v)));
+    return true;
+  }
+  bool Close() {
+    open_.pop_back();
+    return true;
+  }
+
+  json root_;
+  std::vector<json*> open_;
+  json* slot_ = nullptr;
+  std::optional<std::string> duplicate_;
+  std::optional<std::string> error_;
+};
+
+Result<json> ParseJsonText(std::string_view text) {
+  StrictJsonBuilder builder;
+  try {
+    if (json::sax_parse(text.begin(), text.end(), &builder)) return std::move(builder.root());
   } catch (const std::exception& e) {
     return Err(Status::InvalidArgument(std::string("invalid JSON: ") + e.what()));
   }
+  if (builder.duplicate()) {
+    return Err(Status::InvalidArgument(fmt::format("invalid JSON: duplicate key \"{}\"", *builder.duplicate())));
+  }
+  return Err(JsonParseError(builder.error().value_or("parse error: the document ended early")));
 }
 
 bool LooksLikeJson(std::string_view text) {

@@ -250,6 +250,23 @@ TEST(ManifestTest, DuplicateJsonKeyIsRefused) {
               HasSubstr("duplicate key \"kind\""));
 }
 
+// The strict JSON reader builds what nlohmann's own parser builds: every type,
+// nested arrays of objects, escapes; a duplicate deep inside is still found,
+// and what follows the document is refused.
+TEST(ManifestTest, JsonDocumentsAreReadWhole) {
+  const std::string text =
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","labels":{"x":"\u00e9\n"}},)"
+      R"("spec":{"n":-3,"big":18446744073709551615,"f":0.25,"t":true,"f2":false,"z":null,)"
+      R"("list":[[1,2],[],{"a":[{"b":{}}]},"s"],"empty":{}}})";
+  auto parsed = ParseSingleObject(text, ManifestFormat::kJson);
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+  EXPECT_EQ(*parsed, json::parse(text));
+  EXPECT_THAT(ManifestError(R"({"kind":"Pod","spec":{"list":[{"a":1},{"b":1,"b":2}]}})"),
+              HasSubstr("duplicate key \"b\""));
+  EXPECT_THAT(ManifestError(R"({"kind":"Pod"} x)", ManifestFormat::kJson), StartsWith("invalid JSON at line 1"));
+  EXPECT_THAT(ManifestError(R"({"kind":"Pod")", ManifestFormat::kJson), StartsWith("invalid JSON"));
+}
+
 // Bytes that are not UTF-8 are refused where they occur.
 TEST(ManifestTest, InvalidUtf8IsRefused) {
   std::string msg = ManifestError("a: 1\nb: \xff\xfe\n");
