@@ -95,9 +95,16 @@ std::string UrlDecode(std::string_view s, bool query_component) {
 struct HttpServer::Impl {
   HttpServerOptions options;
   HttpHandler handler;
-  net::io_context ioc;
+  // One io_context per I/O thread, run by that thread alone: no locking between
+  // I/O threads inside Asio, no thread woken to run another's handlers; new
+  // connections are dealt out in turn. The first also runs the acceptor.
+  std::vector<std::unique_ptr<net::io_context>> iocs;
+  // Keeps each io_context running while it has no connection (run() returns
+  // once out of work), until Stop.
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> keep_running;
+  size_t next_ioc = 0;
   std::optional<ssl::context> ssl_ctx;
-  tcp::acceptor acceptor{ioc};
+  std::optional<tcp::acceptor> acceptor;
   std::vector<std::thread> threads;
   std::atomic<bool> stopping{false};
 
@@ -349,7 +356,8 @@ void Session<Stream>::StartStream(HttpResponse r, unsigned version) {
 }  // namespace
 
 void HttpServer::Impl::Accept() {
-  acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+  net::io_context& ioc = *iocs[next_ioc++ % iocs.size()];
+  acceptor->async_accept(ioc, [this](beast::error_code ec, tcp::socket socket) {
     if (stopping) return;
     if (!ec) {
       beast::error_code rec;
@@ -401,31 +409,41 @@ Status HttpServer::Start() {
   const auto address = net::ip::make_address(s.options.host, ec);
   if (ec) return Status::InvalidArgument(fmt::format("listen address \"{}\": {}", s.options.host, ec.message()));
   const tcp::endpoint endpoint(address, s.options.port);
-  s.acceptor.open(endpoint.protocol(), ec);
-  if (!ec) s.acceptor.set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec) s.acceptor.bind(endpoint, ec);
-  if (!ec) s.acceptor.listen(net::socket_base::max_listen_connections, ec);
+  const int threads = std::max(1, s.options.threads);
+  for (int i = 0; i < threads; ++i) {
+    s.iocs.push_back(std::make_unique<net::io_context>(1));
+    s.keep_running.push_back(net::make_work_guard(*s.iocs.back()));
+  }
+  s.acceptor.emplace(*s.iocs.front());
+  s.acceptor->open(endpoint.protocol(), ec);
+  if (!ec) s.acceptor->set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) s.acceptor->bind(endpoint, ec);
+  if (!ec) s.acceptor->listen(net::socket_base::max_listen_connections, ec);
   if (ec) {
     return Status::Unavailable(fmt::format("cannot listen on {}:{}: {} (is another server running there? use --listen)",
                                            s.options.host, s.options.port, ec.message()));
   }
-  bound_port_ = s.acceptor.local_endpoint().port();
+  bound_port_ = s.acceptor->local_endpoint().port();
   s.Accept();
-  for (int i = 0; i < std::max(1, s.options.threads); ++i) s.threads.emplace_back([&s] {
-    pthread_setname_np(pthread_self(), "http-io");  // for top -H and perf
-    s.ioc.run();
-  });
+  for (auto& ioc : s.iocs) {
+    s.threads.emplace_back([ioc = ioc.get()] {
+      pthread_setname_np(pthread_self(), "http-io");  // for top -H and perf
+      ioc->run();
+    });
+  }
   return Status::Ok();
 }
 
 void HttpServer::Stop() {
   Impl& s = *impl_;
   if (s.stopping.exchange(true)) return;
-  net::post(s.ioc, [&s] {
+  if (s.iocs.empty()) return;  // never started
+  net::post(*s.iocs.front(), [&s] {
     beast::error_code ec;
-    s.acceptor.close(ec);
+    s.acceptor->close(ec);
   });
-  s.ioc.stop();
+  s.keep_running.clear();
+  for (auto& ioc : s.iocs) ioc->stop();
   for (auto& t : s.threads) {
     if (t.joinable()) t.join();
   }

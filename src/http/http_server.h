@@ -6,9 +6,10 @@
 // A plain-HTTP request to that port is answered with a plain-HTTP 400 Status
 // saying to use https://, and the connection is closed.
 //
-// Threading: `threads` I/O threads run an io_context; each connection is served
-// on its own strand, so a handler for one connection never runs concurrently
-// with another handler of the same connection. Handlers run on I/O threads and
+// Threading: `threads` I/O threads, each running an io_context of its own;
+// each connection lives on one of them (dealt out in turn), so a handler for
+// one connection never runs concurrently with another handler of the same
+// connection. Handlers run on I/O threads and
 // must not block for long: a plain request is answered by returning an
 // HttpResponse, or later through HttpResponse::deferred; a watch is answered
 // with HttpResponse::stream, after which the
