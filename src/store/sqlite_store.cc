@@ -173,9 +173,13 @@ class SqliteStore final : public Store {
     // (guarded by queue_mu_).
     std::condition_variable* waiter = nullptr;
     bool done = false;
-    // An asynchronous create (CreateAsync): what it made, and whom to tell; the
-    // writer thread owns it once queued and deletes it after `on_created`.
-    Result<StoredObject> created;
+    // An asynchronous create (CreateAsync): what to create, its revision once
+    // written, and whom to tell; the writer thread owns it once queued and
+    // deletes it after `on_created`.
+    ObjectKey key;
+    json object;
+    std::optional<ObjectKey> must_exist;
+    int64_t revision = 0;
     std::string created_text;
     CreateDone on_created;
   };
@@ -199,16 +203,25 @@ class SqliteStore final : public Store {
   // writes (group commit), and returns once that transaction committed or
   // rolled back. `body` returns an error to undo everything it wrote; it must
   // raise txn.revision by one per write it made, and must not throw (it runs
-  // on the writer thread). Safe to call from any thread.
+  // on the writer thread). It may run twice (CommitGroup): what it keeps
+  // outside the transaction must be such that a second run replaces it. Safe
+  // to call from any thread.
   Status Write(const WriteBody& body);
   // Queues `write` for the writer thread. REQUIRES: queue_mu_ held.
   void Enqueue(PendingWrite* write);
   // The writer thread: commits what is queued, up to kMaxGroup writes per
   // transaction, until stopped with an empty queue.
   void WriterLoop();
-  // Commits `group` in one transaction and sets each write's status.
+  // Commits `group` in one transaction and sets each write's status. The
+  // writes run one after another; when one fails, the transaction is rolled
+  // back and run again with each write in a savepoint, so that only those
+  // that fail are undone. (A savepoint per write from the start would make
+  // SQLite copy every page each write touches into its statement journal.)
   // REQUIRES: write_mu_ held.
   void CommitGroup(const std::vector<PendingWrite*>& group);
+  // One try of CommitGroup; with `savepoints`, each write in its own.
+  // `failed_alone` is set when a write failed and the others could be retried.
+  Status TryGroup(const std::vector<PendingWrite*>& group, bool savepoints, WriteTxn& txn, bool& failed_alone);
   // Runs `body` inside a savepoint, so that its failure (in `outcome`) undoes
   // only its own changes and consumes no revision. Returns an error only when
   // the whole transaction is lost (SQLite rolled it back, or the savepoint
@@ -392,14 +405,13 @@ void SqliteStore::CreateAsync(const ObjectKey& key, json object, std::optional<O
                               CreateDone done) {
   auto write = std::make_unique<PendingWrite>();
   PendingWrite* w = write.get();
+  w->key = key;
+  w->object = std::move(object);
+  w->must_exist = std::move(must_exist);
   w->on_created = std::move(done);
-  w->body = [this, w, key, object = std::move(object), must_exist = std::move(must_exist)](WriteTxn& txn) mutable {
-    Result<int64_t> revision = CreateIn(txn, key, object, must_exist ? &*must_exist : nullptr, &w->created_text);
-    if (!revision) {
-      w->created = Err(revision.error());
-      return revision.error();
-    }
-    w->created = StoredObject{key, *revision, std::move(object)};
+  w->body = [this, w](WriteTxn& txn) -> Status {
+    ASSIGN_OR_RETURN(w->revision,
+                     CreateIn(txn, w->key, w->object, w->must_exist ? &*w->must_exist : nullptr, &w->created_text));
     return Status::Ok();
   };
   std::lock_guard lock(queue_mu_);
@@ -441,48 +453,24 @@ void SqliteStore::WriterLoop() {
     lock.unlock();
     for (PendingWrite* write : finished) {
       std::unique_ptr<PendingWrite> owned(write);
-      if (!write->status.ok()) write->created = Err(write->status);  // the group's transaction failed
-      write->on_created(std::move(write->created), write->created_text);
+      Result<StoredObject> created = Err(write->status);
+      if (write->status.ok()) created = StoredObject{std::move(write->key), write->revision, std::move(write->object)};
+      write->on_created(std::move(created), write->created_text);
     }
     lock.lock();
   }
 }
 
 void SqliteStore::CommitGroup(const std::vector<PendingWrite*>& group) {
-  SqliteDb& db = *writer_;
   WriteTxn txn;
-  auto run = [&]() -> Status {
-    {
-      ASSIGN_OR_RETURN(SqliteStatement begin, db.Statement("begin a write", kBeginWriteSql));
-      RETURN_IF_ERROR(begin.Run());
-    }
-    ASSIGN_OR_RETURN(int64_t start, ReadMeta(db, kRevisionKey));
-    txn.revision = start;
-    txn.compacted = compacted_;
-    if (group.size() == 1) {
-      // Alone: no savepoint needed, a failure rolls the transaction back.
-      group[0]->status = group[0]->body(txn);
-      RETURN_IF_ERROR(group[0]->status);
-    } else {
-      for (PendingWrite* write : group) RETURN_IF_ERROR(RunInSavepoint(write->body, txn, write->status));
-    }
-    if (txn.revision != start) {
-      {
-        ASSIGN_OR_RETURN(SqliteStatement update, db.Statement("store the revision", kUpdateMetaSql));
-        RETURN_IF_ERROR(update.Bind(1, std::string_view(kRevisionKey)).Bind(2, txn.revision).Run());
-      }
-      // Automatic compaction, when the log has grown compact_every past the window.
-      if (options_.compact_every > 0 &&
-          txn.revision - txn.compacted >= options_.event_window + options_.compact_every) {
-        RETURN_IF_ERROR(CompactIn(txn, options_.event_window));
-      }
-    }
-    ASSIGN_OR_RETURN(SqliteStatement commit, db.Statement("commit a write", kCommitSql));
-    return commit.Run();
-  };
-  Status status = run();
+  bool failed_alone = false;
+  Status status = TryGroup(group, /*savepoints=*/false, txn, failed_alone);
+  if (!status.ok() && failed_alone && group.size() > 1) {
+    writer_->RollbackQuietly();
+    status = TryGroup(group, /*savepoints=*/true, txn, failed_alone);
+  }
   if (!status.ok()) {
-    db.RollbackQuietly();
+    writer_->RollbackQuietly();
     // Nothing was committed: every write that had succeeded inside the
     // transaction fails with the reason (those that failed keep their own).
     for (PendingWrite* write : group) {
@@ -493,6 +481,44 @@ void SqliteStore::CommitGroup(const std::vector<PendingWrite*>& group) {
   compacted_ = txn.compacted;
   // Writes are serialised, so revisions arrive here in increasing order.
   last_revision_.store(txn.revision);
+}
+
+Status SqliteStore::TryGroup(const std::vector<PendingWrite*>& group, bool savepoints, WriteTxn& txn,
+                             bool& failed_alone) {
+  SqliteDb& db = *writer_;
+  failed_alone = false;
+  {
+    ASSIGN_OR_RETURN(SqliteStatement begin, db.Statement("begin a write", kBeginWriteSql));
+    RETURN_IF_ERROR(begin.Run());
+  }
+  ASSIGN_OR_RETURN(int64_t start, ReadMeta(db, kRevisionKey));
+  txn.revision = start;
+  txn.compacted = compacted_;
+  for (PendingWrite* write : group) {
+    if (savepoints) {
+      RETURN_IF_ERROR(RunInSavepoint(write->body, txn, write->status));
+      continue;
+    }
+    write->status = write->body(txn);
+    if (!write->status.ok()) {
+      // Alone in the group, a failure is the group's; with others, they may be
+      // retried without it, unless SQLite already gave up the transaction.
+      failed_alone = db.InTransaction();
+      return write->status;
+    }
+  }
+  if (txn.revision != start) {
+    {
+      ASSIGN_OR_RETURN(SqliteStatement update, db.Statement("store the revision", kUpdateMetaSql));
+      RETURN_IF_ERROR(update.Bind(1, std::string_view(kRevisionKey)).Bind(2, txn.revision).Run());
+    }
+    // Automatic compaction, when the log has grown compact_every past the window.
+    if (options_.compact_every > 0 && txn.revision - txn.compacted >= options_.event_window + options_.compact_every) {
+      RETURN_IF_ERROR(CompactIn(txn, options_.event_window));
+    }
+  }
+  ASSIGN_OR_RETURN(SqliteStatement commit, db.Statement("commit a write", kCommitSql));
+  return commit.Run();
 }
 
 Status SqliteStore::RunInSavepoint(const WriteBody& body, WriteTxn& txn, Status& outcome) {

@@ -827,6 +827,54 @@ TYPED_TEST_P(StoreContractTest, CreateAsyncCallsBackOnceForEachCreate) {
   EXPECT_TRUE(FailsWith(store.Get(Pod("team-b", "x")), StatusCode::kNotFound));
 }
 
+// Creates queued back to back, every tenth a duplicate of one before it, so
+// that failures share group commits with good writes: the good ones are each
+// called back with the object as stored (intact after the group was run a
+// second time without the failure), with consecutive revisions in the order
+// queued; the duplicates fail alone.
+TYPED_TEST_P(StoreContractTest, CreateAsyncFailuresInAGroupLeaveTheOthersWhole) {
+  Store& store = this->store();
+  const int64_t before = store.Revision();
+  constexpr int kCreates = 200;
+  std::mutex mu;
+  std::condition_variable cv;
+  int callbacks = 0;
+  std::vector<std::optional<Result<StoredObject>>> results(kCreates);
+  std::vector<std::string> texts(kCreates);
+  for (int i = 0; i < kCreates; ++i) {
+    const bool duplicate = i % 10 == 9;
+    ObjectKey key = Pod("team-a", "p" + std::to_string(duplicate ? i - 5 : i));
+    store.CreateAsync(key, Manifest(key, {{"i", i}}), std::nullopt,
+                      [&, i](Result<StoredObject> created, std::string_view text) {
+                        std::lock_guard lock(mu);
+                        results[i] = std::move(created);
+                        texts[i] = std::string(text);
+                        ++callbacks;
+                        cv.notify_all();
+                      });
+  }
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return callbacks == kCreates; }));
+  }
+  int64_t next = before + 1;
+  for (int i = 0; i < kCreates; ++i) {
+    ASSERT_TRUE(results[i].has_value());
+    const Result<StoredObject>& r = *results[i];
+    if (i % 10 == 9) {
+      EXPECT_TRUE(FailsWith(r, StatusCode::kAlreadyExists)) << i;
+      continue;
+    }
+    ASSERT_TRUE(r.has_value()) << i << ": " << r.error().ToString();
+    EXPECT_EQ(r->revision, next++) << i;
+    EXPECT_EQ(r->object["spec"]["i"], i);
+    EXPECT_EQ(json::parse(texts[i]), r->object) << i;
+    STORE_ASSERT_OK_AND_ASSIGN(StoredObject stored, store.Get(r->key));
+    EXPECT_EQ(stored.object, r->object) << i;
+  }
+  EXPECT_EQ(store.Revision(), next - 1);
+}
+
 // Eight threads interleave good writes with batches that fail midway (their
 // second create hits an existing key). Whatever writes end up committed
 // together, each failed batch leaves nothing and takes no revision: exactly
@@ -1074,6 +1122,7 @@ REGISTER_TYPED_TEST_SUITE_P(StoreContractTest,
                             ConcurrentUpdatesFromOneRevisionHaveExactlyOneWinner,
                             ConcurrentCreatesAreAllStoredWithUniqueRevisions,
                             CreateAsyncCallsBackOnceForEachCreate,
+                            CreateAsyncFailuresInAGroupLeaveTheOthersWhole,
                             ConcurrentFailingWritesLeaveNoTrace,
                             ListsDuringWritesAreConsistentSnapshots,
                             EverythingSurvivesCloseAndReopen,
