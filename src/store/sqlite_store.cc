@@ -453,8 +453,10 @@ void SqliteStore::WriterLoop() {
     lock.unlock();
     for (PendingWrite* write : finished) {
       std::unique_ptr<PendingWrite> owned(write);
-      Result<StoredObject> created = Err(write->status);
-      if (write->status.ok()) created = StoredObject{std::move(write->key), write->revision, std::move(write->object)};
+      // The object as stored, or why not (its own failure, or its group's).
+      Result<StoredObject> created =
+          write->status.ok() ? Result<StoredObject>(StoredObject{std::move(write->key), write->revision, std::move(write->object)})
+                             : Err(write->status);
       write->on_created(std::move(created), write->created_text);
     }
     lock.lock();
