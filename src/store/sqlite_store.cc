@@ -222,11 +222,11 @@ class SqliteStore final : public Store {
   // One try of CommitGroup; with `savepoints`, each write in its own.
   // `failed_alone` is set when a write failed and the others could be retried.
   Status TryGroup(const std::vector<PendingWrite*>& group, bool savepoints, WriteTxn& txn, bool& failed_alone);
-  // Runs `body` inside a savepoint, so that its failure (in `outcome`) undoes
-  // only its own changes and consumes no revision. Returns an error only when
-  // the whole transaction is lost (SQLite rolled it back, or the savepoint
-  // itself failed). Savepoints nest: a write of a group may use them too.
-  Status RunInSavepoint(const WriteBody& body, WriteTxn& txn, Status& outcome);
+  // Runs one write of a group inside a savepoint, so that its failure (its
+  // status) undoes only its own changes and consumes no revision. Returns an
+  // error only when the whole transaction is lost (SQLite rolled it back, or
+  // the savepoint itself failed).
+  Status RunInSavepoint(PendingWrite& write, WriteTxn& txn);
   // Apply's writes, in `txn`. The ops' objects stay in `ops` (a failed batch
   // can be tried again): the results of creates and updates lack theirs until
   // TakeObjects moves them in, once the writes are committed.
@@ -498,7 +498,7 @@ Status SqliteStore::TryGroup(const std::vector<PendingWrite*>& group, bool savep
   txn.compacted = compacted_;
   for (PendingWrite* write : group) {
     if (savepoints) {
-      RETURN_IF_ERROR(RunInSavepoint(write->body, txn, write->status));
+      RETURN_IF_ERROR(RunInSavepoint(*write, txn));
       continue;
     }
     write->status = write->body(txn);
@@ -523,18 +523,18 @@ Status SqliteStore::TryGroup(const std::vector<PendingWrite*>& group, bool savep
   return commit.Run();
 }
 
-Status SqliteStore::RunInSavepoint(const WriteBody& body, WriteTxn& txn, Status& outcome) {
+Status SqliteStore::RunInSavepoint(PendingWrite& write, WriteTxn& txn) {
   SqliteDb& db = *writer_;
   {
     ASSIGN_OR_RETURN(SqliteStatement savepoint, db.Statement("begin one write of a group", kSavepointSql));
     RETURN_IF_ERROR(savepoint.Run());
   }
   WriteTxn before = txn;
-  outcome = body(txn);
-  if (!outcome.ok()) {
+  write.status = write.body(txn);
+  if (!write.status.ok()) {
     // Some I/O errors make SQLite roll back the whole transaction; then the
     // group is lost, and every write in it fails with this error.
-    if (!db.InTransaction()) return outcome;
+    if (!db.InTransaction()) return write.status;
     txn = before;  // a failed write consumes no revision
     ASSIGN_OR_RETURN(SqliteStatement rollback, db.Statement("undo one write of a group", kRollbackToSql));
     RETURN_IF_ERROR(rollback.Run());
@@ -764,40 +764,26 @@ Result<std::vector<StoredObject>> SqliteStore::Apply(std::vector<WriteOp> ops) {
 std::vector<Store::UnitResult> SqliteStore::ApplyUnits(std::vector<std::vector<WriteOp>> units) {
   std::vector<UnitResult> results(units.size());
   if (units.empty()) return results;
-  // First all units as one batch: a savepoint per unit would make SQLite copy
-  // every page each unit touches (the same few pages, unit after unit) into
-  // its statement journal, and units rarely fail.
-  std::optional<size_t> failed;
-  Status status = Write([&](WriteTxn& txn) -> Status {
-    for (size_t u = 0; u < units.size(); ++u) {
+  // Each unit a write of its own, queued together: they share the writer's
+  // group commits, and CommitGroup undoes only those that fail.
+  std::vector<PendingWrite> writes(units.size());
+  std::condition_variable cv;
+  for (size_t u = 0; u < units.size(); ++u) {
+    writes[u].waiter = &cv;
+    writes[u].body = [&, u](WriteTxn& txn) {
       results[u] = ApplyIn(txn, units[u]);
-      if (!results[u]) {
-        failed = u;
-        return results[u].error();
-      }
-    }
-    return Status::Ok();
-  });
-  if (!status.ok() && failed) {
-    // A unit failed and undid the batch; the units are intact: again, each in
-    // a savepoint of its own, so that only those that fail are undone.
-    status = Write([&](WriteTxn& txn) -> Status {
-      for (size_t u = 0; u < units.size(); ++u) {
-        Status outcome;
-        RETURN_IF_ERROR(RunInSavepoint(
-            [&](WriteTxn& t) {
-              results[u] = ApplyIn(t, units[u]);
-              return internal::ToStatus(results[u]);
-            },
-            txn, outcome));
-      }
-      return Status::Ok();
-    });
+      return internal::ToStatus(results[u]);
+    };
+  }
+  {
+    std::unique_lock lock(queue_mu_);
+    for (PendingWrite& write : writes) Enqueue(&write);
+    cv.wait(lock, [&] { return std::all_of(writes.begin(), writes.end(), [](const PendingWrite& w) { return w.done; }); });
   }
   for (size_t u = 0; u < units.size(); ++u) {
-    if (!status.ok() && results[u]) {
-      results[u] = Err(status);  // the transaction was lost: nothing of any unit was committed
-    } else if (results[u]) {
+    if (!writes[u].status.ok()) {
+      results[u] = Err(writes[u].status);  // its own failure, or its group's
+    } else {
       TakeObjects(units[u], *results[u]);
     }
   }
