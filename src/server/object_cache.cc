@@ -81,7 +81,7 @@ Status ObjectCache::Relist() {
       auto key = std::make_pair(o.key.ns, o.key.name);
       Upsert(state, std::move(key), std::move(o));
     }
-    }
+  }
   revision_ = from;
   listed_ = true;
   ++relists_;
