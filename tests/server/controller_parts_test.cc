@@ -10,8 +10,7 @@
 #include "server/event_recorder.h"
 #include "server/job_controller.h"
 #include "server/object_cache.h"
-#include "store/sqlite_store.h"
-#include "tests/testing/test_dirs.h"
+#include "tests/testing/fresh_store.h"
 
 namespace tessera {
 namespace {
@@ -23,21 +22,7 @@ json Pod(const std::string& name, const std::string& note = "") {
 }
 ObjectKey PodKey(const std::string& name) { return ObjectKey{"/Pod", "default", name}; }
 
-class ControllerPartsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = testing::FreshTestDir("tessera-ctl");
-    auto s = OpenSqliteStore((dir_ / "t.db").string());
-    ASSERT_TRUE(s.has_value()) << s.error().ToString();
-    store_ = std::move(*s);
-  }
-  void TearDown() override {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  std::filesystem::path dir_;
-  std::unique_ptr<Store> store_;
-};
+using ControllerPartsTest = testing::FreshStoreTest;
 
 TEST_F(ControllerPartsTest, CacheHoldsOnlyItsKindsAndFollowsEveryWrite) {
   ASSERT_TRUE(store_->Create(PodKey("a"), Pod("a")).has_value());

@@ -12,8 +12,7 @@
 #include "server/job_controller.h"
 #include "server/object_json.h"
 #include "server/scheduler_loop.h"
-#include "store/sqlite_store.h"
-#include "tests/testing/test_dirs.h"
+#include "tests/testing/fresh_store.h"
 
 namespace tessera {
 namespace {
@@ -31,13 +30,11 @@ json Workload(const std::string& name, int gpus) {
                         {"podSets", {{{"name", "main"}, {"count", 1}, {"template", {{"spec", {{"containers", {container}}}}}}}}}}}};
 }
 
-class SchedulerLoopTest : public ::testing::Test {
+class SchedulerLoopTest : public testing::FreshStoreTest {
  protected:
   void SetUp() override {
-    dir_ = testing::FreshTestDir("tessera-loop");
-    auto s = OpenSqliteStore((dir_ / "t.db").string());
-    ASSERT_TRUE(s.has_value()) << s.error().ToString();
-    store_ = std::move(*s);
+    FreshStoreTest::SetUp();
+    if (HasFatalFailure()) return;
     Put(ObjectKey{"/Namespace", "", "default"}, json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}});
     Put(ObjectKey{"kueue.x-k8s.io/ResourceFlavor", "", "f"},
         json{{"apiVersion", "kueue.x-k8s.io/v1beta1"}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "f"}}}, {"spec", json::object()}});
@@ -62,8 +59,7 @@ class SchedulerLoopTest : public ::testing::Test {
   }
   void TearDown() override {
     loop_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
+    FreshStoreTest::TearDown();
   }
   void Put(const ObjectKey& key, const json& object) { ASSERT_TRUE(store_->Create(key, object).has_value()) << key.name; }
   StoredObject Get(const std::string& workload) {
@@ -78,8 +74,6 @@ class SchedulerLoopTest : public ::testing::Test {
   }
 
   Timestamp now_ = *ParseRfc3339("2026-11-30T00:00:00Z");
-  std::filesystem::path dir_;
-  std::unique_ptr<Store> store_;
   std::unique_ptr<SchedulerLoop> loop_;
 };
 

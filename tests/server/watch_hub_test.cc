@@ -12,8 +12,7 @@
 #include <mutex>
 #include <thread>
 
-#include "store/sqlite_store.h"
-#include "tests/testing/test_dirs.h"
+#include "tests/testing/fresh_store.h"
 
 namespace tessera {
 namespace {
@@ -46,11 +45,11 @@ json Namespace(const std::string& name) {
 
 TEST(WatchHubTest, AWatcherAfterUnnotifiedWritesGetsEveryEventOnceInOrder) {
   const auto dir = testing::FreshTestDir("tessera-watch-hub");
-  auto store = OpenSqliteStore((dir / "t.db").string());
-  ASSERT_TRUE(store.has_value()) << store.error().ToString();
-  WatchHub hub(**store);
+  std::unique_ptr<Store> store = testing::OpenTestStore(dir);
+  ASSERT_NE(store, nullptr);
+  WatchHub hub(*store);
   auto create = [&](const std::string& name) {
-    ASSERT_TRUE((*store)->Create(ObjectKey{"/Namespace", "", name}, Namespace(name)).has_value()) << name;
+    ASSERT_TRUE(store->Create(ObjectKey{"/Namespace", "", name}, Namespace(name)).has_value()) << name;
     hub.Notify();
   };
   // Written while nobody watches: the dispatcher is not woken for them.
@@ -64,7 +63,7 @@ TEST(WatchHubTest, AWatcherAfterUnnotifiedWritesGetsEveryEventOnceInOrder) {
   });
   ASSERT_TRUE(hub.Subscribe(WatchFilter{.kind = "/Namespace"}, 10, sink).ok());
   writer.join();
-  const int64_t last = (*store)->Revision();
+  const int64_t last = store->Revision();
   ASSERT_EQ(last, 250);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (sink->lines().size() < 240 && std::chrono::steady_clock::now() < deadline) {
