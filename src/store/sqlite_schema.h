@@ -7,15 +7,18 @@
 // code knows is refused: an older build must not write a layout it does not
 // understand.
 //
-// Schema (version 2):
-//   objects(kind, ns, name, uid, revision, data)   primary key (kind, ns, name);
-//                                                  data is the compact JSON document
+// Schema (version 3):
+//   objects(kind, ns, name, uid, revision)         primary key (kind, ns, name), WITHOUT
+//                                                  ROWID; the document is the event at
+//                                                  `revision`
 //   events(revision primary key, type, kind, ns, name, data)
 //                                                  type: ADDED | MODIFIED | DELETED;
-//                                                  data: the object as of the event
+//                                                  data: the object as of the event, as
+//                                                  compact JSON
 //   meta(key primary key, value)                   'schema_version', 'revision' (the
 //                                                  newest revision), 'compacted_revision'
-//                                                  (events up to it were dropped)
+//                                                  (events up to it were dropped, except
+//                                                  each live object's newest)
 //
 // To change the schema: append a step to kMigrations in sqlite_schema.cc and
 // bump kSqliteSchemaVersion; never edit a released step.
@@ -26,7 +29,7 @@
 
 namespace tessera {
 
-inline constexpr int kSqliteSchemaVersion = 2;
+inline constexpr int kSqliteSchemaVersion = 3;
 
 // Brings `db` to kSqliteSchemaVersion (see above). Errors: InvalidArgument for
 // a file whose schema is newer than this code's, or that holds tables but is

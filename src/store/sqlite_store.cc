@@ -36,26 +36,38 @@ constexpr const char* kReleaseSql = "RELEASE one_write";
 constexpr const char* kRollbackToSql = "ROLLBACK TO one_write";
 constexpr const char* kSelectMetaSql = "SELECT value FROM meta WHERE key = ?1";
 constexpr const char* kUpdateMetaSql = "UPDATE meta SET value = ?2 WHERE key = ?1";
+// An object's document is the event of its revision (sqlite_schema.h).
+// CROSS JOIN keeps objects the outer loop: one primary-key lookup in each.
 constexpr const char* kSelectObjectSql =
-    "SELECT uid, revision, data FROM objects WHERE kind = ?1 AND ns = ?2 AND name = ?3";
+    "SELECT o.uid, o.revision, e.data FROM objects AS o CROSS JOIN events AS e ON e.revision = o.revision "
+    "WHERE o.kind = ?1 AND o.ns = ?2 AND o.name = ?3";
 // An update needs only these: reading the data too would read every updated
 // document's text (and its overflow pages) for nothing.
 constexpr const char* kSelectObjectVersionSql = "SELECT uid, revision FROM objects WHERE kind = ?1 AND ns = ?2 AND name = ?3";
 constexpr const char* kObjectExistsSql = "SELECT 1 FROM objects WHERE kind = ?1 AND ns = ?2 AND name = ?3";
 constexpr const char* kInsertObjectSql =
-    "INSERT INTO objects (kind, ns, name, uid, revision, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+    "INSERT INTO objects (kind, ns, name, uid, revision) VALUES (?1, ?2, ?3, ?4, ?5)";
 constexpr const char* kUpdateObjectSql =
-    "UPDATE objects SET revision = ?4, data = ?5 WHERE kind = ?1 AND ns = ?2 AND name = ?3";
+    "UPDATE objects SET revision = ?4 WHERE kind = ?1 AND ns = ?2 AND name = ?3";
 constexpr const char* kDeleteObjectSql = "DELETE FROM objects WHERE kind = ?1 AND ns = ?2 AND name = ?3";
 constexpr const char* kInsertEventSql =
     "INSERT INTO events (revision, type, kind, ns, name, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 constexpr const char* kListKindSql =
-    "SELECT ns, name, revision, data FROM objects WHERE kind = ?1 ORDER BY ns, name";
+    "SELECT o.ns, o.name, o.revision, e.data FROM objects AS o CROSS JOIN events AS e ON e.revision = o.revision "
+    "WHERE o.kind = ?1 ORDER BY o.ns, o.name";
 constexpr const char* kListKindNamespaceSql =
-    "SELECT ns, name, revision, data FROM objects WHERE kind = ?1 AND ns = ?2 ORDER BY name";
+    "SELECT o.ns, o.name, o.revision, e.data FROM objects AS o CROSS JOIN events AS e ON e.revision = o.revision "
+    "WHERE o.kind = ?1 AND o.ns = ?2 ORDER BY o.name";
 constexpr const char* kSelectEventsSql =
     "SELECT revision, type, kind, ns, name, data FROM events WHERE revision > ?1 ORDER BY revision LIMIT ?2";
-constexpr const char* kDeleteEventsSql = "DELETE FROM events WHERE revision <= ?1";
+// Compaction drops the events in (watermark, cut] except those that hold a
+// live object's document; those go when the object changes again
+// (kDeleteEventSql), so each compaction looks only at the events it passes.
+constexpr const char* kDeleteEventsSql =
+    "DELETE FROM events WHERE revision > ?1 AND revision <= ?2 AND NOT EXISTS ("
+    "SELECT 1 FROM objects AS o WHERE o.kind = events.kind AND o.ns = events.ns AND o.name = events.name "
+    "AND o.revision = events.revision)";
+constexpr const char* kDeleteEventSql = "DELETE FROM events WHERE revision = ?1";
 
 constexpr const char* kRevisionKey = "revision";
 constexpr const char* kCompactedKey = "compacted_revision";
@@ -244,6 +256,9 @@ class SqliteStore final : public Store {
   Result<StoredObject> DeleteIn(WriteTxn& txn, const ObjectKey& key, int64_t expected_revision);
   Status AppendEvent(int64_t revision, EventType type, const ObjectKey& key, std::string_view data);
   Status CompactIn(WriteTxn& txn, int64_t keep_events);
+  // An object's previous event, once its object has a newer one (or is
+  // deleted): dropped here if compaction has already passed it.
+  Status DropSupersededEvent(const WriteTxn& txn, int64_t old_revision);
 
   Result<int64_t> ReadMeta(SqliteDb& db, const char* key);
   // EventsSince and FilteredEventsSince: with `filter`, events it refuses are
@@ -582,7 +597,7 @@ Result<int64_t> SqliteStore::CreateIn(WriteTxn& txn, const ObjectKey& key, json&
   ASSIGN_OR_RETURN(std::string data, Dump(object, key));
   {
     ASSIGN_OR_RETURN(SqliteStatement insert, writer_->Statement("insert an object", kInsertObjectSql));
-    insert.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name).Bind(4, uid).Bind(5, revision).Bind(6, data);
+    insert.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name).Bind(4, uid).Bind(5, revision);
     int rc = insert.StepCode();
     if (rc == SQLITE_CONSTRAINT_PRIMARYKEY) {
       return Err(Status::AlreadyExists(fmt::format(
@@ -605,12 +620,13 @@ Result<int64_t> SqliteStore::UpdateIn(WriteTxn& txn, const ObjectKey& key, json&
   }
   ASSIGN_OR_RETURN(json* metadata, Metadata(object, key));
   std::string uid;
+  int64_t stored = 0;
   {
     ASSIGN_OR_RETURN(SqliteStatement select, writer_->Statement("read an object's version", kSelectObjectVersionSql));
     select.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name);
     ASSIGN_OR_RETURN(bool found, select.Step());
     if (!found) return Err(Status::NotFound(fmt::format("{} not found: create it first", Describe(key))));
-    int64_t stored = select.ColumnInt(1);
+    stored = select.ColumnInt(1);
     if (expected_revision != 0 && expected_revision != stored) {
       return Err(Status::Conflict(fmt::format(
           "{} has changed: you sent resourceVersion {}, the stored one is {}; "
@@ -625,10 +641,10 @@ Result<int64_t> SqliteStore::UpdateIn(WriteTxn& txn, const ObjectKey& key, json&
   ASSIGN_OR_RETURN(std::string data, Dump(object, key));
   {
     ASSIGN_OR_RETURN(SqliteStatement update, writer_->Statement("update an object", kUpdateObjectSql));
-    RETURN_IF_ERROR(
-        update.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name).Bind(4, revision).Bind(5, data).Run());
+    RETURN_IF_ERROR(update.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name).Bind(4, revision).Run());
   }
   RETURN_IF_ERROR(AppendEvent(revision, EventType::kModified, key, data));
+  RETURN_IF_ERROR(DropSupersededEvent(txn, stored));
   txn.revision = revision;
   return revision;
 }
@@ -641,12 +657,13 @@ Result<StoredObject> SqliteStore::DeleteIn(WriteTxn& txn, const ObjectKey& key, 
         Describe(key), expected_revision)));
   }
   json object;
+  int64_t stored = 0;
   {
     ASSIGN_OR_RETURN(SqliteStatement select, writer_->Statement("read an object", kSelectObjectSql));
     select.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name);
     ASSIGN_OR_RETURN(bool found, select.Step());
     if (!found) return Err(Status::NotFound(fmt::format("{} not found: nothing to delete", Describe(key))));
-    int64_t stored = select.ColumnInt(1);
+    stored = select.ColumnInt(1);
     if (expected_revision != 0 && expected_revision != stored) {
       return Err(Status::Conflict(fmt::format(
           "{} has changed: you sent resourceVersion {}, the stored one is {}; "
@@ -666,8 +683,16 @@ Result<StoredObject> SqliteStore::DeleteIn(WriteTxn& txn, const ObjectKey& key, 
     RETURN_IF_ERROR(remove.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name).Run());
   }
   RETURN_IF_ERROR(AppendEvent(revision, EventType::kDeleted, key, data));
+  RETURN_IF_ERROR(DropSupersededEvent(txn, stored));
   txn.revision = revision;
   return StoredObject{key, revision, std::move(object)};
+}
+
+Status SqliteStore::DropSupersededEvent(const WriteTxn& txn, int64_t old_revision) {
+  // Above the watermark the event stays for watchers until compaction passes it.
+  if (old_revision > txn.compacted) return Status::Ok();
+  ASSIGN_OR_RETURN(SqliteStatement remove, writer_->Statement("drop a superseded event", kDeleteEventSql));
+  return remove.Bind(1, old_revision).Run();
 }
 
 Status SqliteStore::CompactIn(WriteTxn& txn, int64_t keep_events) {
@@ -677,7 +702,7 @@ Status SqliteStore::CompactIn(WriteTxn& txn, int64_t keep_events) {
   if (cut <= txn.compacted) return Status::Ok();
   {
     ASSIGN_OR_RETURN(SqliteStatement remove, writer_->Statement("compact the event log", kDeleteEventsSql));
-    RETURN_IF_ERROR(remove.Bind(1, cut).Run());
+    RETURN_IF_ERROR(remove.Bind(1, txn.compacted).Bind(2, cut).Run());
   }
   ASSIGN_OR_RETURN(SqliteStatement update, writer_->Statement("store the compaction watermark", kUpdateMetaSql));
   RETURN_IF_ERROR(update.Bind(1, std::string_view(kCompactedKey)).Bind(2, cut).Run());

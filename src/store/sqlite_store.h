@@ -3,8 +3,10 @@
 // Layout: objects, events and meta tables (sqlite_schema.h), migrated to the
 // current schema version at open. Each write (Create, Update, Delete, and each
 // Apply batch as a whole) is one transaction that reads the newest revision,
-// writes the objects and appends one event per write, and stores the new
-// revision: a write happens whole or not at all.
+// appends one event per write (holding the object's document) and points the
+// object's row at it, and stores the new revision: a write happens whole or
+// not at all. A document is stored once: the event of an object's newest
+// revision is its stored state.
 //
 // Durability, once a write call has returned:
 //   - Sync::kNormal (default; PRAGMA synchronous=NORMAL): the write survives a
@@ -20,16 +22,19 @@
 // (default 100,000). After a write, once the log holds event_window +
 // compact_every events, it is compacted back to event_window in that same
 // transaction; so at steady state compaction runs once every `compact_every`
-// (default 10,000) writes. EventsSince(rev) for a revision before the window
+// (default 10,000) writes. Compaction keeps the event of each live object's
+// newest revision (its document), dropped once the object changes again. EventsSince(rev) for a revision before the window
 // fails with Gone: the client must list again and watch from the list's revision.
 // Compact() drops events on demand.
 //
 // Concurrency: one writer connection, with group commit. A writing thread
 // queues its write (Create, Update, Delete, Apply wait for it; CreateAsync
 // does not); the store's writer thread takes the queued writes (up to 256)
-// and commits them in one transaction, each inside a savepoint so that a
-// failing write undoes only itself, while newer writes queue for the next
-// transaction; then it wakes the waiting callers and calls back the
+// and commits them in one transaction, while newer writes queue for the next
+// transaction; when one of them fails, the transaction is rolled back and run
+// again with each write in a savepoint, so that a failing write undoes only
+// itself (savepoints cost a copy of the pages each write touches, so they are
+// not used unless needed); then it wakes the waiting callers and calls back the
 // asynchronous ones. Under concurrent load this shares a commit's cost (locks,
 // WAL frames, the fsync under kFull) among many writes; a lone writer pays it
 // alone (plus one hand-over to the writer thread). Reads use a pool of reader

@@ -403,13 +403,116 @@ TEST_F(SqliteStoreTest, TwoStoresOnOneFileShareTheRevisionSequence) {
   EXPECT_TRUE(FailsWith(first->Create(Pod("team-a", "b"), Manifest(Pod("team-a", "b"))), StatusCode::kAlreadyExists));
 }
 
-// Stored JSON is compact (no indentation), as dump() writes it.
-TEST_F(SqliteStoreTest, DocumentsAreStoredCompactly) {
+// Stored JSON is compact (no indentation), as dump() writes it, and stored
+// once: in the event of the object's revision, not also in its objects row.
+TEST_F(SqliteStoreTest, DocumentsAreStoredCompactlyAndOnce) {
   std::unique_ptr<Store> store = MustOpen();
   ASSERT_NE(store, nullptr);
   Result<StoredObject> created = store->Create(Pod("team-a", "nb1"), Manifest(Pod("team-a", "nb1"), {{"gpu", "0.25"}}));
   ASSERT_TRUE(created.has_value());
-  EXPECT_EQ(RawDb(StorePath()).QueryText("SELECT data FROM objects"), created->object.dump());
+  RawDb raw(StorePath());
+  EXPECT_EQ(raw.QueryText("SELECT data FROM events WHERE revision = " + std::to_string(created->revision)),
+            created->object.dump());
+  EXPECT_EQ(raw.QueryText("SELECT COUNT(*) FROM pragma_table_info('objects') WHERE name = 'data'"), "0");
+}
+
+// Compaction drops old events but not the one that holds a live object's
+// document: after compacting everything, every object still reads back (Get
+// and List) while watching from before the watermark is Gone. That event goes
+// when the object is updated or deleted, so the log does not keep documents
+// nobody can read.
+TEST_F(SqliteStoreTest, CompactionKeepsTheDocumentsOfLiveObjects) {
+  std::unique_ptr<Store> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  const ObjectKey a = Pod("team-a", "a"), b = Pod("team-a", "b"), c = Pod("team-a", "c");
+  for (const ObjectKey& key : {a, b, c}) ASSERT_NO_FATAL_FAILURE(MustCreate(*store, key));  // 1, 2, 3
+  ASSERT_TRUE(store->Update(b, Manifest(b, {{"v", 2}}), 0).has_value());                    // 4
+  ASSERT_TRUE(store->Compact(0).ok());
+  RawDb raw(StorePath());
+  EXPECT_EQ(raw.QueryText("SELECT group_concat(revision) FROM (SELECT revision FROM events ORDER BY revision)"),
+            "1,3,4");
+  EXPECT_TRUE(FailsWith(store->EventsSince(3, 100), StatusCode::kGone));
+  Result<StoredObject> got_b = store->Get(b);
+  ASSERT_TRUE(got_b.has_value()) << got_b.error().ToString();
+  EXPECT_EQ(got_b->revision, 4);
+  EXPECT_EQ(got_b->object["spec"]["v"], 2);
+  Result<ListResult> list = store->List("/Pod", "team-a");
+  ASSERT_TRUE(list.has_value()) << list.error().ToString();
+  ASSERT_EQ(list->items.size(), 3u);
+  EXPECT_EQ(list->items[0].key.name, "a");
+  EXPECT_EQ(list->items[0].revision, 1);
+
+  ASSERT_TRUE(store->Update(a, Manifest(a, {{"v", 2}}), 1).has_value());  // 5: revision 1 goes
+  Result<StoredObject> deleted = store->Delete(c, 0);                      // 6: revision 3 goes
+  ASSERT_TRUE(deleted.has_value()) << deleted.error().ToString();
+  EXPECT_EQ(deleted->revision, 6);
+  EXPECT_EQ(raw.QueryText("SELECT group_concat(revision) FROM (SELECT revision FROM events ORDER BY revision)"),
+            "4,5,6");
+  Result<std::vector<StoreEvent>> events = store->EventsSince(4, 100);
+  ASSERT_TRUE(events.has_value()) << events.error().ToString();
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[1].type, EventType::kDeleted);
+  EXPECT_EQ((*events)[1].object.key.name, "c");
+
+  // Automatic compaction passes revision 5 too, since a has not changed.
+  ASSERT_TRUE(store->Compact(0).ok());
+  EXPECT_EQ(raw.QueryText("SELECT group_concat(revision) FROM (SELECT revision FROM events ORDER BY revision)"),
+            "4,5");
+  Result<StoredObject> got_a = store->Get(a);
+  ASSERT_TRUE(got_a.has_value()) << got_a.error().ToString();
+  EXPECT_EQ(got_a->object["spec"]["v"], 2);
+}
+
+// A file written by schema version 2 (objects holding their documents, and a
+// compacted log that no longer has the event of one of them) is upgraded on
+// open: every object reads back with its document, the log above the
+// watermark is served as before, and objects rows no longer hold documents.
+TEST_F(SqliteStoreTest, ASchemaVersion2FileIsUpgradedOnOpen) {
+  json old_a = Manifest(Pod("team-a", "a"), {{"v", 1}});
+  old_a["metadata"]["uid"] = "uid-a";
+  old_a["metadata"]["resourceVersion"] = "1";
+  json b = Manifest(Pod("team-a", "b"), {{"v", 1}});
+  b["metadata"]["uid"] = "uid-b";
+  b["metadata"]["resourceVersion"] = "2";
+  json a = old_a;
+  a["spec"]["v"] = 3;
+  a["metadata"]["resourceVersion"] = "3";
+  {
+    RawDb raw(StorePath());
+    raw.Exec(kSchemaV1);
+    // Compacted up to revision 2: b's only event is gone; a's newest is kept.
+    raw.Exec("INSERT INTO meta VALUES ('schema_version', 2), ('revision', 3), ('compacted_revision', 2)");
+    raw.Exec("INSERT INTO objects VALUES ('/Pod', 'team-a', 'a', 'uid-a', 3, '" + a.dump() + "'), "
+             "('/Pod', 'team-a', 'b', 'uid-b', 2, '" + b.dump() + "')");
+    raw.Exec("INSERT INTO events VALUES (3, 'MODIFIED', '/Pod', 'team-a', 'a', '" + a.dump() + "')");
+  }
+  {
+    std::unique_ptr<Store> store = MustOpen();
+    ASSERT_NE(store, nullptr);
+    Result<ListResult> list = store->List("/Pod", "");
+    ASSERT_TRUE(list.has_value()) << list.error().ToString();
+    ASSERT_EQ(list->items.size(), 2u);
+    EXPECT_EQ(list->items[0].object, a);
+    EXPECT_EQ(list->items[1].object, b);
+    EXPECT_EQ(list->items[1].revision, 2);
+    EXPECT_TRUE(FailsWith(store->EventsSince(1, 100), StatusCode::kGone));
+    Result<std::vector<StoreEvent>> events = store->EventsSince(2, 100);
+    ASSERT_TRUE(events.has_value()) << events.error().ToString();
+    ASSERT_EQ(events->size(), 1u);
+    EXPECT_EQ(events->front().revision, 3);
+    Result<StoredObject> updated = store->Update(Pod("team-a", "b"), Manifest(Pod("team-a", "b"), {{"v", 2}}), 2);
+    ASSERT_TRUE(updated.has_value()) << updated.error().ToString();
+    EXPECT_EQ(updated->revision, 4);
+    EXPECT_EQ(updated->object["metadata"]["uid"], "uid-b");
+  }
+  RawDb raw(StorePath());
+  EXPECT_EQ(raw.QueryText("SELECT value FROM meta WHERE key = 'schema_version'"),
+            std::to_string(kSqliteSchemaVersion));
+  EXPECT_EQ(raw.QueryText("SELECT COUNT(*) FROM pragma_table_info('objects') WHERE name = 'data'"), "0");
+  // b's document of revision 2 was put back below the watermark, and dropped
+  // again when b changed.
+  EXPECT_EQ(raw.QueryText("SELECT group_concat(revision) FROM (SELECT revision FROM events ORDER BY revision)"),
+            "3,4");
 }
 
 }  // namespace
