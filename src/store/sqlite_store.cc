@@ -70,6 +70,9 @@ constexpr const char* kDeleteEventsSql =
 constexpr const char* kDeleteEventSql = "DELETE FROM events WHERE revision = ?1";
 
 constexpr const char* kRevisionKey = "revision";
+// The checkpoint thread tries to restart the WAL once it holds this many
+// times checkpoint_frames (16 MiB at the default).
+constexpr int kRestartAfterCheckpoints = 4;
 constexpr const char* kCompactedKey = "compacted_revision";
 
 // --- Documents. ---
@@ -296,9 +299,17 @@ class SqliteStore final : public Store {
 
   // Checkpoints run on their own thread and connection (PASSIVE: they never
   // block a write), asked for by the writer's WAL hook once the WAL holds
-  // options_.checkpoint_frames frames; so the writer thread, which every
-  // write waits for, never waits for a checkpoint's copying and fsyncs.
+  // options_.checkpoint_frames frames that no checkpoint has copied; so the
+  // writer thread, which every write waits for, never waits for a
+  // checkpoint's copying and fsyncs. Counting all frames instead would ask
+  // for one after every commit while the WAL cannot restart from its start
+  // (it restarts only when a write begins after a complete checkpoint with
+  // no reader in the WAL, which a steady stream of writes and reads never
+  // leaves room for): a checkpoint, with its two fsyncs, per few frames.
   static int OnWalCommit(void* store, sqlite3* db, const char* name, int frames);
+  // Frames not yet copied into the database, of the `frames` the WAL holds.
+  int UncheckpointedFrames(int frames) const;
+  std::atomic<int> checkpointed_frames_{0};  // the WAL frames the last checkpoint had copied
   void CheckpointLoop();
   std::mutex checkpoint_mu_;
   std::condition_variable checkpoint_cv_;
@@ -322,6 +333,9 @@ Status SqliteStore::Init() {
   if (mode != "wal") {
     return Status::IoError(fmt::format("{}: the checkpoint connection is in journal mode '{}', not WAL", path_, mode));
   }
+  // Its restarts of the WAL are attempts: they give up at once when a write
+  // or a read is in the way, rather than hold the writer up (CheckpointLoop).
+  sqlite3_busy_timeout(checkpointer_->handle(), 0);
   // Replaces SQLite's automatic checkpoint (itself a WAL hook) on the writer.
   sqlite3_wal_hook(writer_->handle(), &SqliteStore::OnWalCommit, this);
   checkpoint_thread_ = std::thread([this] {
@@ -351,13 +365,23 @@ SqliteStore::~SqliteStore() {
   checkpointer_.reset();  // the writer, closed last, checkpoints what is left
 }
 
+int SqliteStore::UncheckpointedFrames(int frames) const {
+  const int copied = checkpointed_frames_.load(std::memory_order_relaxed);
+  // Fewer frames than were copied: the WAL has restarted from its start.
+  return frames >= copied ? frames - copied : frames;
+}
+
 int SqliteStore::OnWalCommit(void* store, sqlite3* db, const char* name, int frames) {
   auto* self = static_cast<SqliteStore*>(store);
-  if (frames < self->options_.checkpoint_frames) return SQLITE_OK;
-  if (frames >= 16 * self->options_.checkpoint_frames) {
+  const int uncopied = self->UncheckpointedFrames(frames);
+  if (uncopied < self->options_.checkpoint_frames) return SQLITE_OK;
+  if (uncopied >= 16 * self->options_.checkpoint_frames) {
     // The checkpointer cannot keep up (or is stuck behind a long read): keep
     // the WAL bounded by checkpointing here, as SQLite's own hook would.
-    sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    int copied = 0;
+    if (sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, &copied) == SQLITE_OK) {
+      self->checkpointed_frames_.store(copied, std::memory_order_relaxed);
+    }
     return SQLITE_OK;
   }
   {
@@ -379,7 +403,25 @@ void SqliteStore::CheckpointLoop() {
     // A failure (another process checkpointing, an I/O error) is left to the
     // next request, and past 16 x checkpoint_frames to the writer's own hook,
     // whose commits report real I/O errors.
-    sqlite3_wal_checkpoint_v2(checkpointer_->handle(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    sqlite3* db = checkpointer_->handle();
+    int frames = 0, copied = 0;
+    if (sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied) == SQLITE_OK) {
+      // Under steady writes and reads the WAL never restarts from its start
+      // by itself (see OnWalCommit): once it is large, try to restart it. RESTART takes the write lock (a write waits for it
+      // meanwhile) and fails at once, as busy, when a write or a reader is
+      // in the WAL; then the next checkpoint tries again. Should the WAL
+      // still grow to 16 times checkpoint_frames, the attempt waits for the
+      // writes and reads in its way, as long as the busy timeout allows.
+      if (frames >= kRestartAfterCheckpoints * options_.checkpoint_frames) {
+        const bool wait = frames >= 16 * options_.checkpoint_frames;
+        if (wait) sqlite3_busy_timeout(db, options_.busy_timeout_ms);
+        if (sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_RESTART, &frames, &copied) == SQLITE_OK) {
+          copied = 0;
+        }
+        if (wait) sqlite3_busy_timeout(db, 0);
+      }
+      checkpointed_frames_.store(copied, std::memory_order_relaxed);
+    }
     lock.lock();
     checkpoint_wanted_ = false;
   }

@@ -68,10 +68,14 @@ struct SqliteStoreOptions {
   int busy_timeout_ms = 5'000;
   // Reader connections kept open while idle (more are opened under load).
   size_t max_idle_readers = 8;
-  // WAL size, in frames (pages of 4 KiB), at which a checkpoint copies the WAL
-  // into the database file, with two fsyncs. It runs on the store's own
-  // checkpoint thread and connection (PASSIVE), so writes never wait for it;
-  // only a WAL 16 times this size makes a commit checkpoint itself.
+  // Frames (pages of 4 KiB) written to the WAL since the last checkpoint at
+  // which the next one copies them into the database file, with two fsyncs.
+  // It runs on the store's own checkpoint thread and connection (PASSIVE),
+  // so writes never wait for it; only 16 times this many uncopied frames
+  // make a commit checkpoint itself. Once the WAL holds 4 times this many
+  // frames, the checkpoint thread restarts it from its start
+  // when no write or read is in it (a write waits for that moment); from 16
+  // times, it waits for the writes and reads in its way.
   // SQLite's default; 4,000 and 10,000 measured no faster (store_bench).
   int checkpoint_frames = 1'000;
 };
