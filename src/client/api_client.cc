@@ -31,6 +31,7 @@ struct ApiClient::Impl {
   bool tls = false;
   TlsClientOptions tls_options;
   std::string token;
+  std::chrono::milliseconds request_timeout{0};
   net::io_context ioc;
   std::optional<ssl::context> ssl_ctx;
   std::optional<beast::tcp_stream> plain;
@@ -48,7 +49,9 @@ struct ApiClient::Impl {
     if (ec) return Status::Unavailable(fmt::format("cannot resolve {}: {}", host, ec.message()));
     if (tls) return ConnectTls(endpoints);
     plain.emplace(ioc);
-    plain->connect(endpoints, ec);
+    RunFor(*plain, kConnectTimeout, [&] {
+      plain->async_connect(endpoints, [&](const beast::error_code& e, const tcp::endpoint&) { ec = e; });
+    });
     if (ec) {
       Reset();
       return Unreachable(ec);
@@ -62,12 +65,17 @@ struct ApiClient::Impl {
     secure.emplace(ioc, *ssl_ctx);
     ExpectServerName(secure->native_handle());
     beast::error_code ec;
-    beast::get_lowest_layer(*secure).connect(endpoints, ec);
+    RunFor(*secure, kConnectTimeout, [&] {
+      beast::get_lowest_layer(*secure).async_connect(endpoints,
+                                                     [&](const beast::error_code& e, const tcp::endpoint&) { ec = e; });
+    });
     if (ec) {
       Reset();
       return Unreachable(ec);
     }
-    secure->handshake(ssl::stream_base::client, ec);
+    RunFor(*secure, kConnectTimeout, [&] {
+      secure->async_handshake(ssl::stream_base::client, [&](const beast::error_code& e) { ec = e; });
+    });
     if (ec) {
       Status failure = HandshakeFailure(ec);
       Reset();
@@ -146,6 +154,22 @@ struct ApiClient::Impl {
         "cannot reach the Tessera server at {}:{}: {} (is it running? `tessera up` starts one)", host, port,
         ec.message()));
   }
+  // Runs the asynchronous operations that `start` begins on `stream` until
+  // they finish. After `timeout` (unless zero) the stream closes its socket and
+  // they finish with beast::error::timeout; Cancel's shutdown ends them too.
+  template <typename Stream, typename Start>
+  void RunFor(Stream& stream, std::chrono::milliseconds timeout, Start&& start) {
+    auto& socket = beast::get_lowest_layer(stream);
+    if (timeout.count() > 0) {
+      socket.expires_after(timeout);
+    } else {
+      socket.expires_never();
+    }
+    start();
+    ioc.restart();
+    ioc.run();
+  }
+
   void Reset() {
     socket_fd = -1;
     plain.reset();
@@ -172,8 +196,10 @@ struct ApiClient::Impl {
   }
 };
 
-ApiClient::ApiClient(std::string server, std::string token, TlsClientOptions tls)
+ApiClient::ApiClient(std::string server, std::string token, TlsClientOptions tls,
+                     std::chrono::milliseconds request_timeout)
     : impl_(std::make_unique<Impl>()), server_(std::move(server)) {
+  impl_->request_timeout = request_timeout;
   std::string rest = server_;
   if (rest.rfind("https://", 0) == 0) {
     impl_->tls = true;
@@ -207,13 +233,24 @@ Result<ApiResponse> ApiClient::Request(const std::string& method, const std::str
     beast::error_code ec;
     http::response<http::string_body> res;
     impl_->WithStream([&](auto& s) {
-      http::write(s, req, ec);
-      if (!ec) http::read(s, impl_->buffer, res, ec);
+      impl_->RunFor(s, impl_->request_timeout, [&] {
+        http::async_write(s, req, [&](const beast::error_code& written, size_t) {
+          ec = written;
+          if (!ec) http::async_read(s, impl_->buffer, res, [&](const beast::error_code& read, size_t) { ec = read; });
+        });
+      });
       return 0;
     });
+    if (ec == beast::error::timeout) {
+      impl_->Reset();
+      return Err(Status::Unavailable(fmt::format(
+          "no response from {} within {:g}s (--request-timeout): the server is overloaded or not answering; "
+          "retry, or allow longer",
+          server_, static_cast<double>(impl_->request_timeout.count()) / 1000.0)));
+    }
     if (ec) {
       impl_->Reset();
-      if (attempt == 0) continue;
+      if (attempt == 0 && !impl_->cancelled) continue;
       return Err(Status::Unavailable(fmt::format("request to {} failed: {}", server_, ec.message())));
     }
     if (!res.keep_alive()) impl_->Reset();

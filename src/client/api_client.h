@@ -8,9 +8,14 @@
 // the host dialled (DNS name or IP address in subjectAltName); the name is also
 // sent as SNI. A refused certificate is an error saying why and which flag fixes it.
 //
+// Timeouts, as kubectl's: connecting (and the TLS handshake) gives up after
+// kConnectTimeout; a request waits for its whole response at most
+// `request_timeout` (0: as long as it takes; watch streams are not limited).
+//
 // Not thread-safe: one connection, one request at a time.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -25,6 +30,9 @@ struct TlsClientOptions {
   bool insecure_skip_tls_verify = false;  // accept any certificate: testing only (refused with a CA file)
 };
 
+// client-go's dialer gives up after 30 s too.
+inline constexpr std::chrono::seconds kConnectTimeout{30};
+
 struct ApiResponse {
   int status = 0;
   std::string body;
@@ -34,13 +42,15 @@ struct ApiResponse {
 class ApiClient {
  public:
   // server: "http://127.0.0.1:7070" or "https://host:port".
-  ApiClient(std::string server, std::string token, TlsClientOptions tls = {});
+  ApiClient(std::string server, std::string token, TlsClientOptions tls = {},
+            std::chrono::milliseconds request_timeout = std::chrono::milliseconds::zero());
   ~ApiClient();
   ApiClient(const ApiClient&) = delete;
   ApiClient& operator=(const ApiClient&) = delete;
 
-  // A network failure is an error (Unavailable, saying which server); any HTTP
-  // answer, 4xx and 5xx included, is a response.
+  // A network failure is an error (Unavailable, saying which server), and so is
+  // no whole response within the request timeout; any HTTP answer, 4xx and 5xx
+  // included, is a response.
   Result<ApiResponse> Request(const std::string& method, const std::string& target, const std::string& body = "",
                               const std::string& content_type = "application/json");
 

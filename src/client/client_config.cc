@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "common/time_format.h"
+
 namespace tessera {
 
 std::string DefaultConfigPath() {
@@ -80,6 +82,9 @@ ClientConfig ResolveClientConfig(const ClientFlags& flags) {
     c.token = file.token;
     c.source = path;
   }
+  if (Result<std::chrono::milliseconds> timeout = ParseRequestTimeout(flags.request_timeout)) {
+    c.request_timeout = *timeout;
+  }
   return c;
 }
 
@@ -98,6 +103,16 @@ Result<bool> WriteClientConfigIfMissing(const std::string& path, const ClientCon
   ::close(fd);
   if (!ok) return Err(Status::IoError(fmt::format("cannot write {}", path)));
   return true;
+}
+
+Result<std::chrono::milliseconds> ParseRequestTimeout(const std::string& text) {
+  if (text.empty()) return std::chrono::milliseconds::zero();
+  Result<Duration> duration = ParseDuration(text);
+  if (!duration) {
+    return Err(Status::InvalidArgument(fmt::format(
+        "'{}' is not a duration: give one such as 30s, 2m or 1h (0 waits as long as it takes)", text)));
+  }
+  return std::chrono::milliseconds(duration->ms);
 }
 
 }  // namespace tessera

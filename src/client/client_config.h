@@ -13,6 +13,7 @@
 // Thread-safety: reads the environment and the file; call from one thread.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "client/api_client.h"
@@ -25,6 +26,7 @@ struct ClientConfig {
   std::string token;
   std::string source;  // where the token came from, for error messages
   TlsClientOptions tls;
+  std::chrono::milliseconds request_timeout{0};  // --request-timeout; 0: none
 };
 
 // What the command line gave; empty (false) when not given.
@@ -33,10 +35,16 @@ struct ClientFlags {
   std::string token;
   std::string certificate_authority;
   bool insecure_skip_tls_verify = false;
+  std::string request_timeout;  // a duration ("30s", "1m", or seconds); "" or "0": none
 };
 
-// Flags win over the environment, the environment over the file.
+// Flags win over the environment, the environment over the file. An invalid
+// request_timeout (see ParseRequestTimeout) counts as none: check it first.
 ClientConfig ResolveClientConfig(const ClientFlags& flags);
+
+// --request-timeout as kubectl takes it: a duration ("30s", "2m", "1h"), or a
+// plain number of seconds; 0 for no timeout. InvalidArgument saying what to give.
+Result<std::chrono::milliseconds> ParseRequestTimeout(const std::string& text);
 
 // ~/.config/tessera/config.yaml (under $XDG_CONFIG_HOME when set).
 std::string DefaultConfigPath();

@@ -48,6 +48,19 @@ TEST_F(CommandLineTest, ParseErrorsExitTwo) {
   EXPECT_EQ(Tessera({"get", "ns", "--frobnicate"}, false).rc, 2);
   CommandRun r = Tessera({"get", "ns", "-o", "table"}, false);
   EXPECT_NE(r.err.find("--output"), std::string::npos) << r.err;
+  CommandRun timeout = Tessera({"get", "ns", "--request-timeout", "soon"}, false);
+  EXPECT_EQ(timeout.rc, 2);
+  EXPECT_NE(timeout.err.find("--request-timeout: 'soon' is not a duration: give one such as 30s"), std::string::npos)
+      << timeout.err;
+}
+
+// --request-timeout takes kubectl's forms; against a live server it changes nothing.
+TEST_F(CommandLineTest, RequestTimeoutAcceptsDurations) {
+  for (const std::string timeout : {"0", "30s", "2m", "1h30m", "45"}) {
+    CommandRun r = Tessera({"get", "ns", "default", "-o", "name", "--request-timeout", timeout});
+    EXPECT_EQ(r.rc, 0) << timeout << ": " << r.err;
+    EXPECT_EQ(r.out, "namespace/default\n") << timeout;
+  }
 }
 
 // --chunk-size reads a list a few objects per request; all of them arrive.

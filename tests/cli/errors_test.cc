@@ -1,6 +1,15 @@
 // What every command says when it cannot do its work: a refused token, no
 // server, an unknown kind.
+#include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
 
 #include "cli/commands/apply_command.h"
 #include "cli/commands/get_command.h"
@@ -57,6 +66,36 @@ TEST_F(ErrorsTest, UnreachableServerSaysSo) {
     EXPECT_EQ(r.rc, 1);
     EXPECT_NE(r.err.find("error: cannot reach the Tessera server at 127.0.0.1:1"), std::string::npos) << r.err;
   }
+}
+
+// A server that accepts connections but never answers: with --request-timeout
+// the command gives up (exit 1) saying so; without one it would wait forever.
+TEST_F(ErrorsTest, SilentServerEndsAtTheRequestTimeout) {
+  // Listening but never accepting: the kernel completes the handshake, the
+  // request is sent, and no answer ever comes.
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string url = fmt::format("http://127.0.0.1:{}", ntohs(address.sin_port));
+  // Should the timeout not work, closing the listener (which resets the
+  // connection) ends the command after a minute with another message.
+  std::promise<void> finished;
+  std::thread guard([&, done = finished.get_future()] {
+    done.wait_for(std::chrono::seconds(60));
+    ::close(listener);
+  });
+  CommandRun r = RunCommandLine({"--server", url, "--token", "t", "--request-timeout", "0.2s", "get", "ns"});
+  finished.set_value();
+  guard.join();
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(fmt::format("error: no response from {} within 0.2s (--request-timeout)", url)), std::string::npos)
+      << r.err;
 }
 
 // An unknown kind is a usage error that lists the kinds there are.

@@ -27,6 +27,7 @@ constexpr const char* kGlobalFlags =
     "  --token TOKEN                 bearer token (else TESSERA_TOKEN, else the config file)\n"
     "  --certificate-authority FILE  CA certificate(s) to trust for an https:// server (else the config file's)\n"
     "  --insecure-skip-tls-verify    do not check the server's certificate (insecure)\n"
+    "  --request-timeout DURATION    give up on a request after this long (30s, 2m; default 0: no limit)\n"
     "  -n, --namespace NS            namespace for namespaced kinds (default \"default\")\n"
     "Exit codes: 0 success, 1 refused or failed, 2 usage error (nothing sent).";
 
@@ -91,6 +92,15 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       ->type_name("FILE");
   app.add_flag("--insecure-skip-tls-verify", flags_.insecure_skip_tls_verify,
                "Do not check the server's certificate; its connection is then not secure");
+  app.add_option("--request-timeout", flags_.request_timeout,
+                 "How long to wait for each response (30s, 2m, 1h; 0, the default: no limit)")
+      ->type_name("DURATION")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            Result<std::chrono::milliseconds> timeout = ParseRequestTimeout(text);
+            return timeout ? std::string() : timeout.error().message();
+          },
+          ""));
   ns_option_ = app.add_option("-n,--namespace", ns_, "Namespace for namespaced kinds")->capture_default_str();
 
   // apply

@@ -10,7 +10,7 @@ int64_t CommandContext::Now() const {
 }
 
 std::unique_ptr<ApiClient> CommandContext::Client() const {
-  return std::make_unique<ApiClient>(config.server, config.token, config.tls);
+  return std::make_unique<ApiClient>(config.server, config.token, config.tls, config.request_timeout);
 }
 
 }  // namespace tessera
