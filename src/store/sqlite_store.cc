@@ -70,10 +70,11 @@ constexpr const char* kDeleteEventsSql =
 constexpr const char* kDeleteEventSql = "DELETE FROM events WHERE revision = ?1";
 
 constexpr const char* kRevisionKey = "revision";
+constexpr const char* kCompactedKey = "compacted_revision";
+
 // The checkpoint thread tries to restart the WAL once it holds this many
 // times checkpoint_frames (16 MiB at the default).
-constexpr int kRestartAfterCheckpoints = 4;
-constexpr const char* kCompactedKey = "compacted_revision";
+constexpr int kRestartWalAt = 4;
 
 // --- Documents. ---
 
@@ -407,12 +408,13 @@ void SqliteStore::CheckpointLoop() {
     int frames = 0, copied = 0;
     if (sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied) == SQLITE_OK) {
       // Under steady writes and reads the WAL never restarts from its start
-      // by itself (see OnWalCommit): once it is large, try to restart it. RESTART takes the write lock (a write waits for it
-      // meanwhile) and fails at once, as busy, when a write or a reader is
-      // in the WAL; then the next checkpoint tries again. Should the WAL
-      // still grow to 16 times checkpoint_frames, the attempt waits for the
-      // writes and reads in its way, as long as the busy timeout allows.
-      if (frames >= kRestartAfterCheckpoints * options_.checkpoint_frames) {
+      // by itself (see OnWalCommit): once it is large, try to restart it.
+      // RESTART takes the write lock (a write waits for it meanwhile) and
+      // fails at once, as busy, when a write or a reader is in the WAL; then
+      // the next checkpoint tries again. Should the WAL still grow to 16
+      // times checkpoint_frames, the attempt waits for the writes and reads
+      // in its way, as long as the busy timeout allows.
+      if (frames >= kRestartWalAt * options_.checkpoint_frames) {
         const bool wait = frames >= 16 * options_.checkpoint_frames;
         if (wait) sqlite3_busy_timeout(db, options_.busy_timeout_ms);
         if (sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_RESTART, &frames, &copied) == SQLITE_OK) {

@@ -132,6 +132,14 @@ constexpr const char* kSchemaV1 = R"sql(
   CREATE TABLE meta (key TEXT PRIMARY KEY, value);
 )sql";
 
+// Pod team-a/NAME with spec {"v": V}, as a store writes it at `revision`.
+json AsStored(const std::string& name, const std::string& uid, int revision, int v) {
+  json doc = Manifest(Pod("team-a", name), {{"v", v}});
+  doc["metadata"]["uid"] = uid;
+  doc["metadata"]["resourceVersion"] = std::to_string(revision);
+  return doc;
+}
+
 // A store file is in WAL mode (readers and the writer do not block each other).
 TEST_F(SqliteStoreTest, TheFileIsInWalMode) {
   std::unique_ptr<Store> store = MustOpen();
@@ -217,12 +225,8 @@ TEST_F(SqliteStoreTest, ASchemaVersion1FileIsUpgradedOnOpen) {
   {
     RawDb raw(StorePath());
     raw.Exec(kSchemaV1);
-    json v1 = Manifest(Pod("team-a", "nb1"), {{"v", 1}});
-    v1["metadata"]["uid"] = "uid-1";
-    v1["metadata"]["resourceVersion"] = "1";
-    json v2 = v1;
-    v2["spec"]["v"] = 2;
-    v2["metadata"]["resourceVersion"] = "2";
+    const json v1 = AsStored("nb1", "uid-1", 1, 1);
+    const json v2 = AsStored("nb1", "uid-1", 2, 2);
     raw.Exec("INSERT INTO meta VALUES ('schema_version', 1), ('revision', 2)");
     raw.Exec("INSERT INTO objects VALUES ('/Pod', 'team-a', 'nb1', 'uid-1', 2, '" + v2.dump() + "')");
     raw.Exec("INSERT INTO events VALUES (1, 'ADDED', '/Pod', 'team-a', 'nb1', '" + v1.dump() + "'), "
@@ -496,15 +500,8 @@ TEST_F(SqliteStoreTest, CompactionKeepsTheDocumentsOfLiveObjects) {
 // open: every object reads back with its document, the log above the
 // watermark is served as before, and objects rows no longer hold documents.
 TEST_F(SqliteStoreTest, ASchemaVersion2FileIsUpgradedOnOpen) {
-  json old_a = Manifest(Pod("team-a", "a"), {{"v", 1}});
-  old_a["metadata"]["uid"] = "uid-a";
-  old_a["metadata"]["resourceVersion"] = "1";
-  json b = Manifest(Pod("team-a", "b"), {{"v", 1}});
-  b["metadata"]["uid"] = "uid-b";
-  b["metadata"]["resourceVersion"] = "2";
-  json a = old_a;
-  a["spec"]["v"] = 3;
-  a["metadata"]["resourceVersion"] = "3";
+  const json b = AsStored("b", "uid-b", 2, 1);
+  const json a = AsStored("a", "uid-a", 3, 3);
   {
     RawDb raw(StorePath());
     raw.Exec(kSchemaV1);
