@@ -213,7 +213,7 @@ int RunUpCommand(ServeOptions options) {
              "  tessera get clusterqueues\n"
              "  tessera get priorityclasses\n"
              "  tessera apply -f <manifests>\n"
-             "  tessera submit hello --queue default -- sh -c 'echo hi from GPU $CUDA_VISIBLE_DEVICES'\n"
+             "  tessera submit hello --queue default --gpu 1 -- sh -c 'echo hi from GPU $CUDA_VISIBLE_DEVICES'\n"
              "  tessera logs hello\n"
              "Stop with Ctrl-C.\n");
   std::fflush(stdout);
