@@ -486,7 +486,8 @@ TEST_F(SqliteStoreTest, CompactionKeepsTheDocumentsOfLiveObjects) {
   EXPECT_EQ((*events)[1].type, EventType::kDeleted);
   EXPECT_EQ((*events)[1].object.key.name, "c");
 
-  // Automatic compaction passes revision 5 too, since a has not changed.
+  // Compacting again drops the deletion's event (6) and keeps the documents of
+  // the live objects (4: b, 5: a).
   ASSERT_TRUE(store->Compact(0).ok());
   EXPECT_EQ(raw.QueryText("SELECT group_concat(revision) FROM (SELECT revision FROM events ORDER BY revision)"),
             "4,5");
