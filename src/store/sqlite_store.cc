@@ -130,6 +130,13 @@ Result<json> Parse(std::string_view text, std::string_view what, const std::stri
   return object;
 }
 
+// Ends a read transaction. Reads parse their documents after it: while a read
+// lasts, a checkpoint cannot copy the WAL past what it reads, nor restart it.
+Status EndRead(SqliteDb& db) {
+  ASSIGN_OR_RETURN(SqliteStatement commit, db.Statement("end a read", kCommitSql));
+  return commit.Run();
+}
+
 std::string_view EventTypeName(EventType type) {
   switch (type) {
     case EventType::kAdded: return "ADDED";
@@ -908,6 +915,7 @@ Result<ListResult> SqliteStore::List(std::string_view kind, std::string_view ns)
     RETURN_IF_ERROR(begin.Run());
   }
   ListResult list;
+  std::vector<std::string> texts;  // the objects' documents, parsed once the read has ended
   ASSIGN_OR_RETURN(list.revision, ReadMeta(db, kRevisionKey));
   {
     ASSIGN_OR_RETURN(SqliteStatement select,
@@ -920,12 +928,15 @@ Result<ListResult> SqliteStore::List(std::string_view kind, std::string_view ns)
       StoredObject item;
       item.key = ObjectKey{std::string(kind), std::string(select.ColumnText(0)), std::string(select.ColumnText(1))};
       item.revision = select.ColumnInt(2);
-      ASSIGN_OR_RETURN(item.object, Parse(select.ColumnText(3), Describe(item.key), path_));
       list.items.push_back(std::move(item));
+      texts.emplace_back(select.ColumnText(3));
     }
   }
-  ASSIGN_OR_RETURN(SqliteStatement commit, db.Statement("end a read", kCommitSql));
-  RETURN_IF_ERROR(commit.Run());
+  RETURN_IF_ERROR(EndRead(db));
+  for (size_t i = 0; i < texts.size(); ++i) {
+    StoredObject& item = list.items[i];
+    ASSIGN_OR_RETURN(item.object, Parse(texts[i], Describe(item.key), path_));
+  }
   return list;
 }
 
@@ -960,6 +971,7 @@ Result<EventPage> SqliteStore::ReadEvents(int64_t revision, size_t limit, const 
   }
   EventPage page;
   page.revision = revision;
+  std::vector<std::string> texts;  // the events' documents, parsed once the read has ended
   {
     ASSIGN_OR_RETURN(SqliteStatement select, db.Statement("read events", kSelectEventsSql));
     // LIMIT takes a signed 64-bit value; a larger limit means "all".
@@ -982,17 +994,19 @@ Result<EventPage> SqliteStore::ReadEvents(int64_t revision, size_t limit, const 
       ASSIGN_OR_RETURN(event.type, ParseEventType(select.ColumnText(1), path_));
       event.object.key = key;
       event.object.revision = event.revision;
-      const std::string_view text = select.ColumnText(5);
-      event.object.object = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-      if (event.object.object.is_discarded()) {
-        // (The description is formatted only here: once per event it costs as much as a small parse.)
-        return Err(Parse(text, fmt::format("event {}", event.revision), path_).error());
-      }
       page.events.push_back(std::move(event));
+      texts.emplace_back(select.ColumnText(5));
     }
   }
-  ASSIGN_OR_RETURN(SqliteStatement commit, db.Statement("end a read", kCommitSql));
-  RETURN_IF_ERROR(commit.Run());
+  RETURN_IF_ERROR(EndRead(db));
+  for (size_t i = 0; i < texts.size(); ++i) {
+    StoreEvent& event = page.events[i];
+    event.object.object = json::parse(texts[i].begin(), texts[i].end(), nullptr, /*allow_exceptions=*/false);
+    if (event.object.object.is_discarded()) {
+      // (The description is formatted only here: once per event it costs as much as a small parse.)
+      return Err(Parse(texts[i], fmt::format("event {}", event.revision), path_).error());
+    }
+  }
   return page;
 }
 
