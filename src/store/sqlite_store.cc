@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -72,9 +73,19 @@ constexpr const char* kDeleteEventSql = "DELETE FROM events WHERE revision = ?1"
 constexpr const char* kRevisionKey = "revision";
 constexpr const char* kCompactedKey = "compacted_revision";
 
-// The checkpoint thread tries to restart the WAL once it holds this many
-// times checkpoint_frames (16 MiB at the default).
+// Restarting the WAL stops writes for 10-15 ms here: the RESTART checkpoint
+// holds the write lock while it copies the last frames and syncs the WAL and
+// the database file, and the next commit syncs the new WAL header. So the
+// checkpoint thread restarts the WAL once it holds kRestartWalAt times
+// checkpoint_frames (16 MiB at the default) and writes have paused for
+// kQuietForRestart. Under writes that never pause it tries at each checkpoint
+// from kForceRestartAt times (48 MiB: under the 64 MiB journal_size_limit, so
+// the WAL file is reused, not cut back), and from kWaitToRestartAt times
+// (256 MiB) it waits for the reads in its way.
 constexpr int kRestartWalAt = 4;
+constexpr int kForceRestartAt = 12;
+constexpr int kWaitToRestartAt = 64;
+constexpr auto kQuietForRestart = std::chrono::milliseconds(20);
 
 // --- Documents. ---
 
@@ -318,7 +329,11 @@ class SqliteStore final : public Store {
   // Frames not yet copied into the database, of the `frames` the WAL holds.
   int UncheckpointedFrames(int frames) const;
   std::atomic<int> checkpointed_frames_{0};  // the WAL frames the last checkpoint had copied
+  std::atomic<uint64_t> commits_{0};         // commits so far, counted by OnWalCommit
+  int requested_at_frames_ = 0;              // guarded by write_mu_: the WAL's frames when OnWalCommit last asked
   void CheckpointLoop();
+  // A RESTART checkpoint (see kRestartWalAt); returns the frames the WAL holds after it.
+  int TryRestartWal(bool wait);
   std::mutex checkpoint_mu_;
   std::condition_variable checkpoint_cv_;
   bool checkpoint_wanted_ = false;   // guarded by checkpoint_mu_
@@ -381,6 +396,7 @@ int SqliteStore::UncheckpointedFrames(int frames) const {
 
 int SqliteStore::OnWalCommit(void* store, sqlite3* db, const char* name, int frames) {
   auto* self = static_cast<SqliteStore*>(store);
+  self->commits_.fetch_add(1, std::memory_order_relaxed);
   const int uncopied = self->UncheckpointedFrames(frames);
   if (uncopied < self->options_.checkpoint_frames) return SQLITE_OK;
   if (uncopied >= 16 * self->options_.checkpoint_frames) {
@@ -392,6 +408,12 @@ int SqliteStore::OnWalCommit(void* store, sqlite3* db, const char* name, int fra
     }
     return SQLITE_OK;
   }
+  // Once per checkpoint_frames new frames: while a read keeps the checkpoint
+  // from copying them all, asking whenever that many are uncopied would ask
+  // after every commit.
+  if (frames < self->requested_at_frames_) self->requested_at_frames_ = 0;  // the WAL restarted
+  if (frames - self->requested_at_frames_ < self->options_.checkpoint_frames) return SQLITE_OK;
+  self->requested_at_frames_ = frames;
   {
     std::lock_guard lock(self->checkpoint_mu_);
     if (self->checkpoint_wanted_) return SQLITE_OK;
@@ -402,38 +424,63 @@ int SqliteStore::OnWalCommit(void* store, sqlite3* db, const char* name, int fra
 }
 
 void SqliteStore::CheckpointLoop() {
+  sqlite3* db = checkpointer_->handle();
+  int wal_frames = 0;  // as the last checkpoint found the WAL
+  auto wanted = [this] { return checkpoint_wanted_ || checkpoint_stop_; };
   std::unique_lock lock(checkpoint_mu_);
   while (true) {
-    checkpoint_cv_.wait(lock, [this] { return checkpoint_wanted_ || checkpoint_stop_; });
+    const bool restart_due = wal_frames >= kRestartWalAt * options_.checkpoint_frames;
+    const uint64_t commits_before = commits_.load(std::memory_order_relaxed);
+    // While a restart is due, wake up after kQuietForRestart to see whether
+    // writes have paused.
+    const bool asked = restart_due ? checkpoint_cv_.wait_for(lock, kQuietForRestart, wanted)
+                                   : (checkpoint_cv_.wait(lock, wanted), true);
     if (checkpoint_stop_) return;
+    // Taken now: a request made while this checkpoint runs asks for another.
+    checkpoint_wanted_ = false;
     lock.unlock();
-    // PASSIVE: copies what no reader still needs, without waiting for locks.
-    // A failure (another process checkpointing, an I/O error) is left to the
-    // next request, and past 16 x checkpoint_frames to the writer's own hook,
-    // whose commits report real I/O errors.
-    sqlite3* db = checkpointer_->handle();
     int frames = 0, copied = 0;
-    if (sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied) == SQLITE_OK) {
-      // Under steady writes and reads the WAL never restarts from its start
-      // by itself (see OnWalCommit): once it is large, try to restart it.
-      // RESTART takes the write lock (a write waits for it meanwhile) and
-      // fails at once, as busy, when a write or a reader is in the WAL; then
-      // the next checkpoint tries again. Should the WAL still grow to 16
-      // times checkpoint_frames, the attempt waits for the writes and reads
-      // in its way, as long as the busy timeout allows.
-      if (frames >= kRestartWalAt * options_.checkpoint_frames) {
-        const bool wait = frames >= 16 * options_.checkpoint_frames;
-        if (wait) sqlite3_busy_timeout(db, options_.busy_timeout_ms);
-        if (sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_RESTART, &frames, &copied) == SQLITE_OK) {
-          copied = 0;
-        }
-        if (wait) sqlite3_busy_timeout(db, 0);
-      }
+    if (!asked) {
+      // Not a commit since the last look: restart now (and fail at once,
+      // as busy, when a read is in the WAL; then the next look tries again).
+      if (commits_.load(std::memory_order_relaxed) == commits_before) wal_frames = TryRestartWal(false);
+    } else if (sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied) == SQLITE_OK) {
+      // PASSIVE: copies what no reader still needs, without waiting for
+      // locks. A failure (another process checkpointing, an I/O error) is
+      // left to the next request, and past 16 x checkpoint_frames to the
+      // writer's own hook, whose commits report real I/O errors.
       checkpointed_frames_.store(copied, std::memory_order_relaxed);
+      wal_frames = frames;
+      // Under steady writes and reads the WAL never restarts from its start
+      // by itself (see OnWalCommit).
+      if (frames >= kForceRestartAt * options_.checkpoint_frames) {
+        wal_frames = TryRestartWal(frames >= kWaitToRestartAt * options_.checkpoint_frames);
+      }
     }
     lock.lock();
-    checkpoint_wanted_ = false;
   }
+}
+
+int SqliteStore::TryRestartWal(bool wait) {
+  // RESTART copies what is left and makes the next write start the WAL from
+  // its start. It holds the write lock throughout; with a busy timeout of 0
+  // it fails at once when a read is in the WAL, and `wait` waits for the
+  // reads, as long as the busy timeout allows. Holding write_mu_ too, it
+  // makes the writer thread wait on the mutex, not in SQLite's busy handler,
+  // which sleeps 1, 2, 5, 10, 15 ms... between tries (a 9 ms restart cost
+  // the writes waiting for it 18 ms): writes resume once the restart is done.
+  sqlite3* db = checkpointer_->handle();
+  if (wait) sqlite3_busy_timeout(db, options_.busy_timeout_ms);
+  int frames = 0, copied = 0;
+  int rc = SQLITE_OK;
+  {
+    std::lock_guard write_lock(write_mu_);
+    rc = sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_RESTART, &frames, &copied);
+  }
+  if (wait) sqlite3_busy_timeout(db, 0);
+  if (rc == SQLITE_OK) frames = copied = 0;
+  if (rc == SQLITE_OK || rc == SQLITE_BUSY) checkpointed_frames_.store(copied, std::memory_order_relaxed);
+  return frames;
 }
 
 Result<int64_t> SqliteStore::ReadMeta(SqliteDb& db, const char* key) {

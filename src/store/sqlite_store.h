@@ -73,9 +73,9 @@ struct SqliteStoreOptions {
   // It runs on the store's own checkpoint thread and connection (PASSIVE),
   // so writes never wait for it; only 16 times this many uncopied frames
   // make a commit checkpoint itself. Once the WAL holds 4 times this many
-  // frames, the checkpoint thread restarts it from its start
-  // when no write or read is in it (a write waits for that moment); from 16
-  // times, it waits for the writes and reads in its way.
+  // frames, the checkpoint thread restarts it from its start when writes
+  // pause (for 20 ms); under writes that do not pause, from 12 times this
+  // many (a restart stops writes for a few milliseconds).
   // SQLite's default; 4,000 and 10,000 measured no faster (store_bench).
   int checkpoint_frames = 1'000;
 };

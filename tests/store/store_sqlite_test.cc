@@ -182,9 +182,9 @@ TEST_F(SqliteStoreTest, TheCheckpointThreadCopiesTheWal) {
 }
 
 // Under steady writes with reads in between, the WAL stays bounded: the
-// checkpoint thread copies it every checkpoint_frames new frames and restarts
-// it from its start once it is large (it would not restart by itself while
-// writes and reads keep coming).
+// checkpoint thread copies it every checkpoint_frames new frames and, though
+// writes never pause, restarts it from its start once it is large (it would
+// not restart by itself while writes and reads keep coming).
 TEST_F(SqliteStoreTest, SteadyWritesAndReadsKeepTheWalBounded) {
   SqliteStoreOptions options;
   options.checkpoint_frames = 20;
@@ -203,10 +203,46 @@ TEST_F(SqliteStoreTest, SteadyWritesAndReadsKeepTheWalBounded) {
   done.store(true);
   reader.join();
   // Without restarts, 3,000 commits of about 3 pages each leave some 10,000
-  // frames. Restarts are tried from 4 x 20 frames on (each attempt fails if
-  // the reader or a write is in the WAL just then), and from 16 x 20 frames
-  // on they wait for their moment: a few hundred frames at most.
+  // frames. With writes that never pause, restarts are tried from 12 x 20
+  // frames on (each attempt fails if the reader is in the WAL just then), and
+  // from 64 x 20 frames on they wait for their moment.
   EXPECT_LT(most_frames, 1500u) << "the WAL was not restarted";
+}
+
+// When writes pause, the checkpoint thread restarts a WAL of 4 x
+// checkpoint_frames or more (it copies the frames left and the next write
+// starts the WAL from its start), rather than leave it to grow to the size
+// that forces a restart under writes. Reads during the writes keep the WAL
+// from restarting by itself, as in SteadyWritesAndReadsKeepTheWalBounded.
+TEST_F(SqliteStoreTest, APauseInWritesRestartsTheWal) {
+  SqliteStoreOptions options;
+  options.checkpoint_frames = 20;
+  std::unique_ptr<Store> store = MustOpen(options);
+  ASSERT_NE(store, nullptr);
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    while (!done.load()) ASSERT_TRUE(store->EventsSince(std::max<int64_t>(store->Revision() - 5, 0), 10).has_value());
+  });
+  int created = 0;
+  auto create = [&] {
+    const ObjectKey key = Pod("team-a", "p" + std::to_string(created++));
+    ASSERT_TRUE(store->Create(key, Manifest(key)).has_value());
+  };
+  auto [frames, backfilled] = WalFramesAndBackfill(StorePath());
+  while (frames < 5 * 20) {
+    create();
+    std::tie(frames, backfilled) = WalFramesAndBackfill(StorePath());
+  }
+  done.store(true);
+  reader.join();
+  ASSERT_LT(frames, 12u * 20u) << "past the size that forces a restart under writes";
+  // 20 ms without a write: the checkpoint thread copies what is left.
+  for (int i = 0; i < 100 && backfilled < frames; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::tie(frames, backfilled) = WalFramesAndBackfill(StorePath());
+  }
+  create();
+  EXPECT_LT(WalFramesAndBackfill(StorePath()).first, 20u) << "the WAL was not restarted after writes paused";
 }
 
 // A new file is created at the current schema version, recorded in meta.
