@@ -29,10 +29,12 @@
 //   BENCH api_watch_fanout_events_per_s <value> 1/s
 //
 // Watchers keep their streams open after the last event and end when the server
-// stops: a client closing its watch while the server is still writing to it can
-// crash the server (Session::Shutdown clears the write queue under an in-flight
-// async_write in src/server/http_server.cc). --close-watchers 1 closes each watch
-// after its E-th event instead, as a real client might, to reproduce that.
+// stops. --close-watchers 1 closes each watch after its E-th event instead, as a
+// real client might: a client closing its watch while the server was still
+// writing to it once crashed the server (Session::Shutdown cleared the write
+// queue under an in-flight async_write; fixed in 5a80f30, test
+// WatchersThatHangUpMidStreamDoNotHurtTheServer), and this flag keeps that path
+// exercised under load.
 //
 // Usage: api_scale [--threads T] [--requests N] [--watchers W] [--events E]
 //                  [--close-watchers 0|1]
