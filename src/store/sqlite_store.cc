@@ -330,7 +330,7 @@ class SqliteStore final : public Store {
   int UncheckpointedFrames(int frames) const;
   std::atomic<int> checkpointed_frames_{0};  // the WAL frames the last checkpoint had copied
   std::atomic<uint64_t> commits_{0};         // commits so far, counted by OnWalCommit
-  int requested_at_frames_ = 0;              // guarded by write_mu_: the WAL's frames when OnWalCommit last asked
+  int requested_at_frames_ = 0;              // guarded by write_mu_: the WAL's frames when OnWalCommit last acted
   void CheckpointLoop();
   // A RESTART checkpoint (see kRestartWalAt); returns the frames the WAL holds after it.
   int TryRestartWal(bool wait);
@@ -399,6 +399,12 @@ int SqliteStore::OnWalCommit(void* store, sqlite3* db, const char* name, int fra
   self->commits_.fetch_add(1, std::memory_order_relaxed);
   const int uncopied = self->UncheckpointedFrames(frames);
   if (uncopied < self->options_.checkpoint_frames) return SQLITE_OK;
+  // Once per checkpoint_frames new frames: while a read keeps checkpoints
+  // from copying them all, acting whenever that many are uncopied would
+  // checkpoint after every commit.
+  if (frames < self->requested_at_frames_) self->requested_at_frames_ = 0;  // the WAL restarted
+  if (frames - self->requested_at_frames_ < self->options_.checkpoint_frames) return SQLITE_OK;
+  self->requested_at_frames_ = frames;
   if (uncopied >= 16 * self->options_.checkpoint_frames) {
     // The checkpointer cannot keep up (or is stuck behind a long read): keep
     // the WAL bounded by checkpointing here, as SQLite's own hook would.
@@ -408,12 +414,6 @@ int SqliteStore::OnWalCommit(void* store, sqlite3* db, const char* name, int fra
     }
     return SQLITE_OK;
   }
-  // Once per checkpoint_frames new frames: while a read keeps the checkpoint
-  // from copying them all, asking whenever that many are uncopied would ask
-  // after every commit.
-  if (frames < self->requested_at_frames_) self->requested_at_frames_ = 0;  // the WAL restarted
-  if (frames - self->requested_at_frames_ < self->options_.checkpoint_frames) return SQLITE_OK;
-  self->requested_at_frames_ = frames;
   {
     std::lock_guard lock(self->checkpoint_mu_);
     if (self->checkpoint_wanted_) return SQLITE_OK;
