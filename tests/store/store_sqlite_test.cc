@@ -164,9 +164,7 @@ std::pair<uint32_t, uint32_t> WalFramesAndBackfill(const std::string& db_path) {
 // The store's checkpoint thread copies the WAL into the database once it holds
 // checkpoint_frames frames; nothing else does it below 16 times that.
 TEST_F(SqliteStoreTest, TheCheckpointThreadCopiesTheWal) {
-  SqliteStoreOptions options;
-  options.checkpoint_frames = 20;
-  std::unique_ptr<Store> store = MustOpen(options);
+  std::unique_ptr<Store> store = MustOpen({.checkpoint_frames = 20});
   ASSERT_NE(store, nullptr);
   // About 50 pages in one commit: past the threshold, far from 16 x 20.
   const ObjectKey key = Pod("default", "big");
@@ -181,27 +179,41 @@ TEST_F(SqliteStoreTest, TheCheckpointThreadCopiesTheWal) {
   EXPECT_EQ(backfilled, frames) << "the checkpoint thread did not copy the WAL";
 }
 
+// Reads the newest events in a loop on its own thread until stopped: reads
+// keep the WAL from restarting by itself (a write restarts it only when no
+// read is in it).
+class ReadsInTheBackground {
+ public:
+  explicit ReadsInTheBackground(Store& store)
+      : thread_([this, &store] {
+          while (!done_.load()) ASSERT_TRUE(store.EventsSince(std::max<int64_t>(store.Revision() - 5, 0), 10).has_value());
+        }) {}
+  ~ReadsInTheBackground() { Stop(); }
+  void Stop() {
+    done_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
 // Under steady writes with reads in between, the WAL stays bounded: the
 // checkpoint thread copies it every checkpoint_frames new frames and, though
 // writes never pause, restarts it from its start once it is large (it would
 // not restart by itself while writes and reads keep coming).
 TEST_F(SqliteStoreTest, SteadyWritesAndReadsKeepTheWalBounded) {
-  SqliteStoreOptions options;
-  options.checkpoint_frames = 20;
-  std::unique_ptr<Store> store = MustOpen(options);
+  std::unique_ptr<Store> store = MustOpen({.checkpoint_frames = 20});
   ASSERT_NE(store, nullptr);
-  std::atomic<bool> done{false};
-  std::thread reader([&] {
-    while (!done.load()) ASSERT_TRUE(store->EventsSince(std::max<int64_t>(store->Revision() - 5, 0), 10).has_value());
-  });
+  ReadsInTheBackground reads(*store);
   uint32_t most_frames = 0;
   for (int i = 0; i < 3000; ++i) {
     const ObjectKey key = Pod("team-a", "p" + std::to_string(i));
     ASSERT_TRUE(store->Create(key, Manifest(key)).has_value());
     most_frames = std::max(most_frames, WalFramesAndBackfill(StorePath()).first);
   }
-  done.store(true);
-  reader.join();
+  reads.Stop();
   // Without restarts, 3,000 commits of about 3 pages each leave some 10,000
   // frames. With writes that never pause, restarts are tried from 12 x 20
   // frames on (each attempt fails if the reader is in the WAL just then), and
@@ -212,17 +224,11 @@ TEST_F(SqliteStoreTest, SteadyWritesAndReadsKeepTheWalBounded) {
 // When writes pause, the checkpoint thread restarts a WAL of 4 x
 // checkpoint_frames or more (it copies the frames left and the next write
 // starts the WAL from its start), rather than leave it to grow to the size
-// that forces a restart under writes. Reads during the writes keep the WAL
-// from restarting by itself, as in SteadyWritesAndReadsKeepTheWalBounded.
+// that forces a restart under writes.
 TEST_F(SqliteStoreTest, APauseInWritesRestartsTheWal) {
-  SqliteStoreOptions options;
-  options.checkpoint_frames = 20;
-  std::unique_ptr<Store> store = MustOpen(options);
+  std::unique_ptr<Store> store = MustOpen({.checkpoint_frames = 20});
   ASSERT_NE(store, nullptr);
-  std::atomic<bool> done{false};
-  std::thread reader([&] {
-    while (!done.load()) ASSERT_TRUE(store->EventsSince(std::max<int64_t>(store->Revision() - 5, 0), 10).has_value());
-  });
+  ReadsInTheBackground reads(*store);
   int created = 0;
   auto create = [&] {
     const ObjectKey key = Pod("team-a", "p" + std::to_string(created++));
@@ -233,8 +239,7 @@ TEST_F(SqliteStoreTest, APauseInWritesRestartsTheWal) {
     create();
     std::tie(frames, backfilled) = WalFramesAndBackfill(StorePath());
   }
-  done.store(true);
-  reader.join();
+  reads.Stop();
   ASSERT_LT(frames, 12u * 20u) << "past the size that forces a restart under writes";
   // 20 ms without a write: the checkpoint thread copies what is left.
   for (int i = 0; i < 100 && backfilled < frames; ++i) {
