@@ -305,8 +305,9 @@ class SqliteStore final : public Store {
   bool stopping_ = false;              // guarded by queue_mu_
   std::thread writer_thread_;
 
-  // Held by the writer thread while it commits (and by Init); it states what
-  // guards the writer connection's state.
+  // Held by the writer thread while it commits (and by Init, and by the
+  // checkpoint thread while it restarts the WAL); it states what guards the
+  // writer connection's state.
   std::mutex write_mu_;
   std::unique_ptr<SqliteDb> writer_;  // guarded by write_mu_
   int64_t compacted_ = 0;             // guarded by write_mu_: the watermark as last committed here
@@ -317,9 +318,9 @@ class SqliteStore final : public Store {
   std::vector<std::unique_ptr<SqliteDb>> idle_readers_;  // guarded by readers_mu_
 
   // Checkpoints run on their own thread and connection (PASSIVE: they never
-  // block a write), asked for by the writer's WAL hook once the WAL holds
-  // options_.checkpoint_frames frames that no checkpoint has copied; so the
-  // writer thread, which every write waits for, never waits for a
+  // block a write), asked for by the writer's WAL hook once per
+  // options_.checkpoint_frames new frames while that many are uncopied; so
+  // the writer thread, which every write waits for, never waits for a
   // checkpoint's copying and fsyncs. Counting all frames instead would ask
   // for one after every commit while the WAL cannot restart from its start
   // (it restarts only when a write begins after a complete checkpoint with

@@ -75,7 +75,7 @@ struct SqliteStoreOptions {
   // make a commit checkpoint itself. Once the WAL holds 4 times this many
   // frames, the checkpoint thread restarts it from its start when writes
   // pause (for 20 ms); under writes that do not pause, from 12 times this
-  // many (a restart stops writes for a few milliseconds).
+  // many (a restart stops writes for 10-15 ms on the development VM).
   // SQLite's default; 4,000 and 10,000 measured no faster (store_bench).
   int checkpoint_frames = 1'000;
 };
