@@ -672,11 +672,47 @@ TEST_F(ProcessRunnerTest, StartRefusesWhileAnEarlierRunHoldsTheCgroup) {
   EXPECT_TRUE(IsRunning(first.identity));
 }
 
+// Parents of this process's own under the detected ones, for a test of
+// RemoveStaleCgroups: it assumes one agent per node and removes every empty
+// "tessera-*" cgroup under its parents, which would include the one another
+// test process (ctest runs two at once) has just made for a pod it is
+// starting. Removed again, once empty, when this goes.
+class PrivateCgroupParents {
+ public:
+  explicit PrivateCgroupParents(const CgroupPlacement& detected) {
+    const std::string name = "runner-test-" + std::to_string(::getpid());
+    auto make = [&](const std::string& parent) {
+      if (parent.empty()) return std::string();
+      const std::string dir = parent + "/" + name;
+      if (::mkdir(dir.c_str(), 0755) == 0) dirs_.push_back(dir);
+      return dir;
+    };
+    if (detected.version == CgroupPlacement::Version::kV2) {
+      // Its children get the controllers only if it has them from its parent.
+      std::ofstream(detected.v2_parent + "/cgroup.subtree_control") << "+cpu +memory";
+      placement_ = CgroupPlacement::V2(make(detected.v2_parent));
+    } else if (detected.version == CgroupPlacement::Version::kV1) {
+      placement_ = CgroupPlacement::V1(make(detected.v1_cpu_parent), make(detected.v1_memory_parent));
+    } else {
+      placement_ = detected;
+    }
+  }
+  ~PrivateCgroupParents() {
+    for (const std::string& dir : dirs_) ::rmdir(dir.c_str());
+  }
+  const CgroupPlacement& placement() const { return placement_; }
+
+ private:
+  CgroupPlacement placement_;
+  std::vector<std::string> dirs_;
+};
+
 // A restarted agent removes the empty cgroups an earlier one left behind, and
 // only those: a cgroup with a process in it stays.
 TEST_F(ProcessRunnerTest, RemoveStaleCgroupsKeepsTheOnesInUse) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to create cgroups";
-  const CgroupPlacement placement = DetectCgroupPlacement();
+  const PrivateCgroupParents parents(DetectCgroupPlacement());
+  const CgroupPlacement& placement = parents.placement();
   ProcessRunner runner({.cgroups = placement});
   const std::string suffix = std::to_string(::getpid());
   Result<RunningProcess> live =
