@@ -625,11 +625,13 @@ void Agent::Impl::Reconcile(ApiClient& client) {
   }
   std::vector<Result<RunningProcess>> started = runner.StartAll(specs);
   const Timestamp started_at = SystemNow();
-  for (size_t i = 0; i < to_start.size(); ++i) {
-    Started(*to_start[i], std::move(started[i]), started_at);
-    Report(client, *to_start[i]);
-  }
+  for (size_t i = 0; i < to_start.size(); ++i) Started(*to_start[i], std::move(started[i]), started_at);
+  // Recorded before the server hears they run: the fence (fence.h) kills only
+  // the pods in the state file, so a pod reported Running before this write
+  // would outlive an agent killed in between, and run twice once the server
+  // placed it elsewhere.
   if (changed) SaveState();
+  for (Run* run : to_start) Report(client, *run);
 }
 
 void Agent::Impl::PublishUsage(ApiClient& client) {
