@@ -197,10 +197,13 @@ TEST_F(AgentTest, FourQuarterGpuPodsShareOneDeviceAndSeeIt) {
 TEST_F(AgentTest, APreemptedPodGetsSigtermThenSigkillAndResumesFromItsCheckpoint) {
   StartAgent("node-1", "1xA100-80GB");
   // The training pod counts in its checkpoint directory, and ignores SIGTERM (noting it), so it is SIGKILLed after 1 s.
+  // It replaces its checkpoint by a rename, as a training job should: a kill between a truncating write's open
+  // and its write would leave an empty file.
   const std::string script =
       "trap 'echo got-term >> $TESSERA_CHECKPOINT_DIR/signals' TERM; "
       "n=$(cat $TESSERA_CHECKPOINT_DIR/step 2>/dev/null || echo 0); echo resumed-at-$n; "
-      "while true; do n=$((n+1)); echo $n > $TESSERA_CHECKPOINT_DIR/step; sleep 0.05; done";
+      "while true; do n=$((n+1)); echo $n > $TESSERA_CHECKPOINT_DIR/step.new; "
+      "mv $TESSERA_CHECKPOINT_DIR/step.new $TESSERA_CHECKPOINT_DIR/step; sleep 0.05; done";
   SubmitJob(Job("train", script, "1", 1, "training", /*grace_seconds=*/1));
   WaitFor("/api/v1/namespaces/default/pods/job-train-main-0", [](const json& p) { return Phase(p) == "Running"; });
   const fs::path checkpoint = dir_ / "checkpoints" / "default" / "job-train";
