@@ -194,6 +194,34 @@ TEST_F(AgentTest, FourQuarterGpuPodsShareOneDeviceAndSeeIt) {
   EXPECT_EQ(seen.begin()->substr(0, 7), "0 0.25 ") << *seen.begin();
 }
 
+// Whenever the server sees a pod Running, the agent's state file lists it: the
+// fence (fence.h) kills only the pods listed there, so a pod reported before
+// the write would outlive an agent killed in between, and run twice once
+// placed elsewhere. Eight pods start in one pass and are reported one by one.
+TEST_F(AgentTest, APodIsInTheStateFileBeforeTheServerSeesItRunning) {
+  StartAgent("node-1", "8xA100-80GB");
+  SubmitJob(Job("eight", "sleep 30", "1", 8));
+  std::set<std::string> checked;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (checked.size() < 8 && std::chrono::steady_clock::now() < deadline) {
+    auto r = client_->Request("GET", "/api/v1/namespaces/default/pods");
+    ASSERT_TRUE(r.has_value());
+    const json list = json::parse(r->body);
+    std::vector<std::string> running;
+    for (const json& pod : list.value("items", json::array())) {
+      const std::string uid = pod["metadata"].value("uid", "");
+      if (Phase(pod) == "Running" && !checked.count(uid)) running.push_back(uid);
+    }
+    if (running.empty()) continue;
+    const json state = json::parse(ReadFile(dir_ / "node-1" / "agent-state.json"), nullptr, false);
+    for (const std::string& uid : running) {
+      EXPECT_TRUE(state.is_object() && state["pods"].contains(uid)) << "pod " << uid << " runs but is not in the state file";
+      checked.insert(uid);
+    }
+  }
+  EXPECT_EQ(checked.size(), 8u);
+}
+
 TEST_F(AgentTest, APreemptedPodGetsSigtermThenSigkillAndResumesFromItsCheckpoint) {
   StartAgent("node-1", "1xA100-80GB");
   // The training pod counts in its checkpoint directory, and ignores SIGTERM (noting it), so it is SIGKILLed after 1 s.
