@@ -70,6 +70,7 @@ std::map<std::string, ObjectCache::SettledTest> SettledTests() {
 struct PassInput {
   ClusterSnapshot snapshot;
   std::vector<const StoredObject*> stored;
+  int64_t converted = 0;  // workloads converted from JSON for this pass
 };
 
 constexpr const char* kAdmissionsMetric = "tessera_admissions_total";
@@ -77,19 +78,33 @@ constexpr const char* kPreemptionsMetric = "tessera_preemptions_total";
 constexpr const char* kCycleDurationMetric = "tessera_scheduling_cycle_duration_seconds";
 constexpr const char* kAdmissionWaitMetric = "tessera_admission_wait_seconds";
 
-PassInput BuildSnapshot(const ObjectCache& cache) {
+PassInput BuildSnapshot(const ObjectCache& cache, ConvertedWorkloads& converted) {
   SnapshotBuilder b;
+  // What a workload's conversion depends on besides the workload: the ids of
+  // the names it resolves (given in the order added) and the priority classes.
+  std::string context;
   for (const auto& [unused, f] : cache.Of("kueue.x-k8s.io/ResourceFlavor")) {
-    if (auto rf = ResourceFlavorFromJson(f.object)) b.AddFlavor(std::move(*rf));
+    if (auto rf = ResourceFlavorFromJson(f.object)) {
+      context += rf->name + '\n';
+      b.AddFlavor(std::move(*rf));
+    }
   }
+  context += '\n';
   for (const auto& [unused, n] : cache.Of("/Node")) {
-    if (auto node = NodeFromJson(n.object)) b.AddNode(std::move(*node));
+    if (auto node = NodeFromJson(n.object)) {
+      context += node->name + '\n';
+      b.AddNode(std::move(*node));
+    }
   }
+  context += '\n';
   for (const auto& [unused, c] : cache.Of("kueue.x-k8s.io/ClusterQueue")) {
     auto cq = ClusterQueueFromJson(
         c.object, [&](std::string_view name) { return b.FlavorIdOf(std::string(name)); },
         [&](std::string_view name) { return b.Cohort(std::string(name)); });
-    if (cq) b.AddClusterQueue(std::move(*cq));
+    if (cq) {
+      context += cq->name + '\n';
+      b.AddClusterQueue(std::move(*cq));
+    }
   }
   for (const auto& [unused, l] : cache.Of("kueue.x-k8s.io/LocalQueue")) {
     if (auto lq = LocalQueueFromJson(l.object)) b.AddLocalQueue(lq->namespace_name, lq->name, lq->cluster_queue_name);
@@ -98,35 +113,54 @@ PassInput BuildSnapshot(const ObjectCache& cache) {
   for (const auto& [unused, q] : cache.Of("/ResourceQuota")) {
     if (auto rq = ResourceQuotaFromJson(q.object)) b.AddResourceQuota(q.key.ns, std::move(*rq));
   }
+  context += '\n';
   std::map<std::string, PriorityClass, std::less<>> classes;
   const PriorityClass* default_class = nullptr;
   for (const auto& [unused, p] : cache.Of("scheduling.k8s.io/PriorityClass")) {
+    context += fmt::format("{} {}\n", p.key.name, p.revision);
     if (auto pc = PriorityClassFromJson(p.object)) classes[pc->name] = *pc;
   }
   for (const auto& [name, pc] : classes) {
     if (pc.global_default) default_class = &pc;
   }
+  if (const uint64_t hash = std::hash<std::string>{}(context); hash != converted.context) {
+    converted.by_key.clear();
+    converted.context = hash;
+  }
+  const uint64_t pass = ++converted.pass;
   PassInput in;
   // Finished workloads (settled) hold no quota and wait for nothing.
   for (const auto& [unused, active] : cache.ActiveOf(kWorkloadKind)) {
     const StoredObject& w = *active;
     // Suspended (spec.active false): not to be admitted until resumed.
     if (WorkloadInactive(w.object) && !w.object["status"].contains("admission")) continue;
-    auto wl = WorkloadFromJson(
-        w.object,
-        [&](std::string_view name) -> const PriorityClass* {
-          auto it = classes.find(name);
-          return it == classes.end() ? nullptr : &it->second;
-        },
-        default_class, [&](std::string_view name) { return b.ClusterQueueIdOf(std::string(name)); },
-        [&](std::string_view name) { return b.FlavorIdOf(std::string(name)); },
-        [&](std::string_view name) { return b.NodeIdOf(std::string(name)); });
-    if (!wl) {
-      spdlog::warn("workload {}/{}: {}", w.key.ns, w.key.name, wl.error().message());
-      continue;
+    auto [entry, fresh] = converted.by_key.try_emplace(w.key.ns + "/" + w.key.name);
+    if (fresh || entry->second.revision != w.revision) {
+      auto wl = WorkloadFromJson(
+          w.object,
+          [&](std::string_view name) -> const PriorityClass* {
+            auto it = classes.find(name);
+            return it == classes.end() ? nullptr : &it->second;
+          },
+          default_class, [&](std::string_view name) { return b.ClusterQueueIdOf(std::string(name)); },
+          [&](std::string_view name) { return b.FlavorIdOf(std::string(name)); },
+          [&](std::string_view name) { return b.NodeIdOf(std::string(name)); });
+      if (!wl) {
+        spdlog::warn("workload {}/{}: {}", w.key.ns, w.key.name, wl.error().message());
+        converted.by_key.erase(entry);
+        continue;
+      }
+      entry->second.revision = w.revision;
+      entry->second.workload = std::move(*wl);
+      ++in.converted;
     }
-    b.AddWorkload(std::move(*wl));
+    entry->second.pass = pass;
+    b.AddWorkload(entry->second.workload);
     in.stored.push_back(&w);
+  }
+  // Forget the workloads no longer held (finished, deleted).
+  if (converted.by_key.size() > in.stored.size()) {
+    std::erase_if(converted.by_key, [&](const auto& e) { return e.second.pass != pass; });
   }
   in.snapshot = b.Build();
   return in;
@@ -398,7 +432,7 @@ Status SchedulerLoop::RunOnce() {
   writer.Flush();
 
   // 3. The snapshot; 4. decide.
-  const PassInput in = BuildSnapshot(cache_);
+  const PassInput in = BuildSnapshot(cache_, converted_);
   const ClusterSnapshot& snapshot = in.snapshot;
   const auto cycle_start = std::chrono::steady_clock::now();
   const Plan plan = RunCycle(snapshot, config_, now);
@@ -475,6 +509,7 @@ Status SchedulerLoop::RunOnce() {
     std::lock_guard lock(mu_);
     gauges_ = std::move(gauges);
     ++stats_.passes;
+    stats_.workloads_converted += in.converted;
     stats_.admitted += static_cast<int64_t>(plan.admissions.size());
     stats_.preempted += static_cast<int64_t>(plan.preemptions.size());
     stats_.pending = static_cast<int64_t>(plan.pending.size());

@@ -50,6 +50,22 @@ struct SchedulerLoopStats {
   int64_t preempted = 0;
   int64_t pending = 0;
   int64_t pending_rendered = 0;  // pending messages rendered (the rest were known unchanged)
+  int64_t workloads_converted = 0;  // workloads converted from JSON (the rest were kept from earlier passes)
+};
+
+// Workloads converted from their JSON, kept from pass to pass (by "ns/name"):
+// a pass converts only the ones whose revision changed, as long as the names
+// the conversion resolves to ids (flavors, ClusterQueues, nodes) and the
+// priority classes are those of the pass that converted them (`context`).
+struct ConvertedWorkloads {
+  struct Entry {
+    int64_t revision = 0;
+    Workload workload;
+    uint64_t pass = 0;  // the last pass that held it
+  };
+  std::unordered_map<std::string, Entry> by_key;
+  uint64_t context = 0;
+  uint64_t pass = 0;
 };
 
 class SchedulerLoop {
@@ -107,6 +123,7 @@ class SchedulerLoop {
     std::optional<Timestamp> progress_written;  // the queue position or estimated start, last written
   };
   std::unordered_map<std::string, PendingMemo> pending_;
+  ConvertedWorkloads converted_;  // owned by the thread running RunOnce
   struct PendingWrite {
     std::string memo_key;
     ObjectKey key;

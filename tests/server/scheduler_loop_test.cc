@@ -77,6 +77,45 @@ class SchedulerLoopTest : public testing::FreshStoreTest {
   std::unique_ptr<SchedulerLoop> loop_;
 };
 
+json PriorityClass(const std::string& name, int value) {
+  return json{{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"}, {"metadata", {{"name", name}}},
+              {"value", value}};
+}
+
+// A workload is converted from its JSON once per revision, not on every pass;
+// and again when what its conversion reads besides it changes, here the value
+// of its priority class (its queue position follows).
+TEST_F(SchedulerLoopTest, WorkloadsAreConvertedOncePerRevisionAndAgainWhenTheirClassChanges) {
+  Put(ObjectKey{"scheduling.k8s.io/PriorityClass", "", "low"}, PriorityClass("low", 10));
+  Put(ObjectKey{"scheduling.k8s.io/PriorityClass", "", "high"}, PriorityClass("high", 20));
+  json a = Workload("a", 1), b = Workload("b", 1), c = Workload("c", 1);
+  a["spec"]["priority"] = 100;  // admitted first, into the queue's one GPU
+  Put(ObjectKey{kWorkloadKind, "default", "a"}, a);
+  b["spec"]["priorityClassName"] = "low";
+  c["spec"]["priorityClassName"] = "high";
+  Put(ObjectKey{kWorkloadKind, "default", "b"}, b);
+  Put(ObjectKey{kWorkloadKind, "default", "c"}, c);
+  Pass(Duration::Seconds(1));
+  EXPECT_EQ(ConditionValue(Get("a").object, "Admitted", "status"), "True");
+  EXPECT_THAT(Message("c"), HasSubstr("position 1 in ClusterQueue cq"));
+  EXPECT_THAT(Message("b"), HasSubstr("position 2 in ClusterQueue cq"));
+
+  // The pass's own writes (conditions) are new revisions: converted once more.
+  Pass(Duration::Seconds(1));
+  const int64_t converted = loop_->stats().workloads_converted;
+  for (int i = 0; i < 3; ++i) Pass(Duration::Seconds(1));
+  EXPECT_EQ(loop_->stats().workloads_converted, converted) << "unchanged workloads were converted again";
+
+  // "low" now outranks "high": b and c are converted again and swap places
+  // (a position alone is written at the 30 s refresh).
+  const StoredObject low = *store_->Get(ObjectKey{"scheduling.k8s.io/PriorityClass", "", "low"});
+  ASSERT_TRUE(store_->Update(low.key, PriorityClass("low", 30), low.revision).has_value());
+  Pass(Duration::Seconds(31));
+  EXPECT_GT(loop_->stats().workloads_converted, converted);
+  EXPECT_THAT(Message("b"), HasSubstr("position 1 in ClusterQueue cq"));
+  EXPECT_THAT(Message("c"), HasSubstr("position 2 in ClusterQueue cq"));
+}
+
 // A waiting workload's condition is written when its cause changes, at once;
 // its queue position only every 30 s; and between the two, passes leave it be.
 TEST_F(SchedulerLoopTest, PendingConditionsFollowTheCauseAtOnceAndTheProgressEvery30s) {
