@@ -266,7 +266,10 @@ SubmitResult RunSubmissions(const std::string& url, const std::string& token, co
   size_t stalls = 0;
   for (double ms : all) {
     waited += ms;
-    if (ms > 10) stalled += ms, ++stalls;
+    if (ms > 10) {
+      stalled += ms;
+      ++stalls;
+    }
   }
   if (!all.empty() && waited > 0) {
     std::printf("submissions: mean latency %.3f ms; %zu requests over 10 ms, %.1f%% of the clients' waiting\n",

@@ -86,6 +86,10 @@ constexpr int kRestartWalAt = 4;
 constexpr int kForceRestartAt = 12;
 constexpr int kWaitToRestartAt = 64;
 constexpr auto kQuietForRestart = std::chrono::milliseconds(20);
+// Past this many times checkpoint_frames not yet copied (the checkpoint thread
+// cannot keep up, or a read holds it back), the writer's commits checkpoint
+// themselves, as SQLite's own hook would.
+constexpr int kWriterCheckpointsAt = 16;
 
 // --- Documents. ---
 
@@ -351,7 +355,8 @@ Status SqliteStore::Init() {
   ASSIGN_OR_RETURN(checkpointer_, SqliteDb::Open(path_, /*create=*/false, options_.busy_timeout_ms));
   // A connection learns that the file is in WAL mode when it first reads it;
   // until then sqlite3_wal_checkpoint_v2 on it returns OK having done nothing
-  // (and the WAL would grow to 16 x checkpoint_frames, for the writer's own hook).
+  // (and the WAL would grow to kWriterCheckpointsAt x checkpoint_frames, for
+  // the writer's own hook).
   ASSIGN_OR_RETURN(std::string mode,
                    checkpointer_->QueryText("open the checkpoint connection in WAL mode", "PRAGMA journal_mode = WAL"));
   if (mode != "wal") {
@@ -406,7 +411,7 @@ int SqliteStore::OnWalCommit(void* store, sqlite3* db, const char* name, int fra
   if (frames < self->requested_at_frames_) self->requested_at_frames_ = 0;  // the WAL restarted
   if (frames - self->requested_at_frames_ < self->options_.checkpoint_frames) return SQLITE_OK;
   self->requested_at_frames_ = frames;
-  if (uncopied >= 16 * self->options_.checkpoint_frames) {
+  if (uncopied >= kWriterCheckpointsAt * self->options_.checkpoint_frames) {
     // The checkpointer cannot keep up (or is stuck behind a long read): keep
     // the WAL bounded by checkpointing here, as SQLite's own hook would.
     int copied = 0;
@@ -448,8 +453,9 @@ void SqliteStore::CheckpointLoop() {
     } else if (sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied) == SQLITE_OK) {
       // PASSIVE: copies what no reader still needs, without waiting for
       // locks. A failure (another process checkpointing, an I/O error) is
-      // left to the next request, and past 16 x checkpoint_frames to the
-      // writer's own hook, whose commits report real I/O errors.
+      // left to the next request, and past kWriterCheckpointsAt x
+      // checkpoint_frames to the writer's own hook, whose commits report real
+      // I/O errors.
       checkpointed_frames_.store(copied, std::memory_order_relaxed);
       wal_frames = frames;
       // Under steady writes and reads the WAL never restarts from its start
