@@ -13,7 +13,8 @@
 // flight, the rate is T / mean latency, so the mean is printed too, with the
 // share of the clients' waiting spent in requests over 10 ms (stalls: a few of
 // those weigh as much as thousands of fast ones). Then the CPU each
-// submission cost (clients apart, the server by thread), and how long after the
+// submission cost (clients apart, the server by thread), how long each thread
+// was runnable but waited for one of the cores, and how long after the
 // phase the scheduler loop had caught up (every client's last Workload has its
 // QuotaReserved condition).
 //
@@ -29,6 +30,7 @@
 //   BENCH api_submit_per_s <value> 1/s
 //   BENCH api_submit_p50_ms <value> ms
 //   BENCH api_submit_p99_ms <value> ms
+//   BENCH api_scheduler_caught_up_s <value> s
 //   BENCH api_watch_fanout_events_per_s <value> 1/s
 //
 // Watchers keep their streams open after the last event and end when the server
@@ -47,7 +49,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -163,26 +164,34 @@ struct SubmitResult {
   double p99_ms = 0;
 };
 
-// CPU seconds (user + system) of each live thread of this process, summed by
-// thread name (the server names its threads: http-io, store-writer,
-// store-ckpt, scheduler, watch-hub).
-std::map<std::string, double> CpuByThreadName() {
-  std::map<std::string, double> by_name;
-  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+// Each live thread's time, summed by thread name (the server names its
+// threads: http-io, store-writer, store-ckpt, scheduler, watch-hub): CPU
+// seconds, and seconds it was runnable but waited for a CPU (the second field
+// of /proc/self/task/*/schedstat), which shows how much the threads contend
+// for the two cores.
+struct ThreadTimes {
+  double cpu = 0;
+  double waiting = 0;
+};
+
+ThreadTimes ReadThreadTimes(const std::filesystem::path& task) {
+  ThreadTimes t;
+  double on_cpu_ns = 0, waiting_ns = 0;
+  std::ifstream schedstat(task / "schedstat");
+  if (schedstat >> on_cpu_ns >> waiting_ns) t = {.cpu = on_cpu_ns / 1e9, .waiting = waiting_ns / 1e9};
+  return t;
+}
+
+std::map<std::string, ThreadTimes> TimesByThreadName() {
+  std::map<std::string, ThreadTimes> by_name;
   std::error_code ec;
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
-    std::ifstream comm(task.path() / "comm"), stat(task.path() / "stat");
-    std::string name, line;
-    if (!std::getline(comm, name) || !std::getline(stat, line)) continue;
-    // Fields after the parenthesised name: state is the 3rd; utime, stime the 14th, 15th.
-    std::istringstream rest(line.substr(line.rfind(')') + 2));
-    std::string field;
-    double utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && rest >> field; ++i) {
-      if (i == 14) utime = std::strtod(field.c_str(), nullptr);
-      if (i == 15) stime = std::strtod(field.c_str(), nullptr);
-    }
-    by_name[name] += (utime + stime) / tick;
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    if (!std::getline(comm, name)) continue;
+    const ThreadTimes t = ReadThreadTimes(task.path());
+    by_name[name].cpu += t.cpu;
+    by_name[name].waiting += t.waiting;
   }
   return by_name;
 }
@@ -194,11 +203,7 @@ double ProcessCpuSeconds() {
   return secs(ru.ru_utime) + secs(ru.ru_stime);
 }
 
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
+ThreadTimes ThisThreadTimes() { return ReadThreadTimes("/proc/thread-self"); }
 
 SubmitResult RunSubmissions(const std::string& url, const std::string& token, const Flags& f) {
   const std::string target = "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads";
@@ -211,7 +216,7 @@ SubmitResult RunSubmissions(const std::string& url, const std::string& token, co
 
   std::vector<std::thread> threads;
   threads.reserve(f.threads);
-  std::vector<double> client_cpu(f.threads);  // each client thread's CPU seconds in the phase
+  std::vector<ThreadTimes> client_times(f.threads);  // each client thread's, in the phase
   for (int t = 0; t < f.threads; ++t) {
     threads.emplace_back([&, t] {
       pthread_setname_np(pthread_self(), "client");
@@ -222,7 +227,7 @@ SubmitResult RunSubmissions(const std::string& url, const std::string& token, co
       lat[t].reserve(f.requests);
       ready.fetch_add(1);
       while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
-      const double cpu_start = ThreadCpuSeconds();
+      const ThreadTimes at_start = ThisThreadTimes();
       for (int i = 0; i < f.requests; ++i) {
         auto start = Clock::now();
         auto r = client.Request("POST", target, bodies[i]);
@@ -238,18 +243,19 @@ SubmitResult RunSubmissions(const std::string& url, const std::string& token, co
           }
         }
       }
-      client_cpu[t] = ThreadCpuSeconds() - cpu_start;
+      const ThreadTimes at_end = ThisThreadTimes();
+      client_times[t] = {.cpu = at_end.cpu - at_start.cpu, .waiting = at_end.waiting - at_start.waiting};
     });
   }
   while (ready.load() < f.threads) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  const std::map<std::string, double> threads_before = CpuByThreadName();
+  const std::map<std::string, ThreadTimes> threads_before = TimesByThreadName();
   const double process_before = ProcessCpuSeconds();
   const auto start = Clock::now();
   go.store(true, std::memory_order_release);
   for (auto& th : threads) th.join();
   const double secs = Seconds(Clock::now() - start);
   const double process_cpu = ProcessCpuSeconds() - process_before;
-  std::map<std::string, double> threads_after = CpuByThreadName();
+  const std::map<std::string, ThreadTimes> threads_after = TimesByThreadName();
 
   std::vector<double> all;
   for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
@@ -278,21 +284,31 @@ SubmitResult RunSubmissions(const std::string& url, const std::string& token, co
   if (!first_error.empty()) std::printf("submissions: first error: %s\n", first_error.c_str());
   // Where the machine's time went, per submission: the clients share the
   // server's two cores here, so their share is reported apart.
-  double client_total = 0;
-  for (double c : client_cpu) client_total += c;
+  ThreadTimes clients;
+  for (const ThreadTimes& c : client_times) {
+    clients.cpu += c.cpu;
+    clients.waiting += c.waiting;
+  }
+  const double client_total = clients.cpu;
   const double per = ok.load() > 0 ? 1e6 / static_cast<double>(ok.load()) : 0;
   std::string server_threads;
+  std::string waits = fmt::format(" clients {:.0f},", 1000 * clients.waiting);
   for (const auto& [name, after] : threads_after) {
     if (name == "client") continue;
     auto before = threads_before.find(name);
-    const double used = after - (before == threads_before.end() ? 0.0 : before->second);
-    if (used > 0) server_threads += fmt::format(" {} {:.0f},", name, used * per);
+    const ThreadTimes was = before == threads_before.end() ? ThreadTimes{} : before->second;
+    // Threads that round to nothing (the bench's own main thread, an idle watch hub) are left out.
+    const double us = (after.cpu - was.cpu) * per, waited_ms = 1000 * (after.waiting - was.waiting);
+    if (us >= 0.5) server_threads += fmt::format(" {} {:.0f},", name, us);
+    if (waited_ms >= 0.5) waits += fmt::format(" {} {:.0f},", name, waited_ms);
   }
   if (!server_threads.empty()) server_threads.pop_back();
+  waits.pop_back();
   std::printf("submissions: CPU per submission %.0f us: clients %.0f us, server %.0f us (by thread:%s); "
               "%.2f of the %u cores busy\n",
               process_cpu * per, client_total * per, (process_cpu - client_total) * per, server_threads.c_str(),
               secs > 0 ? process_cpu / secs : 0.0, std::thread::hardware_concurrency());
+  std::printf("submissions: runnable but waiting for a CPU in the phase, ms by thread:%s\n", waits.c_str());
   return res;
 }
 
@@ -301,8 +317,9 @@ SubmitResult RunSubmissions(const std::string& url, const std::string& token, co
 // take at most about half a core). Reports how long after the phase every
 // client's last Workload had its QuotaReserved condition (polled every 50 ms,
 // up to 60 s), so that a figure bought by leaving work behind shows.
-void WaitForTheScheduler(const std::string& url, const std::string& token, const Flags& f) {
-  if (f.requests < 1) return;
+// Returns those seconds.
+double WaitForTheScheduler(const std::string& url, const std::string& token, const Flags& f) {
+  if (f.requests < 1) return 0;
   tessera::ApiClient client(url, token);
   const auto start = Clock::now();
   for (int t = 0; t < f.threads; ++t) {
@@ -314,9 +331,11 @@ void WaitForTheScheduler(const std::string& url, const std::string& token, const
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
+  const double caught_up = Seconds(Clock::now() - start);
   std::printf("submissions: the scheduler had written every last workload's QuotaReserved condition %.2f s "
               "after the phase ended\n",
-              Seconds(Clock::now() - start));
+              caught_up);
+  return caught_up;
 }
 
 // State shared with watcher threads; held by shared_ptr so that a watcher still
@@ -462,7 +481,7 @@ int main(int argc, char** argv) {
               data_dir.c_str(), std::thread::hardware_concurrency());
 
   const SubmitResult sub = RunSubmissions(url, token, flags);
-  WaitForTheScheduler(url, token, flags);
+  const double caught_up = WaitForTheScheduler(url, token, flags);
   bool all_exited = true;
   const double fanout = flags.watchers > 0 ? RunFanout(url, token, flags, all_exited) : 0.0;
 
@@ -473,6 +492,7 @@ int main(int argc, char** argv) {
   std::printf("BENCH api_submit_per_s %.0f 1/s\n", sub.per_s);
   std::printf("BENCH api_submit_p50_ms %.3f ms\n", sub.p50_ms);
   std::printf("BENCH api_submit_p99_ms %.3f ms\n", sub.p99_ms);
+  std::printf("BENCH api_scheduler_caught_up_s %.2f s\n", caught_up);
   std::printf("BENCH api_watch_fanout_events_per_s %.0f 1/s\n", fanout);
   std::fflush(stdout);
   std::fflush(stderr);
