@@ -323,11 +323,14 @@ void Agent::Impl::Adopt() {
       run.process = *adopted;
       run.identity = id;
     } else {
-      spdlog::info("agent {}: pod {}/{} ended while no agent ran", options.node_name, p.value("namespace", ""),
-                   p.value("name", ""));
+      const ProcessExit exit = ReadExitStatusFile(exit_status);
+      if (exit.cause != ProcessExit::Cause::kNotStarted) {
+        spdlog::info("agent {}: pod {}/{} ended while no agent ran", options.node_name, p.value("namespace", ""),
+                     p.value("name", ""));
+      }
       run.identity = id;
-      OnExit(run, ReadExitStatusFile(exit_status), SystemNow());
-      run.unreported = true;
+      OnExit(run, exit, SystemNow());
+      if (exit.cause != ProcessExit::Cause::kNotStarted) run.unreported = true;
     }
     runs[uid] = std::move(run);
   }
@@ -432,6 +435,15 @@ void Agent::Impl::Started(Run& run, Result<RunningProcess> started, Timestamp no
 
 void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
   run.process.reset();
+  if (exit.cause == ProcessExit::Cause::kNotStarted) {
+    // Launched by an agent that died before letting it run: it never ran, so it
+    // starts now like any pod not yet started (no restart counted).
+    spdlog::info("agent {}: pod {}/{} was never started by the last agent; starting it", options.node_name,
+                 run.pod["metadata"].value("namespace", ""), run.pod["metadata"].value("name", ""));
+    run.identity.reset();
+    run.unreported = false;
+    return;
+  }
   const std::string policy = run.pod["spec"].value("restartPolicy", "Never");
   const bool success = exit.cause == ProcessExit::Cause::kExited && exit.exit_code == 0;
   std::string reason = success ? "Completed" : exit.oom_killed ? "OOMKilled" : "Error";
@@ -623,14 +635,33 @@ void Agent::Impl::Reconcile(ApiClient& client) {
     if (!run.terminating) Report(client, run);
     ++it;
   }
-  std::vector<Result<RunningProcess>> started = runner.StartAll(specs);
+  // The fence (fence.h) kills only the pods in the state file, and a restarted
+  // agent adopts only those: so each new pod's process is recorded there
+  // before its command may run (its reaper waits for StartAll to let it go,
+  // and never runs it if this agent dies first), and the outcome again before
+  // the server hears that it runs. Otherwise a pod started just before the
+  // agent was killed would outlive it unseen, and run twice once the server
+  // placed it elsewhere (or once the next agent started it again).
+  // The state saved there is the pass's (what ended above included), so it is
+  // saved again only if a start failed after all.
+  auto record_launched = [&](const std::vector<std::optional<ProcessIdentity>>& launched) {
+    const Timestamp launched_at = SystemNow();
+    for (size_t i = 0; i < to_start.size(); ++i) {
+      if (!launched[i]) continue;
+      to_start[i]->identity = *launched[i];
+      to_start[i]->started_at = launched_at;
+    }
+    SaveState();
+  };
+  std::vector<Result<RunningProcess>> started =
+      runner.StartAll(specs, to_start.empty() ? ProcessRunner::BeforeRunning() : record_launched);
   const Timestamp started_at = SystemNow();
-  for (size_t i = 0; i < to_start.size(); ++i) Started(*to_start[i], std::move(started[i]), started_at);
-  // Recorded before the server hears they run: the fence (fence.h) kills only
-  // the pods in the state file, so a pod reported Running before this write
-  // would outlive an agent killed in between, and run twice once the server
-  // placed it elsewhere.
-  if (changed) SaveState();
+  bool start_failed = false;
+  for (size_t i = 0; i < to_start.size(); ++i) {
+    start_failed = start_failed || !started[i];
+    Started(*to_start[i], std::move(started[i]), started_at);
+  }
+  if (changed && (to_start.empty() || start_failed)) SaveState();
   for (Run* run : to_start) Report(client, *run);
 }
 

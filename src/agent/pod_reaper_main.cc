@@ -11,7 +11,12 @@
 // handlers reset, and its standard streams, directory and credentials already
 // those of the pod.
 //
-// Usage: tessera-pod-reaper STATUS_FD REPORT_FD EXECUTABLE ARGV0 [ARGS...]
+// It runs the command only once the agent writes a byte to GATE_FD, which the
+// agent does after it recorded the reaper's pid (agent-state.json, which the
+// fence reads): an agent killed between the two leaves a reaper that reads
+// end-of-file, and so never a pod that runs without a record of it.
+//
+// Usage: tessera-pod-reaper STATUS_FD REPORT_FD GATE_FD EXECUTABLE ARGV0 [ARGS...]
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -19,6 +24,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 
 #include "agent/spawn_report.h"
@@ -28,8 +34,8 @@ namespace {
 using tessera::ChildFailure;
 using tessera::ChildStage;
 
-[[noreturn]] void Fail(int report_fd, int error) {
-  const ChildFailure failure{static_cast<int32_t>(ChildStage::kExec), error};
+[[noreturn]] void Fail(int report_fd, int error, ChildStage stage = ChildStage::kExec) {
+  const ChildFailure failure{static_cast<int32_t>(stage), error};
   ssize_t n;
   do {
     n = ::write(report_fd, &failure, sizeof failure);
@@ -58,14 +64,27 @@ int ParseFd(const char* text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 5) return 127;
+  if (argc < 6) return 127;
   const int status_fd = ParseFd(argv[1]);
   const int report_fd = ParseFd(argv[2]);
-  if (status_fd < 0 || report_fd < 0) return 127;
-  // Neither may reach the command.
+  const int gate_fd = ParseFd(argv[3]);
+  if (status_fd < 0 || report_fd < 0 || gate_fd < 0) return 127;
+  // None may reach the command.
   ::fcntl(status_fd, F_SETFD, FD_CLOEXEC);
   ::fcntl(report_fd, F_SETFD, FD_CLOEXEC);
-  const char* executable = argv[3];
+  const char* executable = argv[4];
+
+  char go = 0;
+  ssize_t got;
+  do {
+    got = ::read(gate_fd, &go, 1);
+  } while (got < 0 && errno == EINTR);
+  ::close(gate_fd);
+  if (got != 1) {
+    const char* text = tessera::kNotStartedStatus;
+    (void)!::write(status_fd, text, std::strlen(text));
+    Fail(report_fd, got < 0 ? errno : 0, ChildStage::kNotReleased);
+  }
 
   int exec_report[2];
   if (::pipe2(exec_report, O_CLOEXEC) != 0) Fail(report_fd, errno);
@@ -77,7 +96,7 @@ int main(int argc, char** argv) {
   if (worker == 0) {
     ::close(exec_report[0]);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execve(executable, argv + 4, environ);
+    ::execve(executable, argv + 5, environ);
     const int32_t error = errno;
     (void)!::write(exec_report[1], &error, sizeof error);
     ::_exit(127);

@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -17,10 +18,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string_view>
 #include <utility>
 
@@ -53,17 +56,33 @@ struct Pipe {
   UniqueFd write_end;
 };
 
-Result<Pipe> MakePipe() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    return Err(Status::IoError(fmt::format("cannot create a pipe: {}", ErrnoText(errno))));
-  Result<UniqueFd> read_end = AboveStdio(fds[0], "a pipe");
+// The two descriptors of a new pipe or socket pair, both moved above stdio.
+Result<Pipe> PipeOf(const int (&fds)[2], const char* what) {
+  Result<UniqueFd> read_end = AboveStdio(fds[0], what);
   if (!read_end) {
     ::close(fds[1]);
     return Err(read_end.error());
   }
-  ASSIGN_OR_RETURN(UniqueFd write_end, AboveStdio(fds[1], "a pipe"));
+  ASSIGN_OR_RETURN(UniqueFd write_end, AboveStdio(fds[1], what));
   return Pipe{std::move(*read_end), std::move(write_end)};
+}
+
+Result<Pipe> MakePipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return Err(Status::IoError(fmt::format("cannot create a pipe: {}", ErrnoText(errno))));
+  return PipeOf(fds, "a pipe");
+}
+
+// A pod reaper's gate: one byte on it lets the reaper run the command; the
+// agent's end closing first (the agent is gone) tells it not to. A socket
+// rather than a pipe, so that writing to a reaper that died already is an
+// error (MSG_NOSIGNAL), not a SIGPIPE to the agent.
+Result<Pipe> MakeGate() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    return Err(Status::IoError(fmt::format("cannot create a socket pair: {}", ErrnoText(errno))));
+  return PipeOf(fds, "a socket pair");
 }
 
 // Reads a small file (/proc, cgroupfs) whole. NotFound when it does not exist.
@@ -580,6 +599,9 @@ std::string ProcessExit::Describe() const {
     case Cause::kUnknown:
       out = "ended; exit code unknown (the process was adopted, so it was not this agent's child)";
       break;
+    case Cause::kNotStarted:
+      out = "never started (the agent that launched it went away before letting it run)";
+      break;
   }
   if (oom_killed) out += "; the OOM killer killed a process of the pod (memory limit reached)";
   return out;
@@ -665,6 +687,7 @@ struct ChildPlan {
   // The pod reaper's descriptors, kept open across its exec; -1 without a reaper.
   int status_fd = -1;
   int report_fd = -1;
+  int gate_fd = -1;
   // cgroup.procs files the child moves itself into, before anything else runs.
   const char* cgroup_procs[kMaxPodCgroups] = {};
   bool set_gid = false;
@@ -716,9 +739,10 @@ int RunChild(void* arg) {
   // into the pod. (Ignored where close_range is missing, before Linux 5.11.)
   ::syscall(SYS_close_range, STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC);
   if (plan.status_fd >= 0) {
-    // The reaper keeps these two, and starts with every signal still blocked so
+    // The reaper keeps these three, and starts with every signal still blocked so
     // that a termination signal cannot end it before it ignores them.
-    if (::fcntl(plan.status_fd, F_SETFD, 0) != 0 || ::fcntl(plan.report_fd, F_SETFD, 0) != 0) {
+    if (::fcntl(plan.status_fd, F_SETFD, 0) != 0 || ::fcntl(plan.report_fd, F_SETFD, 0) != 0 ||
+        ::fcntl(plan.gate_fd, F_SETFD, 0) != 0) {
       ChildFail(plan, ChildStage::kExecReaper);
     }
     ::execve(plan.executable, plan.argv, plan.envp);
@@ -738,6 +762,8 @@ Status ChildFailureStatus(const ChildFailure& failure, const ProcessSpec& spec, 
     case ChildStage::kExecReaper:
       return Status::Unavailable(fmt::format(
           "cannot run the pod reaper {}: {}; it is built and installed beside the tessera program", reaper, why));
+    case ChildStage::kNotReleased:
+      return Status::Unavailable(fmt::format("{} was not started: its pod reaper was never told to run it", spec.argv[0]));
     case ChildStage::kSetsid:
       return Status::Internal(fmt::format("setsid failed in the new process: {}", why));
     case ChildStage::kRedirect:
@@ -813,12 +839,13 @@ ProcessExit ExitFromWaitStatus(int status) {
 
 ProcessExit ReadExitStatusFile(const std::string& path) {
   if (path.empty()) return ProcessExit{};
-  std::FILE* f = std::fopen(path.c_str(), "r");
-  if (f == nullptr) return ProcessExit{};
+  std::ifstream in(path);
+  std::string text;
+  if (!(in >> text)) return ProcessExit{};
+  if (text == kNotStartedStatus) return ProcessExit{.cause = ProcessExit::Cause::kNotStarted};
   int status = 0;
-  const bool read = std::fscanf(f, "%d", &status) == 1;
-  std::fclose(f);
-  return read ? ExitFromWaitStatus(status) : ProcessExit{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), status);
+  return ec == std::errc() && end == text.data() + text.size() ? ExitFromWaitStatus(status) : ProcessExit{};
 }
 
 // ---------------------------------------------------------------------------
@@ -875,13 +902,15 @@ Result<ProcessRunner::Launched> ProcessRunner::Launch(const ProcessSpec& spec) {
   ASSIGN_OR_RETURN(UniqueFd null_input, AboveStdio(::open("/dev/null", O_RDONLY | O_CLOEXEC), "/dev/null"));
   UniqueFd exit_status;
   Pipe report;
+  Pipe gate;
   std::vector<std::string> argv = spec.argv;
   if (with_reaper) {
     ASSIGN_OR_RETURN(exit_status, AboveStdio(::open(spec.exit_status_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640),
                                              spec.exit_status_path));
     ASSIGN_OR_RETURN(report, MakePipe());
+    ASSIGN_OR_RETURN(gate, MakeGate());
     argv.insert(argv.begin(), {PodReaper(), std::to_string(exit_status.get()), std::to_string(report.write_end.get()),
-                               executable});
+                               std::to_string(gate.read_end.get()), executable});
   }
   ExecStrings strings(std::move(argv), std::move(env));
 
@@ -894,7 +923,8 @@ Result<ProcessRunner::Launched> ProcessRunner::Launch(const ProcessSpec& spec) {
                  .stdin_fd = null_input.get(),
                  .output_fd = output.get(),
                  .status_fd = with_reaper ? exit_status.get() : -1,
-                 .report_fd = with_reaper ? report.write_end.get() : -1};
+                 .report_fd = with_reaper ? report.write_end.get() : -1,
+                 .gate_fd = with_reaper ? gate.read_end.get() : -1};
   if (spec.uid || spec.gid) {
     if (::geteuid() == 0) {
       plan.set_uid = spec.uid.has_value();
@@ -938,6 +968,7 @@ Result<ProcessRunner::Launched> ProcessRunner::Launch(const ProcessSpec& spec) {
     return Err(Status::Unavailable(fmt::format("cannot start {}: {}", spec.argv[0], ErrnoText(clone_error))));
   }
   report.write_end.Reset();
+  gate.read_end.Reset();
   auto abandon_child = [&](Status why) { return Err(Abandon(pid, cgroup.dirs, std::move(why))); };
 
   // 5.
@@ -966,6 +997,7 @@ Result<ProcessRunner::Launched> ProcessRunner::Launch(const ProcessSpec& spec) {
 
   launched.pid = pid;
   launched.report = std::move(report.read_end);
+  launched.gate = std::move(gate.write_end);
   launched.executable = std::move(executable);
   launched.memory_cgroup_dir = cgroup.memory_dir;
   return launched;
@@ -986,8 +1018,17 @@ void ProcessRunner::RemoveCgroups(const std::vector<std::string>& dirs) {
   }
 }
 
+void ProcessRunner::Release(Launched& launched) {
+  if (launched.gate.get() < 0) return;
+  const char go = 1;
+  // A reaper that died already makes this fail; Confirm then finds out why.
+  (void)!::send(launched.gate.get(), &go, 1, MSG_NOSIGNAL);
+  launched.gate.Reset();
+}
+
 Result<RunningProcess> ProcessRunner::Confirm(Launched launched, const ProcessSpec& spec) {
   // 7.
+  Release(launched);
   if (launched.report.get() >= 0) {
     ChildFailure failure;
     ssize_t got;
@@ -1013,10 +1054,23 @@ Result<RunningProcess> ProcessRunner::Start(const ProcessSpec& spec) {
   return Confirm(std::move(launched), spec);
 }
 
-std::vector<Result<RunningProcess>> ProcessRunner::StartAll(const std::vector<ProcessSpec>& specs) {
+std::vector<Result<RunningProcess>> ProcessRunner::StartAll(const std::vector<ProcessSpec>& specs,
+                                                            const BeforeRunning& before_running) {
   std::vector<Result<Launched>> launched;
   launched.reserve(specs.size());
   for (const ProcessSpec& spec : specs) launched.push_back(Launch(spec));
+  if (before_running) {
+    std::vector<std::optional<ProcessIdentity>> identities;
+    identities.reserve(launched.size());
+    for (const Result<Launched>& l : launched) {
+      identities.push_back(l ? std::optional<ProcessIdentity>(l->process.identity) : std::nullopt);
+    }
+    before_running(identities);
+  }
+  // Every command is let go before the first exec is waited for.
+  for (Result<Launched>& l : launched) {
+    if (l) Release(*l);
+  }
   std::vector<Result<RunningProcess>> started;
   started.reserve(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {

@@ -33,6 +33,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -114,6 +115,7 @@ struct ProcessExit {
     kExited,    // exit_code is set
     kSignaled,  // signal is set
     kUnknown,   // an adopted process: it is gone, but only its parent learnt how
+    kNotStarted,  // its pod reaper never ran the command: the agent that launched it went away first
   };
   Cause cause = Cause::kUnknown;
   int exit_code = -1;
@@ -178,7 +180,14 @@ class ProcessRunner {
   // Start for each spec, in order, with the same results; but a pod's command
   // is exec'd by its reaper while the next pods are launched, instead of each
   // Start waiting for that before the next begins (about half of a start).
-  std::vector<Result<RunningProcess>> StartAll(const std::vector<ProcessSpec>& specs);
+  // `before_running`, when set, is called once every process is launched and
+  // before any pod's command runs, with each one's identity (nullopt: it could
+  // not be launched), so that the caller can record them first: a pod's
+  // reaper runs its command only after this returns, and never if the agent
+  // dies before (ProcessExit::Cause::kNotStarted in its exit status file).
+  using BeforeRunning = std::function<void(const std::vector<std::optional<ProcessIdentity>>& launched)>;
+  std::vector<Result<RunningProcess>> StartAll(const std::vector<ProcessSpec>& specs,
+                                               const BeforeRunning& before_running = nullptr);
 
   // Takes over a process that an earlier agent started. NotFound when it is no
   // longer running with that identity (ended, or the pid now belongs to another
@@ -235,11 +244,14 @@ class ProcessRunner {
     pid_t pid = 0;
     RunningProcess process;
     UniqueFd report;  // closes at the command's exec, or carries the reaper's failure; invalid without a reaper
+    UniqueFd gate;    // a byte on it lets the reaper run the command (Release); invalid without a reaper
     std::string executable;
     std::string memory_cgroup_dir;
   };
   // Start's steps up to the clone; Confirm waits for the reaper's report and tracks the process.
   Result<Launched> Launch(const ProcessSpec& spec);
+  // Lets a launched reaper run its command (once; Confirm does it if not yet done).
+  static void Release(Launched& launched);
   Result<RunningProcess> Confirm(Launched launched, const ProcessSpec& spec);
   // Kills and reaps a new process that cannot be used, removes its cgroups; returns `why`.
   Status Abandon(pid_t pid, const std::vector<std::string>& cgroup_dirs, Status why);

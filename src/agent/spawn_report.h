@@ -16,8 +16,9 @@ enum class ChildStage : int32_t {
   kSetGroups,
   kSetGid,
   kSetUid,
-  kExecReaper,  // the pod reaper could not be run
-  kExec,        // the command could not be run
+  kExecReaper,   // the pod reaper could not be run
+  kExec,         // the command could not be run
+  kNotReleased,  // the pod reaper was never told to run the command (its agent went away first)
 };
 
 struct ChildFailure {
@@ -25,9 +26,13 @@ struct ChildFailure {
   int32_t error = 0;  // errno
 };
 
-// The pod reaper's command line: tessera-pod-reaper STATUS_FD REPORT_FD EXECUTABLE ARGV...
-// STATUS_FD receives the command's wait status in decimal; REPORT_FD a
-// ChildFailure when the command cannot be run, else end-of-file once it runs.
+// The pod reaper's command line: tessera-pod-reaper STATUS_FD REPORT_FD GATE_FD EXECUTABLE ARGV...
+// The reaper waits for one byte on GATE_FD before it runs the command; at
+// end-of-file instead (the agent that launched it is gone) it never runs it,
+// writes kNotStartedStatus to STATUS_FD and reports kNotReleased. STATUS_FD
+// receives the command's wait status in decimal; REPORT_FD a ChildFailure when
+// the command cannot be run, else end-of-file once it runs.
 inline constexpr const char* kPodReaperName = "tessera-pod-reaper";
+inline constexpr const char* kNotStartedStatus = "not-started";
 
 }  // namespace tessera

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "agent/pod_launch.h"
+#include "agent/spawn_report.h"
 #include "client/api_client.h"
 #include "server/server.h"
 #include "tests/testing/api_polling.h"
@@ -220,6 +222,46 @@ TEST_F(AgentTest, APodIsInTheStateFileBeforeTheServerSeesItRunning) {
     }
   }
   EXPECT_EQ(checked.size(), 8u);
+}
+
+// A pod whose reaper the last agent launched and recorded, but never let run
+// its command (the agent died in between: the reaper wrote "not-started" to its
+// exit status file and left), is started by the next agent like a pod not yet
+// started: Running again, no restart counted, not reported failed.
+TEST_F(AgentTest, APodTheLastAgentNeverLetRunIsStartedByTheNext) {
+  StartAgent();
+  SubmitJob(Job("late", "echo started >> starts; sleep 30"));  // in the pod's working directory, kept across starts
+  const json running = WaitFor("/api/v1/namespaces/default/pods/job-late-main-0", [](const json& p) { return Phase(p) == "Running"; });
+  const std::string uid = running["metadata"].value("uid", "");
+  const fs::path pod_dir = dir_ / "node-1" / "pods" / fmt::format("default_job-late-main-0_{}", uid);
+  const fs::path starts = pod_dir / "work" / "starts";
+  auto wait_for_starts = [&](const std::string& text) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (ReadFile(starts) != text && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return ReadFile(starts);
+  };
+  ASSERT_EQ(wait_for_starts("started\n"), "started\n");  // Running means exec'd, not yet echoed
+  agent_.reset();  // its pods keep running
+  const json state = json::parse(ReadFile(dir_ / "node-1" / "agent-state.json"), nullptr, false);
+  ASSERT_TRUE(state.is_object() && state["pods"].contains(uid));
+  const int pid = state["pods"][uid].value("pid", 0);
+  ASSERT_GT(pid, 0);
+  // What a reaper whose agent died before letting it go leaves behind.
+  ASSERT_EQ(::kill(-pid, SIGKILL), 0);
+  ASSERT_TRUE(fs::exists(pod_dir / "exit-status"));
+  ::waitpid(pid, nullptr, 0);  // the agent ran in this process: the reaper was its child
+  std::ofstream(pod_dir / "exit-status", std::ios::trunc) << kNotStartedStatus;
+
+  StartAgent();
+  const json again = WaitFor("/api/v1/namespaces/default/pods/job-late-main-0", [&](const json& p) {
+    const json statuses = p.value("status", json::object()).value("containerStatuses", json::array());
+    return Phase(p) == "Running" && !statuses.empty() &&
+           statuses[0].value("containerID", "") != fmt::format("process://{}", pid);
+  });
+  EXPECT_EQ(again["status"]["containerStatuses"][0].value("restartCount", -1), 0);
+  EXPECT_EQ(wait_for_starts("started\nstarted\n"), "started\nstarted\n");  // once for each start
 }
 
 TEST_F(AgentTest, APreemptedPodGetsSigtermThenSigkillAndResumesFromItsCheckpoint) {

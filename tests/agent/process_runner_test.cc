@@ -1,12 +1,15 @@
 // ProcessRunner against real processes (sh, sleep) in a private temp dir. Waits
 // poll with a deadline; no test asserts on how long something took.
 #include "agent/process_runner.h"
+#include "agent/spawn_report.h"
 #include "tests/testing/read_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -313,6 +316,79 @@ TEST_F(ProcessRunnerTest, StartAllStartsEachSpecAsStartWould) {
   EXPECT_TRUE(runner_.StartAll({}).empty());
   int status = 0;
   EXPECT_EQ(::waitpid(-1, &status, WNOHANG), -1) << "a child was left unreaped";
+}
+
+// StartAll's hook sees every launched process before any pod's command runs
+// (the agent records them there first): while it runs, each reaper is alive
+// and its command has not started; once StartAll returns, they run.
+TEST_F(ProcessRunnerTest, StartAllRunsNoCommandBeforeItsHookReturns) {
+  std::vector<ProcessSpec> specs;
+  for (int i = 0; i < 2; ++i) {
+    ProcessSpec spec = SpecBuilder(dir_).Shell("touch ran-" + std::to_string(i) + "; sleep 30").Build();
+    spec.exit_status_path = dir_.Sub("exit-status-" + std::to_string(i));
+    specs.push_back(std::move(spec));
+  }
+  specs.push_back(SpecBuilder(dir_).Argv({dir_.Sub("missing-program")}).Build());
+  std::vector<std::optional<ProcessIdentity>> seen;
+  std::vector<Result<RunningProcess>> started = runner_.StartAll(specs, [&](const auto& launched) {
+    seen = launched;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // time enough for a command let go too early
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_FALSE(std::filesystem::exists(dir_.Sub("ran-" + std::to_string(i)))) << "pod " << i << " ran early";
+      ASSERT_TRUE(launched[i].has_value());
+      EXPECT_TRUE(IsRunning(*launched[i]));
+    }
+  });
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_FALSE(seen[2].has_value());  // the missing program failed before any clone
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(started[i].has_value()) << started[i].error().ToString();
+    EXPECT_EQ(started[i]->identity.pid, seen[i]->pid);
+    EXPECT_TRUE(Eventually([&] { return std::filesystem::exists(dir_.Sub("ran-" + std::to_string(i))); }));
+    ASSERT_TRUE(runner_.BeginTermination(started[i]->identity, Duration::Millis(0), Now()).ok());
+    EXPECT_TRUE(WaitForExit(runner_, started[i]->identity).has_value());
+  }
+  EXPECT_FALSE(started[2].has_value());
+}
+
+// A reaper whose agent went away before letting it run its command (its gate
+// closes without the byte) never runs it: it says so in the exit status file
+// (read back as kNotStarted, so that the next agent starts the pod afresh
+// rather than report it failed) and on its report pipe.
+TEST_F(ProcessRunnerTest, AReaperWhoseAgentWentAwayNeverRunsTheCommand) {
+  int gate[2], report[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, gate), 0);
+  ASSERT_EQ(::pipe(report), 0);
+  const int status = ::open(dir_.Sub("exit-status").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0640);
+  ASSERT_GE(status, 0);
+  const std::string reaper = DefaultPodReaperPath();
+  const std::string marker = dir_.Sub("ran");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(gate[1]);
+    ::close(report[0]);
+    const std::string status_fd = std::to_string(status), report_fd = std::to_string(report[1]),
+                      gate_fd = std::to_string(gate[0]), script = "touch " + marker;
+    ::execl(reaper.c_str(), reaper.c_str(), status_fd.c_str(), report_fd.c_str(), gate_fd.c_str(), "/bin/sh", "sh", "-c",
+            script.c_str(), static_cast<char*>(nullptr));
+    ::_exit(126);
+  }
+  ::close(gate[0]);
+  ::close(report[1]);
+  ::close(status);
+  ::close(gate[1]);  // the agent dies: no byte ever comes
+  ChildFailure failure;
+  EXPECT_EQ(::read(report[0], &failure, sizeof failure), static_cast<ssize_t>(sizeof failure));
+  EXPECT_EQ(failure.stage, static_cast<int32_t>(ChildStage::kNotReleased));
+  ::close(report[0]);
+  int wait_status = 0;
+  ASSERT_EQ(::waitpid(pid, &wait_status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 127) << wait_status;
+  EXPECT_FALSE(std::filesystem::exists(marker));
+  EXPECT_EQ(ReadExitStatusFile(dir_.Sub("exit-status")).cause, ProcessExit::Cause::kNotStarted);
+  EXPECT_EQ(ReadExitStatusFile(dir_.Sub("exit-status")).Describe(),
+            "never started (the agent that launched it went away before letting it run)");
 }
 
 // Without its reaper program the runner cannot keep a pod's exit status: Start
