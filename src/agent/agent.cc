@@ -14,6 +14,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "agent/fence.h"
 #include "agent/log_files.h"
@@ -137,7 +138,8 @@ struct Agent::Impl {
   void Heartbeat();
   void Loop();
   void Adopt();
-  void SaveState();
+  // False (with a warning logged) when the file could not be written.
+  bool SaveState();
   void Reconcile(ApiClient& client);
   // A pod's start in two halves, so that a pass starts all its pods with one
   // ProcessRunner::StartAll: its directories, log pump and process spec (or,
@@ -265,7 +267,7 @@ void Agent::Impl::WatchPods() {
   }
 }
 
-void Agent::Impl::SaveState() {
+bool Agent::Impl::SaveState() {
   json state{{"node", options.node_name}, {"pods", json::object()}};
   for (const auto& [uid, run] : runs) {
     // Running, or ended with its end not yet taken by the API (the server was
@@ -286,14 +288,19 @@ void Agent::Impl::SaveState() {
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << state.dump(2);
-    if (!out) {
+    out.close();  // a write error may show only here
+    if (out.fail()) {
       spdlog::warn("agent {}: cannot write {}", options.node_name, tmp);
-      return;
+      return false;
     }
   }
   std::error_code ec;
   fs::rename(tmp, path, ec);
-  if (ec) spdlog::warn("agent {}: cannot replace {}: {}", options.node_name, path, ec.message());
+  if (ec) {
+    spdlog::warn("agent {}: cannot replace {}: {}", options.node_name, path, ec.message());
+    return false;
+  }
+  return true;
 }
 
 // Takes over the processes a previous agent left running; the ones that ended
@@ -393,6 +400,8 @@ void Agent::Impl::Started(Run& run, Result<RunningProcess> started, Timestamp no
   const std::string ns = pod["metadata"].value("namespace", "");
   if (!started) {
     // It cannot run here: Failed with the reason, and no restarts (they would fail the same way).
+    // Its launched process (recorded before it could run) is gone: nothing to adopt.
+    run.identity.reset();
     run.done = true;
     run.status = {{"phase", "Failed"},
                   {"reason", "StartError"},
@@ -643,18 +652,30 @@ void Agent::Impl::Reconcile(ApiClient& client) {
   // agent was killed would outlive it unseen, and run twice once the server
   // placed it elsewhere (or once the next agent started it again).
   // The state saved there is the pass's (what ended above included), so it is
-  // saved again only if a start failed after all.
+  // saved again only if a start failed after all. If it cannot be saved, no
+  // pod starts: they are tried again next pass.
+  bool held_back = false;
   auto record_launched = [&](const std::vector<std::optional<ProcessIdentity>>& launched) {
+    std::vector<std::pair<std::optional<ProcessIdentity>, std::optional<Timestamp>>> before;
     const Timestamp launched_at = SystemNow();
     for (size_t i = 0; i < to_start.size(); ++i) {
+      before.emplace_back(to_start[i]->identity, to_start[i]->started_at);
       if (!launched[i]) continue;
       to_start[i]->identity = *launched[i];
       to_start[i]->started_at = launched_at;
     }
-    SaveState();
+    if (SaveState()) return true;
+    for (size_t i = 0; i < to_start.size(); ++i) std::tie(to_start[i]->identity, to_start[i]->started_at) = before[i];
+    held_back = true;
+    return false;
   };
   std::vector<Result<RunningProcess>> started =
       runner.StartAll(specs, to_start.empty() ? ProcessRunner::BeforeRunning() : record_launched);
+  if (held_back) {
+    spdlog::warn("agent {}: {} pod(s) not started, since the state file could not record them; retrying",
+                 options.node_name, to_start.size());
+    return;
+  }
   const Timestamp started_at = SystemNow();
   bool start_failed = false;
   for (size_t i = 0; i < to_start.size(); ++i) {

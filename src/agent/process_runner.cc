@@ -882,8 +882,10 @@ const CgroupPlacement& ProcessRunner::Placement() {
 //     cgroups and execs the reaper (or the command); clone returns after that.
 //  5. A failure before exec is in the plan: reap the child, leave nothing behind.
 //  6. Read the child's start time; keep the cgroups it joined.
+//  (Release: with a reaper, one byte on its gate lets it run the command.)
 //  7. With a reaper, wait for the report pipe: end-of-file means the command
-//     runs; a ChildFailure means it could not, and the reaper is reaped.
+//     runs; a ChildFailure means it could not (or was held back), and the
+//     reaper is reaped.
 Result<ProcessRunner::Launched> ProcessRunner::Launch(const ProcessSpec& spec) {
   // 1.
   if (spec.argv.empty() || spec.argv[0].empty()) {
@@ -1022,7 +1024,8 @@ void ProcessRunner::Release(Launched& launched) {
   if (launched.gate.get() < 0) return;
   const char go = 1;
   // A reaper that died already makes this fail; Confirm then finds out why.
-  (void)!::send(launched.gate.get(), &go, 1, MSG_NOSIGNAL);
+  while (::send(launched.gate.get(), &go, 1, MSG_NOSIGNAL) < 0 && errno == EINTR) {
+  }
   launched.gate.Reset();
 }
 
@@ -1059,17 +1062,22 @@ std::vector<Result<RunningProcess>> ProcessRunner::StartAll(const std::vector<Pr
   std::vector<Result<Launched>> launched;
   launched.reserve(specs.size());
   for (const ProcessSpec& spec : specs) launched.push_back(Launch(spec));
+  bool go = true;
   if (before_running) {
     std::vector<std::optional<ProcessIdentity>> identities;
     identities.reserve(launched.size());
     for (const Result<Launched>& l : launched) {
       identities.push_back(l ? std::optional<ProcessIdentity>(l->process.identity) : std::nullopt);
     }
-    before_running(identities);
+    try {
+      go = before_running(identities);
+    } catch (...) {
+      go = false;  // the launched processes must still be confirmed and reaped below
+    }
   }
-  // Every command is let go before the first exec is waited for.
+  // Every command is let go (or held back) before the first exec is waited for.
   for (Result<Launched>& l : launched) {
-    if (l) Release(*l);
+    if (l) go ? Release(*l) : HoldBack(*l);
   }
   std::vector<Result<RunningProcess>> started;
   started.reserve(specs.size());

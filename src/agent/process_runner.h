@@ -177,15 +177,19 @@ class ProcessRunner {
   // a previous run of the pod is alive).
   Result<RunningProcess> Start(const ProcessSpec& spec);
 
-  // Start for each spec, in order, with the same results; but a pod's command
-  // is exec'd by its reaper while the next pods are launched, instead of each
-  // Start waiting for that before the next begins (about half of a start).
+  // Start for each spec, in order, with the same results; but every process is
+  // launched first, and then their commands run together, instead of each
+  // Start waiting for its command's exec before the next begins.
   // `before_running`, when set, is called once every process is launched and
-  // before any pod's command runs, with each one's identity (nullopt: it could
-  // not be launched), so that the caller can record them first: a pod's
-  // reaper runs its command only after this returns, and never if the agent
-  // dies before (ProcessExit::Cause::kNotStarted in its exit status file).
-  using BeforeRunning = std::function<void(const std::vector<std::optional<ProcessIdentity>>& launched)>;
+  // before any command led by a pod reaper (a spec with exit_status_path) runs,
+  // with each one's identity (nullopt: it could not be launched), so that the
+  // caller can record them first: such a reaper runs its command only after
+  // this returns true, and never if the agent dies before
+  // (ProcessExit::Cause::kNotStarted in its exit status file). Returning false
+  // (or throwing) holds them all back: each of those starts fails with
+  // Unavailable, leaving nothing behind. A spec without a reaper has no such
+  // gate: its command runs as soon as it is launched.
+  using BeforeRunning = std::function<bool(const std::vector<std::optional<ProcessIdentity>>& launched)>;
   std::vector<Result<RunningProcess>> StartAll(const std::vector<ProcessSpec>& specs,
                                                const BeforeRunning& before_running = nullptr);
 
@@ -252,6 +256,8 @@ class ProcessRunner {
   Result<Launched> Launch(const ProcessSpec& spec);
   // Lets a launched reaper run its command (once; Confirm does it if not yet done).
   static void Release(Launched& launched);
+  // Tells a launched reaper never to run its command (Confirm then fails).
+  static void HoldBack(Launched& launched) { launched.gate.Reset(); }
   Result<RunningProcess> Confirm(Launched launched, const ProcessSpec& spec);
   // Kills and reaps a new process that cannot be used, removes its cgroups; returns `why`.
   Status Abandon(pid_t pid, const std::vector<std::string>& cgroup_dirs, Status why);

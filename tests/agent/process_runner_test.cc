@@ -335,13 +335,14 @@ TEST_F(ProcessRunnerTest, StartAllRunsNoCommandBeforeItsHookReturns) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // time enough for a command let go too early
     for (int i = 0; i < 2; ++i) {
       EXPECT_FALSE(std::filesystem::exists(dir_.Sub("ran-" + std::to_string(i)))) << "pod " << i << " ran early";
-      ASSERT_TRUE(launched[i].has_value());
-      EXPECT_TRUE(IsRunning(*launched[i]));
+      EXPECT_TRUE(launched[i].has_value() && IsRunning(*launched[i]));
     }
+    return true;
   });
   ASSERT_EQ(seen.size(), 3u);
   EXPECT_FALSE(seen[2].has_value());  // the missing program failed before any clone
   for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(seen[i].has_value());
     ASSERT_TRUE(started[i].has_value()) << started[i].error().ToString();
     EXPECT_EQ(started[i]->identity.pid, seen[i]->pid);
     EXPECT_TRUE(Eventually([&] { return std::filesystem::exists(dir_.Sub("ran-" + std::to_string(i))); }));
@@ -349,6 +350,36 @@ TEST_F(ProcessRunnerTest, StartAllRunsNoCommandBeforeItsHookReturns) {
     EXPECT_TRUE(WaitForExit(runner_, started[i]->identity).has_value());
   }
   EXPECT_FALSE(started[2].has_value());
+}
+
+// When the hook cannot record the launched processes (it returns false), none
+// of their commands runs: each start fails, saying so, and nothing is left
+// behind (no tracked process, no unreaped child); each exit status file says
+// the pod never started.
+TEST_F(ProcessRunnerTest, StartAllHoldsEveryCommandBackWhenItsHookFails) {
+  std::vector<ProcessSpec> specs;
+  for (int i = 0; i < 2; ++i) {
+    ProcessSpec spec = SpecBuilder(dir_).Shell("touch ran-" + std::to_string(i)).Build();
+    spec.exit_status_path = dir_.Sub("exit-status-" + std::to_string(i));
+    specs.push_back(std::move(spec));
+  }
+  std::vector<Result<RunningProcess>> started = runner_.StartAll(specs, [](const auto&) { return false; });
+  ASSERT_EQ(started.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_FALSE(started[i].has_value());
+    EXPECT_EQ(started[i].error().code(), StatusCode::kUnavailable);
+    EXPECT_THAT(started[i].error().message(), HasSubstr("was not started: its pod reaper was never told to run it"));
+    EXPECT_EQ(ReadExitStatusFile(specs[i].exit_status_path).cause, ProcessExit::Cause::kNotStarted);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 2; ++i) EXPECT_FALSE(std::filesystem::exists(dir_.Sub("ran-" + std::to_string(i))));
+  EXPECT_EQ(runner_.tracked_count(), 0u);
+  int status = 0;
+  EXPECT_EQ(::waitpid(-1, &status, WNOHANG), -1) << "a child was left unreaped";
+  // A hook that throws holds them back too.
+  started = runner_.StartAll(specs, [](const auto&) -> bool { throw std::runtime_error("no"); });
+  for (int i = 0; i < 2; ++i) EXPECT_FALSE(started[i].has_value());
+  EXPECT_EQ(::waitpid(-1, &status, WNOHANG), -1) << "a child was left unreaped";
 }
 
 // A reaper whose agent went away before letting it run its command (its gate
