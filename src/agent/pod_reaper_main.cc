@@ -111,7 +111,11 @@ int main(int argc, char** argv) {
     ::waitpid(worker, nullptr, 0);
     Fail(report_fd, exec_error);
   }
-  ::close(report_fd);  // the command runs: what the agent waits for
+  // The command runs: what the agent waits for. Said outright, so that a reaper
+  // killed before this point (end-of-file alone) is not taken for a start.
+  const ChildFailure runs{static_cast<int32_t>(ChildStage::kNone), 0};
+  (void)!::write(report_fd, &runs, sizeof runs);
+  ::close(report_fd);
 
   // Signals are still blocked (the agent blocked them all): ignore the ones a
   // pod's group receives on termination before letting any through.

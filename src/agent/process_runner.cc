@@ -883,9 +883,9 @@ const CgroupPlacement& ProcessRunner::Placement() {
 //  5. A failure before exec is in the plan: reap the child, leave nothing behind.
 //  6. Read the child's start time; keep the cgroups it joined.
 //  (Release: with a reaper, one byte on its gate lets it run the command.)
-//  7. With a reaper, wait for the report pipe: end-of-file means the command
-//     runs; a ChildFailure means it could not (or was held back), and the
-//     reaper is reaped.
+//  7. With a reaper, wait for its report: stage kNone means the command runs;
+//     another stage, or end-of-file (the reaper was killed), means it could
+//     not (or was held back), and the reaper is reaped.
 Result<ProcessRunner::Launched> ProcessRunner::Launch(const ProcessSpec& spec) {
   // 1.
   if (spec.argv.empty() || spec.argv[0].empty()) {
@@ -1038,12 +1038,14 @@ Result<RunningProcess> ProcessRunner::Confirm(Launched launched, const ProcessSp
     do {
       got = ::read(launched.report.get(), &failure, sizeof failure);
     } while (got < 0 && errno == EINTR);
-    if (got != 0) {  // the reaper _exit()s right after reporting
+    const bool whole = got == static_cast<ssize_t>(sizeof failure);
+    if (!whole || failure.stage != static_cast<int32_t>(ChildStage::kNone)) {
       const Status why =
-          got != static_cast<ssize_t>(sizeof failure)
-              ? Status::Internal(fmt::format("the pod reaper for {} failed before exec and its report was cut short",
-                                             spec.argv[0]))
-              : ChildFailureStatus(failure, spec, launched.executable, PodReaper());
+          got == 0 ? Status::Unavailable(fmt::format("the pod reaper for {} ended before it ran the command (killed?)",
+                                                     spec.argv[0]))
+          : !whole ? Status::Internal(fmt::format("the pod reaper for {} failed before exec and its report was cut short",
+                                                  spec.argv[0]))
+                   : ChildFailureStatus(failure, spec, launched.executable, PodReaper());
       return Err(Abandon(launched.pid, launched.process.cgroup_dirs, why));
     }
   }

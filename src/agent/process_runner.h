@@ -247,7 +247,7 @@ class ProcessRunner {
   struct Launched {
     pid_t pid = 0;
     RunningProcess process;
-    UniqueFd report;  // closes at the command's exec, or carries the reaper's failure; invalid without a reaper
+    UniqueFd report;  // the reaper's one ChildFailure (stage kNone: the command runs); invalid without a reaper
     UniqueFd gate;    // a byte on it lets the reaper run the command (Release); invalid without a reaper
     std::string executable;
     std::string memory_cgroup_dir;

@@ -382,6 +382,25 @@ TEST_F(ProcessRunnerTest, StartAllHoldsEveryCommandBackWhenItsHookFails) {
   EXPECT_EQ(::waitpid(-1, &status, WNOHANG), -1) << "a child was left unreaped";
 }
 
+// A reaper killed while it waits at its gate (the OOM killer, an admin) is not
+// taken for a started pod: the start fails, saying so, and nothing is tracked.
+TEST_F(ProcessRunnerTest, AReaperKilledAtItsGateIsNotAStart) {
+  ProcessSpec spec = SpecBuilder(dir_).Shell("touch ran").Build();
+  spec.exit_status_path = dir_.Sub("exit-status");
+  std::vector<Result<RunningProcess>> started = runner_.StartAll({spec}, [](const auto& launched) {
+    EXPECT_TRUE(launched[0].has_value());
+    if (launched[0]) ::kill(launched[0]->pid, SIGKILL);
+    return true;
+  });
+  ASSERT_EQ(started.size(), 1u);
+  ASSERT_FALSE(started[0].has_value());
+  EXPECT_THAT(started[0].error().message(), HasSubstr("ended before it ran the command"));
+  EXPECT_EQ(runner_.tracked_count(), 0u);
+  EXPECT_FALSE(std::filesystem::exists(dir_.Sub("ran")));
+  int status = 0;
+  EXPECT_EQ(::waitpid(-1, &status, WNOHANG), -1) << "a child was left unreaped";
+}
+
 // A reaper whose agent went away before letting it run its command (its gate
 // closes without the byte) never runs it: it says so in the exit status file
 // (read back as kNotStarted, so that the next agent starts the pod afresh
