@@ -146,6 +146,8 @@ struct Agent::Impl {
   // when it cannot run, its Failed status and nullopt); then the outcome.
   std::optional<ProcessSpec> PrepareStart(Run& run, const std::map<std::string, json>& all);
   void Started(Run& run, Result<RunningProcess> started, Timestamp now);
+  // Records how the process ended (marking the run unreported), or, for one
+  // that never started, readies the pod to be started again.
   void OnExit(Run& run, const ProcessExit& exit, Timestamp now);
   void Report(ApiClient& client, Run& run);
   void PublishUsage(ApiClient& client);
@@ -337,7 +339,6 @@ void Agent::Impl::Adopt() {
       }
       run.identity = id;
       OnExit(run, exit, SystemNow());
-      if (exit.cause != ProcessExit::Cause::kNotStarted) run.unreported = true;
     }
     runs[uid] = std::move(run);
   }
@@ -453,6 +454,7 @@ void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
     run.unreported = false;
     return;
   }
+  run.unreported = true;  // its end, or its restart, is for the API to hear
   const std::string policy = run.pod["spec"].value("restartPolicy", "Never");
   const bool success = exit.cause == ProcessExit::Cause::kExited && exit.exit_code == 0;
   std::string reason = success ? "Completed" : exit.oom_killed ? "OOMKilled" : "Error";
@@ -605,7 +607,6 @@ void Agent::Impl::Reconcile(ApiClient& client) {
           if (!pumped || *pumped == 0) break;
         }
         OnExit(run, **polled, now);
-        run.unreported = true;
         if (run.done) run.logs.reset();  // drained: a finished pod holds no descriptors
         changed = true;
       } else if (!polled) {
@@ -647,13 +648,12 @@ void Agent::Impl::Reconcile(ApiClient& client) {
   // The fence (fence.h) kills only the pods in the state file, and a restarted
   // agent adopts only those: so each new pod's process is recorded there
   // before its command may run (its reaper waits for StartAll to let it go,
-  // and never runs it if this agent dies first), and the outcome again before
-  // the server hears that it runs. Otherwise a pod started just before the
-  // agent was killed would outlive it unseen, and run twice once the server
-  // placed it elsewhere (or once the next agent started it again).
-  // The state saved there is the pass's (what ended above included), so it is
-  // saved again only if a start failed after all. If it cannot be saved, no
-  // pod starts: they are tried again next pass.
+  // and never runs it if this agent dies first). Otherwise a pod started just
+  // before the agent was killed would outlive it unseen, and run twice once the
+  // server placed it elsewhere (or once the next agent started it again). The
+  // state saved there is the whole pass's (what ended above included), so it
+  // is saved again only if a start failed after all; if it cannot be saved, no
+  // pod starts, and they are tried again next pass.
   bool held_back = false;
   auto record_launched = [&](const std::vector<std::optional<ProcessIdentity>>& launched) {
     std::vector<std::pair<std::optional<ProcessIdentity>, std::optional<Timestamp>>> before;
