@@ -207,18 +207,26 @@ TEST_F(SqliteStoreTest, SteadyWritesAndReadsKeepTheWalBounded) {
   std::unique_ptr<Store> store = MustOpen({.checkpoint_frames = 20});
   ASSERT_NE(store, nullptr);
   ReadsInTheBackground reads(*store);
-  uint32_t most_frames = 0;
+  uint32_t most_frames = 0, last_frames = 0;
+  int restarts = 0;
   for (int i = 0; i < 3000; ++i) {
     const ObjectKey key = Pod("team-a", "p" + std::to_string(i));
     ASSERT_TRUE(store->Create(key, Manifest(key)).has_value());
-    most_frames = std::max(most_frames, WalFramesAndBackfill(StorePath()).first);
+    const uint32_t frames = WalFramesAndBackfill(StorePath()).first;
+    if (frames < last_frames) ++restarts;  // the WAL started again from its start
+    last_frames = frames;
+    most_frames = std::max(most_frames, frames);
   }
   reads.Stop();
   // Without restarts, 3,000 commits of about 3 pages each leave some 10,000
   // frames. With writes that never pause, restarts are tried from 12 x 20
   // frames on (each attempt fails if the reader is in the WAL just then), and
-  // from 64 x 20 frames on they wait for their moment.
-  EXPECT_LT(most_frames, 1500u) << "the WAL was not restarted";
+  // from 64 x 20 frames on they wait for their moment. How far past that the
+  // WAL grows depends on when the checkpoint thread gets a CPU (up to 98 x 20
+  // on a loaded CI machine), so the bound only tells "restarted, again and
+  // again" from "left to grow".
+  EXPECT_GE(restarts, 2) << "the WAL was not restarted again and again; it reached " << most_frames << " frames";
+  EXPECT_LT(most_frames, 4000u) << "the WAL grew as if it were never restarted";
 }
 
 // When writes pause, the checkpoint thread restarts a WAL of 4 x
