@@ -1,6 +1,6 @@
 // tessera-pod-reaper: the leader of a pod's process group, which stays behind
 // as a reaper. The command runs as its child, in the same group and cgroup; its
-// wait status goes to STATUS_FD, where an agent that restarted meanwhile (not
+// wait status goes to STATUS_FD (a line "PID STATUS" appended), where an agent that restarted meanwhile (not
 // the parent, so not told) reads it. The reaper ignores the termination
 // signals the group receives (SIGKILL still ends it) and finally ends the way
 // the command did.
@@ -43,16 +43,37 @@ using tessera::ChildStage;
   ::_exit(127);
 }
 
-// Writes a non-negative number in decimal and makes it durable.
-void WriteDecimal(int fd, int value) {
-  char buf[16];
-  int n = 0;
+// Appends "PID WHAT\n" to the exit status file (opened for appending) in one
+// write, and makes it durable. A pod's successive processes share the file:
+// the pid says whose line it is, so a new start never hides how the one
+// before ended (an agent killed before it recorded the new one reads that).
+void WriteStatusLine(int fd, const char* what) {
+  char buf[64];
+  char* end = buf + sizeof buf;
+  char* p = end;
+  *--p = '\n';
+  const size_t what_length = std::strlen(what);
+  p -= what_length;
+  std::memcpy(p, what, what_length);
+  *--p = ' ';
+  long pid = ::getpid();
   do {
-    buf[sizeof buf - 1 - n++] = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value > 0 && n < 15);
-  (void)!::pwrite(fd, buf + sizeof buf - n, static_cast<size_t>(n), 0);
+    *--p = static_cast<char>('0' + pid % 10);
+    pid /= 10;
+  } while (pid > 0);
+  (void)!::write(fd, p, static_cast<size_t>(end - p));
   ::fsync(fd);
+}
+
+// A non-negative number in decimal.
+const char* Decimal(int value, char (&buf)[16]) {
+  char* p = buf + sizeof buf;
+  *--p = '\0';
+  do {
+    *--p = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value > 0 && p > buf);
+  return p;
 }
 
 int ParseFd(const char* text) {
@@ -81,8 +102,7 @@ int main(int argc, char** argv) {
   } while (got < 0 && errno == EINTR);
   ::close(gate_fd);
   if (got != 1) {
-    const char* text = tessera::kNotStartedStatus;
-    (void)!::write(status_fd, text, std::strlen(text));
+    WriteStatusLine(status_fd, tessera::kNotStartedStatus);
     Fail(report_fd, got < 0 ? errno : 0, ChildStage::kNotReleased);
   }
 
@@ -126,7 +146,8 @@ int main(int argc, char** argv) {
   int status = 0;
   while (::waitpid(worker, &status, 0) < 0 && errno == EINTR) {
   }
-  WriteDecimal(status_fd, status);
+  char decimal[16];
+  WriteStatusLine(status_fd, Decimal(status, decimal));
   if (WIFSIGNALED(status)) {
     struct sigaction default_action {};
     default_action.sa_handler = SIG_DFL;

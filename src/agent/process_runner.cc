@@ -837,15 +837,40 @@ ProcessExit ExitFromWaitStatus(int status) {
 
 }  // namespace
 
-ProcessExit ReadExitStatusFile(const std::string& path) {
+namespace {
+
+// A reaper of an earlier version wrote its status alone, without a newline, at
+// the start of the file: ends that line, so that the next reaper's line is its own.
+void EndLastLine(int fd) {
+  struct stat st {};
+  char last = '\n';
+  if (::fstat(fd, &st) == 0 && st.st_size > 0 && ::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
+    (void)!::write(fd, "\n", 1);
+  }
+}
+
+}  // namespace
+
+ProcessExit ReadExitStatusFile(const std::string& path, pid_t pid) {
   if (path.empty()) return ProcessExit{};
   std::ifstream in(path);
-  std::string text;
-  if (!(in >> text)) return ProcessExit{};
+  // The last line of `pid`'s; a line of one word was written by a reaper from
+  // before lines named their process (the file then held only the newest).
+  std::string line, mine, unnamed;
+  const std::string prefix = std::to_string(pid) + ' ';
+  while (std::getline(in, line)) {
+    if (line.starts_with(prefix)) {
+      mine = line.substr(prefix.size());
+    } else if (!line.empty() && line.find(' ') == std::string::npos) {
+      unnamed = line;
+    }
+  }
+  const std::string& text = mine.empty() ? unnamed : mine;
   if (text == kNotStartedStatus) return ProcessExit{.cause = ProcessExit::Cause::kNotStarted};
   int status = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), status);
-  return ec == std::errc() && end == text.data() + text.size() ? ExitFromWaitStatus(status) : ProcessExit{};
+  return !text.empty() && ec == std::errc() && end == text.data() + text.size() ? ExitFromWaitStatus(status)
+                                                                                : ProcessExit{};
 }
 
 // ---------------------------------------------------------------------------
@@ -907,8 +932,9 @@ Result<ProcessRunner::Launched> ProcessRunner::Launch(const ProcessSpec& spec) {
   Pipe gate;
   std::vector<std::string> argv = spec.argv;
   if (with_reaper) {
-    ASSIGN_OR_RETURN(exit_status, AboveStdio(::open(spec.exit_status_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640),
+    ASSIGN_OR_RETURN(exit_status, AboveStdio(::open(spec.exit_status_path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0640),
                                              spec.exit_status_path));
+    EndLastLine(exit_status.get());
     ASSIGN_OR_RETURN(report, MakePipe());
     ASSIGN_OR_RETURN(gate, MakeGate());
     argv.insert(argv.begin(), {PodReaper(), std::to_string(exit_status.get()), std::to_string(report.write_end.get()),
@@ -1181,7 +1207,7 @@ Result<std::optional<ProcessExit>> ProcessRunner::Poll(const ProcessIdentity& id
     // ECHILD: someone else reaped it (SIGCHLD ignored, or a waitpid(-1) elsewhere).
     if (rc != 0 && errno == ECHILD) return Finish(tracked, ProcessExit{});
   } else if (!IsRunning(identity)) {
-    return Finish(tracked, ReadExitStatusFile(tracked.exit_status_path));
+    return Finish(tracked, ReadExitStatusFile(tracked.exit_status_path, identity.pid));
   }
 
   if (tracked.kill_at && !tracked.kill_sent && now >= *tracked.kill_at) {

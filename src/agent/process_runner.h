@@ -160,9 +160,12 @@ struct ProcessRunnerOptions {
 // where the build put it.
 std::string DefaultPodReaperPath();
 
-// How a process that ran with ProcessSpec::exit_status_path ended: Cause::kUnknown
-// when the file is missing or empty (it was killed before it could write).
-ProcessExit ReadExitStatusFile(const std::string& path);
+// How the process `pid` (a pod reaper, the process a Start returned) that ran
+// with ProcessSpec::exit_status_path ended. A pod's successive processes share
+// that file, each adding its own line, so a later start leaves an earlier
+// process's outcome readable. Cause::kUnknown when the file has no line of
+// `pid`'s (the reaper was killed before it could write).
+ProcessExit ReadExitStatusFile(const std::string& path, pid_t pid);
 
 class ProcessRunner {
  public:

@@ -309,7 +309,7 @@ TEST_F(ProcessRunnerTest, StartAllStartsEachSpecAsStartWould) {
     std::optional<ProcessExit> exit = WaitForExit(runner_, started[i]->identity);
     ASSERT_TRUE(exit.has_value());
     EXPECT_EQ(exit->exit_code, i + 3);
-    EXPECT_EQ(ReadExitStatusFile(specs[i].exit_status_path).exit_code, i + 3);
+    EXPECT_EQ(ReadExitStatusFile(specs[i].exit_status_path, started[i]->identity.pid).exit_code, i + 3);
   }
   EXPECT_THAT(ReadFile(dir_.Sub("out.log")), HasSubstr("ran-0"));
   EXPECT_THAT(ReadFile(dir_.Sub("out.log")), HasSubstr("ran-2"));
@@ -363,13 +363,19 @@ TEST_F(ProcessRunnerTest, StartAllHoldsEveryCommandBackWhenItsHookFails) {
     spec.exit_status_path = dir_.Sub("exit-status-" + std::to_string(i));
     specs.push_back(std::move(spec));
   }
-  std::vector<Result<RunningProcess>> started = runner_.StartAll(specs, [](const auto&) { return false; });
+  std::vector<std::optional<ProcessIdentity>> launched;
+  std::vector<Result<RunningProcess>> started = runner_.StartAll(specs, [&](const auto& l) {
+    launched = l;
+    return false;
+  });
   ASSERT_EQ(started.size(), 2u);
+  ASSERT_EQ(launched.size(), 2u);
   for (int i = 0; i < 2; ++i) {
     ASSERT_FALSE(started[i].has_value());
     EXPECT_EQ(started[i].error().code(), StatusCode::kUnavailable);
     EXPECT_THAT(started[i].error().message(), HasSubstr("was not started: its pod reaper was never told to run it"));
-    EXPECT_EQ(ReadExitStatusFile(specs[i].exit_status_path).cause, ProcessExit::Cause::kNotStarted);
+    ASSERT_TRUE(launched[i].has_value());
+    EXPECT_EQ(ReadExitStatusFile(specs[i].exit_status_path, launched[i]->pid).cause, ProcessExit::Cause::kNotStarted);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   for (int i = 0; i < 2; ++i) EXPECT_FALSE(std::filesystem::exists(dir_.Sub("ran-" + std::to_string(i))));
@@ -436,8 +442,8 @@ TEST_F(ProcessRunnerTest, AReaperWhoseAgentWentAwayNeverRunsTheCommand) {
   ASSERT_EQ(::waitpid(pid, &wait_status, 0), pid);
   EXPECT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 127) << wait_status;
   EXPECT_FALSE(std::filesystem::exists(marker));
-  EXPECT_EQ(ReadExitStatusFile(dir_.Sub("exit-status")).cause, ProcessExit::Cause::kNotStarted);
-  EXPECT_EQ(ReadExitStatusFile(dir_.Sub("exit-status")).Describe(),
+  EXPECT_EQ(ReadExitStatusFile(dir_.Sub("exit-status"), pid).cause, ProcessExit::Cause::kNotStarted);
+  EXPECT_EQ(ReadExitStatusFile(dir_.Sub("exit-status"), pid).Describe(),
             "never started (the agent that launched it went away before letting it run)");
 }
 
@@ -658,7 +664,46 @@ TEST_F(ProcessRunnerTest, AnAdoptedPodsExitCodeIsKeptByItsReaper) {
   EXPECT_EQ(ended->cause, ProcessExit::Cause::kExited) << ended->Describe();
   EXPECT_EQ(ended->exit_code, 0);
   EXPECT_TRUE(LogContains("term"));
-  EXPECT_EQ(ReadExitStatusFile(trapping.exit_status_path).exit_code, 0);
+  EXPECT_EQ(ReadExitStatusFile(trapping.exit_status_path, t.identity.pid).exit_code, 0);
+}
+
+// A pod's successive processes share one exit status file, each with its own
+// line: a restart that is launched but never let run (its agent killed before
+// recording it) does not hide how the process before it ended, which the next
+// agent, still holding that one's identity, must report. A status written
+// alone by a reaper of an earlier version is read as the last process's.
+TEST_F(ProcessRunnerTest, EachOfAPodsProcessesKeepsItsOwnExitStatus) {
+  ProcessSpec spec = SpecBuilder(dir_).Shell("exit 3").Build();
+  spec.exit_status_path = dir_.Sub("exit-status");
+  std::ofstream(spec.exit_status_path) << "256";  // an earlier version's reaper: exit code 1, no newline
+  const RunningProcess first = StartOk(spec);
+  std::optional<ProcessExit> first_exit = WaitForExit(runner_, first.identity);
+  ASSERT_TRUE(first_exit.has_value());
+  ASSERT_EQ(first_exit->exit_code, 3);
+
+  std::vector<std::optional<ProcessIdentity>> launched;
+  std::vector<Result<RunningProcess>> held = runner_.StartAll({spec}, [&](const auto& l) {
+    launched = l;
+    return false;
+  });
+  ASSERT_EQ(held.size(), 1u);
+  ASSERT_FALSE(held[0].has_value());
+  ASSERT_TRUE(launched.size() == 1 && launched[0].has_value());
+
+  spec.argv = {"/bin/sh", "-c", "exit 4"};
+  const RunningProcess third = StartOk(spec);
+  ASSERT_TRUE(WaitForExit(runner_, third.identity).has_value());
+
+  const ProcessExit read_first = ReadExitStatusFile(spec.exit_status_path, first.identity.pid);
+  EXPECT_EQ(read_first.cause, ProcessExit::Cause::kExited);
+  EXPECT_EQ(read_first.exit_code, 3);
+  EXPECT_EQ(ReadExitStatusFile(spec.exit_status_path, launched[0]->pid).cause, ProcessExit::Cause::kNotStarted);
+  EXPECT_EQ(ReadExitStatusFile(spec.exit_status_path, third.identity.pid).exit_code, 4);
+  // The earlier version's line, for a process that wrote no line of its own.
+  const ProcessExit unnamed = ReadExitStatusFile(spec.exit_status_path, 1);
+  EXPECT_EQ(unnamed.cause, ProcessExit::Cause::kExited);
+  EXPECT_EQ(unnamed.exit_code, 1);
+  EXPECT_EQ(ReadFile(spec.exit_status_path).substr(0, 4), "256\n");
 }
 
 // A grace of zero kills at once; a later, longer grace does not extend it.
