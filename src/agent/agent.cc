@@ -75,6 +75,8 @@ class Stopper {
 }  // namespace
 
 struct Agent::Impl {
+  explicit Impl(AgentOptions o) : options(std::move(o)), runner(ProcessRunnerOptions{.cgroup_owner = options.node_name}) {}
+
   AgentOptions options;
   GpuInventory inventory;
   std::string summary;
@@ -110,7 +112,7 @@ struct Agent::Impl {
   };
   std::map<std::string, Run> runs;  // by pod uid
   std::map<std::string, json> current;  // the loop's copy of `pods`
-  ProcessRunner runner;
+  ProcessRunner runner;  // its cgroups are this node's (several agents may share a host)
   bool fenced = false;
 
   // GPU utilisation, published every options.usage_interval by the loop thread.
@@ -770,8 +772,7 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   std::error_code ec;
   fs::create_directories(options.data_dir, ec);
   if (ec) return Err(Status::IoError(fmt::format("creating {}: {}", options.data_dir, ec.message())));
-  auto impl = std::make_unique<Impl>();
-  impl->options = std::move(options);
+  auto impl = std::make_unique<Impl>(std::move(options));
   ASSIGN_OR_RETURN(impl->inventory, DiscoverGpus(impl->options.gpus));
   impl->summary = impl->inventory.reason;
   if (impl->inventory.simulated()) impl->sampler = std::make_unique<SimulatedGpuSampler>(impl->inventory.devices);

@@ -805,14 +805,15 @@ struct ExecStrings {
   }
 };
 
-std::string CgroupLeafName(std::string_view name) {
-  std::string leaf(kCgroupPrefix);
-  for (char c : name) {
-    const bool safe =
+// `text` with every character a cgroup name should not hold, and `separator`, replaced.
+std::string CgroupSafe(std::string_view text, char separator) {
+  std::string safe;
+  for (char c : text) {
+    const bool ok =
         (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
-    leaf += safe ? c : '_';
+    safe += ok && c != separator ? c : (separator == '_' ? '-' : '_');
   }
-  return leaf;
+  return safe;
 }
 
 // Blocking wait for a child we just killed or that is about to exit.
@@ -967,8 +968,8 @@ Result<ProcessRunner::Launched> ProcessRunner::Launch(const ProcessSpec& spec) {
   // 3.
   CgroupSetup cgroup;
   if (!spec.limits.empty()) {
-    const std::string leaf = spec.name.empty() ? fmt::format("{}run-{}-{}", kCgroupPrefix, ::getpid(), ++unnamed_runs_)
-                                               : CgroupLeafName(spec.name);
+    const std::string leaf = spec.name.empty() ? fmt::format("{}run-{}-{}", CgroupLeafPrefix(), ::getpid(), ++unnamed_runs_)
+                                               : CgroupLeafPrefix() + CgroupSafe(spec.name, '\0');
     ASSIGN_OR_RETURN(cgroup, CreatePodCgroup(Placement(), leaf, spec.limits));
   }
   TESSERA_CHECK(cgroup.dirs.size() <= kMaxPodCgroups, "a pod has at most one cgroup per controller hierarchy");
@@ -1232,9 +1233,18 @@ size_t ProcessRunner::RetryCgroupRemovals() {
   return cgroups_to_remove_.size();
 }
 
+std::string ProcessRunner::CgroupLeafPrefix() const {
+  // The owner's own '_' become '-': no owner's prefix can start another's.
+  return options_.cgroup_owner.empty() ? std::string(kCgroupPrefix)
+                                       : fmt::format("{}{}_", kCgroupPrefix, CgroupSafe(options_.cgroup_owner, '_'));
+}
+
 void ProcessRunner::RemoveStaleCgroups() {
+  const std::string prefix = CgroupLeafPrefix();
   for (const std::string& parent : CgroupParents(Placement())) {
-    for (const std::string& dir : OurCgroupsUnder(parent)) ::rmdir(dir.c_str());  // fails while in use
+    for (const std::string& dir : OurCgroupsUnder(parent)) {
+      if (std::filesystem::path(dir).filename().string().starts_with(prefix)) ::rmdir(dir.c_str());  // fails while in use
+    }
   }
 }
 

@@ -154,6 +154,12 @@ struct ProcessRunnerOptions {
   // The pod reaper program (src/agent/pod_reaper_main.cc), which leads a pod
   // started with ProcessSpec::exit_status_path; empty: DefaultPodReaperPath().
   std::string pod_reaper;
+  // Who owns the cgroups this runner makes: they are named
+  // "tessera-<owner>_<name>", and RemoveStaleCgroups removes only those. The
+  // agent gives its node name, so that agents sharing a host (a test, a
+  // workstation running two) never remove each other's. Empty: "tessera-<name>",
+  // and RemoveStaleCgroups removes every empty "tessera-*" cgroup.
+  std::string cgroup_owner;
 };
 
 // tessera-pod-reaper beside this program (/proc/self/exe) when it is there, else
@@ -228,11 +234,12 @@ class ProcessRunner {
   // Returns how many are still waiting.
   size_t RetryCgroupRemovals();
 
-  // For a restarted agent: removes every empty "tessera-*" cgroup under the
-  // parents, left by pods that ended while no agent ran or whose removal was
-  // still pending when the last agent stopped. A cgroup that still holds a
-  // process is never removed (the kernel refuses). REQUIRES: no other runner
-  // creates cgroups under the same parents (one agent per node).
+  // For a restarted agent: removes every empty cgroup of this runner's owner
+  // (ProcessRunnerOptions::cgroup_owner) under the parents, left by pods that
+  // ended while no agent ran or whose removal was still pending when the last
+  // agent stopped. A cgroup that still holds a process is never removed (the
+  // kernel refuses). REQUIRES: no other runner with the same owner creates
+  // cgroups under the same parents.
   void RemoveStaleCgroups();
 
   size_t tracked_count() const { return tracked_.size(); }
@@ -270,6 +277,8 @@ class ProcessRunner {
   const std::string& PodReaper();
   ProcessExit Finish(Tracked& tracked, ProcessExit exit);
 
+  // "tessera-", and the owner's name with '_' after it when there is one.
+  std::string CgroupLeafPrefix() const;
   ProcessRunnerOptions options_;
   std::map<pid_t, Tracked> tracked_;
   // Cgroup directories whose last processes were still exiting when we tried

@@ -844,7 +844,7 @@ TEST_F(ProcessRunnerTest, StartRefusesWhileAnEarlierRunHoldsTheCgroup) {
 }
 
 // Parents of this process's own under the detected ones, for a test of
-// RemoveStaleCgroups: it assumes one agent per node and removes every empty
+// RemoveStaleCgroups: a runner without an owner removes every empty
 // "tessera-*" cgroup under its parents, which would include the one another
 // test process (ctest runs two at once) has just made for a pod it is
 // starting. Removed again, once empty, when this goes.
@@ -879,12 +879,14 @@ class PrivateCgroupParents {
 };
 
 // A restarted agent removes the empty cgroups an earlier one left behind, and
-// only those: a cgroup with a process in it stays.
-TEST_F(ProcessRunnerTest, RemoveStaleCgroupsKeepsTheOnesInUse) {
+// only those: a cgroup with a process in it stays, and so do the cgroups of
+// another agent on the same host (another owner), even one whose name begins
+// with this one's.
+TEST_F(ProcessRunnerTest, RemoveStaleCgroupsKeepsTheOnesInUseAndOtherOwners) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to create cgroups";
   const PrivateCgroupParents parents(DetectCgroupPlacement());
   const CgroupPlacement& placement = parents.placement();
-  ProcessRunner runner({.cgroups = placement});
+  ProcessRunner runner({.cgroups = placement, .cgroup_owner = "node-1"});
   const std::string suffix = std::to_string(::getpid());
   Result<RunningProcess> live =
       runner.Start(SpecBuilder(dir_).Name("live-" + suffix).Argv({"sleep", "100"}).Memory(64 << 20).Build());
@@ -895,15 +897,27 @@ TEST_F(ProcessRunnerTest, RemoveStaleCgroupsKeepsTheOnesInUse) {
     WaitForExit(runner, live->identity);
     GTEST_SKIP() << "this host does not let us enforce limits: " << live->warnings[0];
   }
+  for (const std::string& dir : live->cgroup_dirs) {
+    EXPECT_EQ(std::filesystem::path(dir).filename().string(), "tessera-node-1_live-" + suffix);
+  }
   const std::string parent =
       placement.version == CgroupPlacement::Version::kV2 ? placement.v2_parent : placement.v1_memory_parent;
-  const std::string stale = parent + "/tessera-stale-" + suffix;
+  const std::string stale = parent + "/tessera-node-1_stale-" + suffix;
+  const std::string other = parent + "/tessera-node-10_stale-" + suffix;
   ASSERT_EQ(::mkdir(stale.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(other.c_str(), 0755), 0);
 
-  ProcessRunner restarted({.cgroups = placement});
+  ProcessRunner restarted({.cgroups = placement, .cgroup_owner = "node-1"});
   restarted.RemoveStaleCgroups();
   EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(other));
   for (const std::string& dir : live->cgroup_dirs) EXPECT_TRUE(std::filesystem::exists(dir)) << dir;
+  ProcessRunner shorter_name({.cgroups = placement, .cgroup_owner = "node"});
+  shorter_name.RemoveStaleCgroups();
+  EXPECT_TRUE(std::filesystem::exists(other));
+  ProcessRunner underscored({.cgroups = placement, .cgroup_owner = "node_10"});  // its '_' becomes '-': node-10's
+  underscored.RemoveStaleCgroups();
+  EXPECT_FALSE(std::filesystem::exists(other));
 
   (void)runner.Signal(live->identity, SIGKILL);
   ASSERT_TRUE(WaitForExit(runner, live->identity).has_value());
