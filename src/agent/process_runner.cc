@@ -273,6 +273,7 @@ Status CheckWorkingDir(const std::string& dir) {
 // Cgroups.
 
 constexpr std::string_view kCgroupPrefix = "tessera-";
+constexpr size_t kMaxCgroupLeaf = 240;
 constexpr int64_t kCpuPeriodMicros = 100'000;  // the kernel's default CFS period
 constexpr int64_t kMinCpuQuotaMicros = 1'000;  // the kernel refuses less
 
@@ -968,8 +969,12 @@ Result<ProcessRunner::Launched> ProcessRunner::Launch(const ProcessSpec& spec) {
   // 3.
   CgroupSetup cgroup;
   if (!spec.limits.empty()) {
-    const std::string leaf = spec.name.empty() ? fmt::format("{}run-{}-{}", CgroupLeafPrefix(), ::getpid(), ++unnamed_runs_)
-                                               : CgroupLeafPrefix() + CgroupSafe(spec.name, '\0');
+    std::string leaf = spec.name.empty() ? fmt::format("{}run-{}-{}", CgroupLeafPrefix(), ::getpid(), ++unnamed_runs_)
+                                         : CgroupLeafPrefix() + CgroupSafe(spec.name, '\0');
+    // A file name holds at most 255 bytes; a long namespace, pod and node name can pass that.
+    if (leaf.size() > kMaxCgroupLeaf) {
+      leaf = fmt::format("{}-{:016x}", leaf.substr(0, kMaxCgroupLeaf - 17), std::hash<std::string>{}(leaf));
+    }
     ASSIGN_OR_RETURN(cgroup, CreatePodCgroup(Placement(), leaf, spec.limits));
   }
   TESSERA_CHECK(cgroup.dirs.size() <= kMaxPodCgroups, "a pod has at most one cgroup per controller hierarchy");

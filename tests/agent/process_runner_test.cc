@@ -924,6 +924,31 @@ TEST_F(ProcessRunnerTest, RemoveStaleCgroupsKeepsTheOnesInUseAndOtherOwners) {
   EXPECT_TRUE(Eventually([&] { return runner.RetryCgroupRemovals() == 0; }));
 }
 
+// A pod whose names add up to more than a file name holds (255 bytes) still
+// gets its cgroup, under a shortened name that keeps it apart from others.
+TEST_F(ProcessRunnerTest, ALongPodNameStillGetsItsCgroup) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to create cgroups";
+  const PrivateCgroupParents parents(DetectCgroupPlacement());
+  ProcessRunner runner({.cgroups = parents.placement(), .cgroup_owner = std::string(63, 'n')});
+  Result<RunningProcess> live = runner.Start(
+      SpecBuilder(dir_).Name(std::string(300, 'p') + std::to_string(::getpid())).Argv({"sleep", "100"}).Memory(64 << 20).Build());
+  ASSERT_TRUE(live.has_value()) << live.error().ToString();
+  started_.push_back(live->identity);
+  if (!live->warnings.empty()) {
+    (void)runner.Signal(live->identity, SIGKILL);
+    WaitForExit(runner, live->identity);
+    GTEST_SKIP() << "this host does not let us enforce limits: " << live->warnings[0];
+  }
+  ASSERT_FALSE(live->cgroup_dirs.empty());
+  for (const std::string& dir : live->cgroup_dirs) {
+    EXPECT_LE(std::filesystem::path(dir).filename().string().size(), 255u) << dir;
+    EXPECT_TRUE(std::filesystem::exists(dir)) << dir;
+  }
+  (void)runner.Signal(live->identity, SIGKILL);
+  ASSERT_TRUE(WaitForExit(runner, live->identity).has_value());
+  EXPECT_TRUE(Eventually([&] { return runner.RetryCgroupRemovals() == 0; }));
+}
+
 // A pod that outgrows its memory limit is killed by the kernel, and its exit
 // says so (through the cgroup's oom_kill counter).
 TEST_F(ProcessRunnerTest, OutOfMemoryIsDetected) {
