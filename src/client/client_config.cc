@@ -82,9 +82,7 @@ ClientConfig ResolveClientConfig(const ClientFlags& flags) {
     c.token = file.token;
     c.source = path;
   }
-  if (Result<std::chrono::milliseconds> timeout = ParseRequestTimeout(flags.request_timeout)) {
-    c.request_timeout = *timeout;
-  }
+  c.request_timeout = flags.request_timeout;
   return c;
 }
 

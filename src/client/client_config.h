@@ -35,11 +35,10 @@ struct ClientFlags {
   std::string token;
   std::string certificate_authority;
   bool insecure_skip_tls_verify = false;
-  std::string request_timeout;  // a duration ("30s", "1m", or seconds); "" or "0": none
+  std::chrono::milliseconds request_timeout{0};  // --request-timeout (ParseRequestTimeout); 0: none
 };
 
-// Flags win over the environment, the environment over the file. An invalid
-// request_timeout (see ParseRequestTimeout) counts as none: check it first.
+// Flags win over the environment, the environment over the file.
 ClientConfig ResolveClientConfig(const ClientFlags& flags);
 
 // --request-timeout as kubectl takes it: a duration ("30s", "2m", "1h"), or a

@@ -92,13 +92,16 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       ->type_name("FILE");
   app.add_flag("--insecure-skip-tls-verify", flags_.insecure_skip_tls_verify,
                "Do not check the server's certificate; its connection is then not secure");
+  // The duration is parsed once, by the option's transform, into milliseconds.
   app.add_option("--request-timeout", flags_.request_timeout,
                  "How long to wait for each response (30s, 2m, 1h; 0, the default: no limit)")
       ->type_name("DURATION")
-      ->check(CLI::Validator(
+      ->transform(CLI::Validator(
           [](std::string& text) {
             Result<std::chrono::milliseconds> timeout = ParseRequestTimeout(text);
-            return timeout ? std::string() : timeout.error().message();
+            if (!timeout) return timeout.error().message();
+            text = std::to_string(timeout->count());
+            return std::string();
           },
           ""));
   ns_option_ = app.add_option("-n,--namespace", ns_, "Namespace for namespaced kinds")->capture_default_str();
