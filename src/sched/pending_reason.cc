@@ -65,9 +65,9 @@ std::string DescribeAttempt(const ClusterSnapshot& s, const Workload& w, const s
           return fmt::format("flavor {}: no device has {} free (the best has {})", flavor, Gpus(a.pod_gpu_milli),
                              FormatMilliDecimal(a.largest_free_milli));
         case CapacityBottleneck::kGangSize:
-          return fmt::format("flavor {}: only {} of the {} pods of pod set {} fit at once (each needs {}; {} free on {} nodes)",
+          return fmt::format("flavor {}: only {} of the {} pods of pod set {} fit at once (each needs {}; {} free on {} node{})",
                              flavor, a.pods_placed, a.pods_needed, ps.name, Gpus(a.pod_gpu_milli),
-                             Gpus(a.free_gpu_milli), a.nodes);
+                             Gpus(a.free_gpu_milli), a.nodes, a.nodes == 1 ? "" : "s");
         case CapacityBottleneck::kTopology: {
           // What would let it run: the block it needs, and the best there is.
           if (ps.topology == TopologyPreference::kSameNvlink) {

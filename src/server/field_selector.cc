@@ -7,12 +7,30 @@
 namespace tessera {
 namespace {
 
+// Pods' fields, and Events' (as `kubectl get events --field-selector
+// involvedObject.name=NAME` and `kubectl describe` use them).
 const std::map<std::string_view, std::string_view>& Fields() {
-  static const std::map<std::string_view, std::string_view> fields{{"metadata.name", "/metadata/name"},
-                                                                   {"metadata.namespace", "/metadata/namespace"},
-                                                                   {"spec.nodeName", "/spec/nodeName"},
-                                                                   {"status.phase", "/status/phase"}};
+  static const std::map<std::string_view, std::string_view> fields{
+      {"metadata.name", "/metadata/name"},
+      {"metadata.namespace", "/metadata/namespace"},
+      {"spec.nodeName", "/spec/nodeName"},
+      {"status.phase", "/status/phase"},
+      {"involvedObject.apiVersion", "/involvedObject/apiVersion"},
+      {"involvedObject.kind", "/involvedObject/kind"},
+      {"involvedObject.name", "/involvedObject/name"},
+      {"involvedObject.namespace", "/involvedObject/namespace"},
+      {"involvedObject.uid", "/involvedObject/uid"},
+      {"reason", "/reason"},
+      {"reportingComponent", "/reportingComponent"},
+      {"source", "/source/component"},
+      {"type", "/type"}};
   return fields;
+}
+
+std::string SupportedFields() {
+  std::string list;
+  for (const auto& [name, unused] : Fields()) list += (list.empty() ? "" : ", ") + std::string(name);
+  return list;
 }
 
 }  // namespace
@@ -40,9 +58,7 @@ Result<FieldSelector> FieldSelector::Parse(std::string_view text) {
     const std::string field(term.substr(0, op));
     auto it = Fields().find(field);
     if (it == Fields().end()) {
-      return Err(Status::InvalidArgument(fmt::format(
-          "field label not supported: {} (supported: metadata.name, metadata.namespace, spec.nodeName, status.phase)",
-          field)));
+      return Err(Status::InvalidArgument(fmt::format("field label not supported: {} (supported: {})", field, SupportedFields())));
     }
     t.field = it->second;
     t.value = std::string(term.substr(value_at));

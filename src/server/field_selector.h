@@ -3,8 +3,9 @@
 // only the Pods bound to their node.
 //
 // Supported fields, as for Kubernetes' Pods: metadata.name, metadata.namespace,
-// spec.nodeName, status.phase; operators =, == and !=. Any other field is an
-// error that lists the supported ones.
+// spec.nodeName, status.phase; and as for its Events: involvedObject.{apiVersion,
+// kind,name,namespace,uid}, reason, reportingComponent, source, type. Operators
+// =, == and !=. Any other field is an error that lists the supported ones.
 #pragma once
 
 #include <string>

@@ -124,14 +124,22 @@ TEST_F(DescribeTest, WorkloadWithoutAClassShowsTheDefaultPriority) {
   EXPECT_TRUE(Has(r.out, "Priority:            1000 (the global default PriorityClass exploratory)\n")) << r.out;
 }
 
-// Events whose involvedObject is the object are listed; others are not.
+// Events whose involvedObject is the object are listed; others are not, nor
+// those about an earlier object of the same name (another uid).
 TEST_F(DescribeTest, ShowsEventsAboutTheObject) {
   ApiClient client = Admin();
-  auto event = [&](const std::string& name, const std::string& object, const std::string& reason) {
+  auto got = client.Request("GET", "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/localqueues/default");
+  ASSERT_TRUE(got.has_value() && got->status == 200);
+  const std::string uid = json::parse(got->body)["metadata"].value("uid", "");
+  ASSERT_FALSE(uid.empty());
+  auto event = [&](const std::string& name, const std::string& object, const std::string& reason,
+                   const std::string& about_uid = "") {
+    json about{{"kind", "LocalQueue"}, {"name", object}, {"namespace", "default"}};
+    if (!about_uid.empty()) about["uid"] = about_uid;
     json e{{"apiVersion", "v1"},
            {"kind", "Event"},
            {"metadata", {{"name", name}, {"namespace", "default"}}},
-           {"involvedObject", {{"kind", "LocalQueue"}, {"name", object}, {"namespace", "default"}}},
+           {"involvedObject", about},
            {"reason", reason},
            {"message", reason + " happened"},
            {"type", "Normal"},
@@ -142,11 +150,15 @@ TEST_F(DescribeTest, ShowsEventsAboutTheObject) {
   };
   event("e1", "default", "Created");
   event("e2", "other", "Unrelated");
+  event("e3", "default", "Updated", uid);
+  event("e4", "default", "Gone", "uid-of-a-deleted-queue");
   CommandRun r = Describe({"localqueue", "default"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(Has(r.out, "Events:\n  Type    Reason   Age")) << r.out;
   EXPECT_TRUE(Has(r.out, "tessera-scheduler  Created happened\n")) << r.out;
+  EXPECT_TRUE(Has(r.out, "tessera-scheduler  Updated happened\n")) << r.out;
   EXPECT_FALSE(Has(r.out, "Unrelated")) << r.out;
+  EXPECT_FALSE(Has(r.out, "Gone")) << r.out;
 }
 
 // Several objects are separated by a blank line; a missing one is an error (exit 1).

@@ -141,6 +141,34 @@ TEST_F(GetTest, LabelSelector) {
   EXPECT_EQ(names("team=nlp"), "namespace/a\n");
   EXPECT_EQ(names("team in (nlp,vision)"), "namespace/a\nnamespace/b\n");
   EXPECT_EQ(names("team!=nlp,team"), "namespace/b\n");
+  CommandRun shown = Get({.args = {"ns"}, .selector = "team", .show_labels = true});
+  EXPECT_EQ(shown.rc, 0) << shown.err;
+  EXPECT_NE(shown.out.find("LABELS\n"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("   team=nlp\n"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("   team=vision\n"), std::string::npos) << shown.out;
+}
+
+// --field-selector, as kubectl's: the server selects (here Events by what they
+// are about), and an unsupported field is the server's error, naming the ones it takes.
+TEST_F(GetTest, FieldSelector) {
+  ApiClient client = Admin();
+  for (const auto& [name, about] : {std::pair{"e1", "a"}, std::pair{"e2", "b"}}) {
+    const json e{{"apiVersion", "v1"},
+                 {"kind", "Event"},
+                 {"metadata", {{"name", name}, {"namespace", "default"}}},
+                 {"involvedObject", {{"kind", "Pod"}, {"name", about}, {"namespace", "default"}}},
+                 {"reason", "Started"},
+                 {"message", "started"},
+                 {"type", "Normal"}};
+    auto r = client.Request("POST", "/api/v1/namespaces/default/events", e.dump());
+    ASSERT_TRUE(r.has_value() && r->status == 201) << (r ? r->body : r.error().ToString());
+  }
+  CommandRun r = Get({.args = {"events"}, .output = "name", .field_selector = "involvedObject.name=b"}, "default");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "event/e2\n");
+  CommandRun bad = Get({.args = {"events"}, .field_selector = "spec.color=blue"}, "default");
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_NE(bad.err.find("field label not supported: spec.color"), std::string::npos) << bad.err;
 }
 
 // An empty list prints nothing on stdout and kubectl's sentence on stderr.

@@ -142,6 +142,10 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       ->type_name("FORMAT");
   get->add_option("-l,--selector", get_.selector, "Label selector: key=value, key!=value, key in (a,b), key, !key")
       ->type_name("SELECTOR");
+  get->add_option("--field-selector", get_.field_selector,
+                  "Field selector: spec.nodeName=NODE, status.phase!=Succeeded, involvedObject.name=NAME (events)...")
+      ->type_name("SELECTOR");
+  get->add_flag("--show-labels", get_.show_labels, "Show each object's labels as the last column");
   get->add_flag("-w,--watch", get_.watch, "After listing, print each change as it happens");
   get->add_flag("-A,--all-namespaces", get_.all_namespaces, "List across all namespaces");
   get->add_option("--chunk-size", get_.chunk_size, "Read lists in chunks of this many objects (0: all at once)")

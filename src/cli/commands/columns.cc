@@ -322,6 +322,7 @@ std::vector<std::string> TableHeaders(const KindInfo& kind, const ColumnOptions&
   for (const Column& c : ColumnsFor(kind)) {
     if (!c.wide_only || options.wide) headers.push_back(c.header);
   }
+  if (options.show_labels) headers.push_back("LABELS");
   return headers;
 }
 
@@ -330,6 +331,17 @@ std::vector<std::string> TableRow(const KindInfo& kind, const json& object, cons
   if (options.with_namespace && kind.namespaced) cells.push_back(NamespaceOf(object));
   for (const Column& c : ColumnsFor(kind)) {
     if (!c.wide_only || options.wide) cells.push_back(c.cell(object, options));
+  }
+  if (options.show_labels) {
+    // As kubectl prints them: key=value, by key, comma-separated.
+    std::string labels;
+    const json* all = Find(object, "metadata.labels");
+    if (all && all->is_object()) {
+      for (const auto& [key, value] : all->items()) {
+        labels += fmt::format("{}{}={}", labels.empty() ? "" : ",", key, value.is_string() ? value.get<std::string>() : value.dump());
+      }
+    }
+    cells.push_back(labels.empty() ? "<none>" : labels);
   }
   return cells;
 }

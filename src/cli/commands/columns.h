@@ -38,6 +38,7 @@ struct ColumnOptions {
   bool with_namespace = false;   // -A: a NAMESPACE column first
   int64_t now = 0;               // for AGE and DURATION
   int64_t default_priority = 0;  // the globalDefault PriorityClass's value (0: none), for workloads' PRIORITY
+  bool show_labels = false;      // --show-labels: a LABELS column last
 };
 
 std::vector<std::string> TableHeaders(const KindInfo& kind, const ColumnOptions& options);

@@ -341,16 +341,21 @@ class Describer {
     WriteTable(w, 2, {"Type", "Status", "Reason", "Last Transition", "Message"}, rows);
   }
 
-  // Events whose involvedObject is this object, oldest first.
+  // Events whose involvedObject is this object, oldest first: selected by the
+  // server by name and kind, as kubectl does, and not those of an earlier
+  // object of the same name (another uid).
   void Events(DescribeWriter& w, const KindInfo& kind, const json& obj) {
     const KindInfo* event_kind = FindKindByApiVersion("v1", "Event");
+    const std::string uid = TextAt(obj, "metadata.uid");
     std::vector<json> events;
-    for (json& e : ListQuietly(*event_kind, kind.namespaced ? NamespaceOf(obj) : "")) {
-      if (TextAt(e, "involvedObject.name") != NameOf(obj)) continue;
+    for (json& e : ListQuietly(*event_kind, kind.namespaced ? NamespaceOf(obj) : "",
+                               fmt::format("involvedObject.name={}", NameOf(obj)))) {
       const std::string k = TextAt(e, "involvedObject.kind");
       if (!k.empty() && k != kind.kind) continue;
       const std::string ns = TextAt(e, "involvedObject.namespace");
       if (kind.namespaced && !ns.empty() && ns != NamespaceOf(obj)) continue;
+      const std::string about = TextAt(e, "involvedObject.uid");
+      if (!uid.empty() && !about.empty() && about != uid) continue;
       events.push_back(std::move(e));
     }
     if (events.empty()) {
@@ -384,8 +389,8 @@ class Describer {
   }
 
   // The items of a list, or none when it cannot be read (extras never fail describe).
-  std::vector<json> ListQuietly(const KindInfo& kind, const std::string& ns) {
-    auto list = ListObjects(client_, ClientConfig{}, CollectionPath(kind, ns), "");
+  std::vector<json> ListQuietly(const KindInfo& kind, const std::string& ns, const std::string& field_selector = "") {
+    auto list = ListObjects(client_, ClientConfig{}, CollectionPath(kind, ns), "", kDefaultChunkSize, field_selector);
     return list ? std::move(list->items) : std::vector<json>();
   }
 

@@ -106,7 +106,7 @@ int RunGet(const CommandContext& ctx, const GetOptions& options) {
     *ctx.err << "error: a resource cannot be retrieved by name across all namespaces; use -n NAMESPACE\n";
     return kExitUsage;
   }
-  if (named && !options.selector.empty()) {
+  if (named && (!options.selector.empty() || !options.field_selector.empty())) {
     *ctx.err << "error: name cannot be provided when a selector is specified\n";
     return kExitUsage;
   }
@@ -122,7 +122,8 @@ int RunGet(const CommandContext& ctx, const GetOptions& options) {
   for (KindGroup& g : groups) {
     const std::string ns = options.all_namespaces ? "" : ctx.ns;
     if (g.names.empty() || options.watch) {
-      auto list = ListObjects(*client, ctx.config, CollectionPath(*g.kind, ns), options.selector, options.chunk_size);
+      auto list = ListObjects(*client, ctx.config, CollectionPath(*g.kind, ns), options.selector, options.chunk_size,
+                              options.field_selector);
       if (!list) {
         *ctx.err << list.error() << "\n";
         return kExitFailure;
@@ -152,7 +153,10 @@ int RunGet(const CommandContext& ctx, const GetOptions& options) {
   }
 
   // 3. Print what was found.
-  ColumnOptions columns{.wide = options.output == "wide", .with_namespace = options.all_namespaces, .now = ctx.Now()};
+  ColumnOptions columns{.wide = options.output == "wide",
+                        .with_namespace = options.all_namespaces,
+                        .now = ctx.Now(),
+                        .show_labels = options.show_labels};
   const bool workloads = std::any_of(groups.begin(), groups.end(), [](const KindGroup& g) {
     return g.kind->store_key == "kueue.x-k8s.io/Workload";
   });
@@ -196,7 +200,8 @@ int RunGet(const CommandContext& ctx, const GetOptions& options) {
   const std::string ns = options.all_namespaces ? "" : ctx.ns;
   const std::string target = WithQuery(CollectionPath(*g.kind, ns), {{"watch", "true"},
                                                                      {"resourceVersion", g.list_revision},
-                                                                     {"labelSelector", options.selector}});
+                                                                     {"labelSelector", options.selector},
+                                                                     {"fieldSelector", options.field_selector}});
   WatchPrinter printer(ctx, *g.kind, options, columns, IsTable(options.output) ? widths : std::nullopt);
   int events = 0;
   int rc = kExitOk;

@@ -24,8 +24,10 @@ struct GetOptions {
   std::vector<std::string> args;  // KIND [NAME...] or TYPE/NAME...
   std::string output;             // "", "wide", "yaml", "json", "name"
   std::string selector;           // -l
+  std::string field_selector;     // --field-selector
   bool watch = false;             // -w
   bool all_namespaces = false;    // -A
+  bool show_labels = false;       // --show-labels
   int64_t chunk_size = kDefaultChunkSize;  // --chunk-size: objects per list request; 0: all in one
   int max_watch_events_for_test = 0;  // stop watching after this many events (0: never)
 };

@@ -8,12 +8,13 @@ namespace tessera {
 
 std::expected<ObjectList, std::string> ListObjects(ApiClient& client, const ClientConfig& config,
                                                    const std::string& collection_path, const std::string& selector,
-                                                   int64_t chunk_size) {
+                                                   int64_t chunk_size, const std::string& field_selector) {
   ObjectList list;
   std::string next;  // metadata.continue of the page before
   do {
     const std::string target =
         WithQuery(collection_path, {{"labelSelector", selector},
+                                    {"fieldSelector", field_selector},
                                     {"limit", chunk_size > 0 ? std::to_string(chunk_size) : ""},
                                     {"continue", next}});
     auto r = client.Request("GET", target);

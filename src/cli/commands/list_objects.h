@@ -27,11 +27,13 @@ struct ObjectList {
   std::string resource_version;  // metadata.resourceVersion of the listing
 };
 
-// The objects of `collection_path` matching `selector` (may be empty), `chunk_size`
-// per request (0: all in one). The error is the line to print, in kubectl's words
+// The objects of `collection_path` matching the label selector `selector` and
+// the field selector `field_selector` (either may be empty), `chunk_size` per
+// request (0: all in one). The error is the line to print, in kubectl's words
 // (server_errors.h): no answer, or the server's refusal of any page.
 std::expected<ObjectList, std::string> ListObjects(ApiClient& client, const ClientConfig& config,
                                                    const std::string& collection_path, const std::string& selector,
-                                                   int64_t chunk_size = kDefaultChunkSize);
+                                                   int64_t chunk_size = kDefaultChunkSize,
+                                                   const std::string& field_selector = "");
 
 }  // namespace tessera
