@@ -65,6 +65,15 @@ std::string DescribeAttempt(const ClusterSnapshot& s, const Workload& w, const s
           return fmt::format("flavor {}: no device has {} free (the best has {})", flavor, Gpus(a.pod_gpu_milli),
                              FormatMilliDecimal(a.largest_free_milli));
         case CapacityBottleneck::kGangSize:
+          if (a.nodes_short_of_cpu_memory > 0) {
+            // The GPUs are there; the cpu or memory beside them is not.
+            return fmt::format(
+                "flavor {}: only {} of the {} pods of pod set {} fit at once (each needs {}, cpu {} and memory {}; "
+                "{} node{} the GPUs free for another pod but not its cpu or memory)",
+                flavor, a.pods_placed, a.pods_needed, ps.name, Gpus(a.pod_gpu_milli), FormatMilli(ps.requests.cpu()),
+                FormatBytes(ps.requests.memory()), a.nodes_short_of_cpu_memory,
+                a.nodes_short_of_cpu_memory == 1 ? " has" : "s have");
+          }
           return fmt::format("flavor {}: only {} of the {} pods of pod set {} fit at once (each needs {}; {} free on {} node{})",
                              flavor, a.pods_placed, a.pods_needed, ps.name, Gpus(a.pod_gpu_milli),
                              Gpus(a.free_gpu_milli), a.nodes, a.nodes == 1 ? "" : "s");

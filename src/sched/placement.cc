@@ -479,6 +479,19 @@ void Placer::ExplainCapacity(const Context& ctx, int32_t placed, FlavorAttempt* 
   why->bottleneck = gpus_short    ? (ctx.whole > 0 ? CapacityBottleneck::kWholeGpus : CapacityBottleneck::kFraction)
                     : placed > 0 ? CapacityBottleneck::kGangSize
                                  : CapacityBottleneck::kCpuMemory;
+  if (why->bottleneck == CapacityBottleneck::kGangSize) {
+    // Nodes the pod could go to, GPUs free for it, but not its cpu or memory.
+    Context any_node = ctx;
+    any_node.avoid_used = false;
+    for (int32_t n : idx.members) {
+      const CapacityState::NodeState& s = cap.node(n);
+      bool gpus_free = ctx.whole > 0 ? s.whole_free >= ctx.whole : false;
+      for (int32_t d = s.first_device; !gpus_free && ctx.whole == 0 && d < s.first_device + s.num_devices; ++d) {
+        gpus_free = cap.device(d).free_milli >= why->pod_gpu_milli;
+      }
+      if (gpus_free && Accepts(any_node, n, 0) && !Accepts(any_node, n, 1)) ++why->nodes_short_of_cpu_memory;
+    }
+  }
   if (!gpus_short && ctx.require_nvlink && ctx.whole > 1) {
     // Enough whole GPUs on a node, but not within one NVLink domain: the best block.
     int64_t best = 0;

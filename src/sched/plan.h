@@ -60,6 +60,9 @@ struct FlavorAttempt {
   int64_t largest_free_milli = 0;   // largest free block of whole GPUs on one node, or best device for a fraction
   int64_t free_gpu_milli = 0;       // free GPU in the flavor, all nodes
   int32_t nodes = 0;                // schedulable nodes of the flavor
+  // kGangSize: nodes with the GPUs free for one more pod but not its cpu or
+  // memory (then those, not the GPUs, are what the gang lacks).
+  int32_t nodes_short_of_cpu_memory = 0;
 
   friend bool operator==(const FlavorAttempt&, const FlavorAttempt&) = default;
 };
