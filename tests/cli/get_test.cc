@@ -231,6 +231,8 @@ TEST_F(GetTest, WideWorkloadsShowThePendingMessage) {
   ASSERT_NE(row, nullptr) << r.out;
   EXPECT_EQ(row->at("QUEUE"), "team-nlp-queue");
   EXPECT_EQ(row->at("ADMITTED"), "False");
+  EXPECT_EQ(row->at("FINISHED"), "");  // Kueue's columns: not finished, no condition yet
+  EXPECT_NE(r.out.find("RESERVED IN   ADMITTED   FINISHED   PRIORITY"), std::string::npos) << r.out;
   EXPECT_EQ(row->at("MESSAGE"), message);
   // Without -o wide there is no MESSAGE column.
   EXPECT_EQ(Get({.args = {"workloads"}}, "team-nlp").out.find("MESSAGE"), std::string::npos);

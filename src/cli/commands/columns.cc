@@ -250,6 +250,7 @@ const std::vector<Column>& ColumnsFor(const KindInfo& kind) {
       {"kueue.x-k8s.io/Workload",
        {NameColumn(), Field("QUEUE", "spec.queueName"), Field("RESERVED IN", "status.admission.clusterQueue"),
         {"ADMITTED", [](const json& o, const ColumnOptions&) { return ConditionStatus(o, "Admitted"); }},
+        {"FINISHED", [](const json& o, const ColumnOptions&) { return ConditionStatus(o, "Finished"); }},
         {"PRIORITY", WorkloadPriority},
         AgeColumn(),
         {"MESSAGE", [](const json& o, const ColumnOptions&) { return PendingMessage(o); }, true}}},
