@@ -14,7 +14,7 @@
 #include "tessera_version.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Tessera: a self-service GPU platform"};
+  CLI::App app{"Tessera: a self-service GPU platform", "tessera"};
   app.require_subcommand(1);
   app.footer(tessera::kExitCodesHelp);
 

@@ -54,6 +54,23 @@ TEST_F(CommandLineTest, ParseErrorsExitTwo) {
       << timeout.err;
 }
 
+// An unknown command is named, in kubectl's words, with the commands it is
+// close to; `tessera` alone prints its help.
+TEST_F(CommandLineTest, AnUnknownCommandIsNamedWithTheCloseOnes) {
+  CommandRun typo = Tessera({"sumbit", "x"}, false);
+  EXPECT_EQ(typo.rc, 2);
+  EXPECT_EQ(typo.err,
+            "error: unknown command \"sumbit\" for \"tessera\"\n\nDid you mean this?\n\tsubmit\n\n"
+            "Run 'tessera --help' for usage.\n");
+  CommandRun unknown = Tessera({"api-resources"}, false);
+  EXPECT_EQ(unknown.rc, 2);
+  EXPECT_EQ(unknown.err, "error: unknown command \"api-resources\" for \"tessera\"\nRun 'tessera --help' for usage.\n");
+  CommandRun alone = RunCommandLine({});
+  EXPECT_EQ(alone.rc, 0);
+  EXPECT_NE(alone.out.find("Subcommands:"), std::string::npos) << alone.out;
+  EXPECT_NE(alone.out.find("submit"), std::string::npos) << alone.out;
+}
+
 // --request-timeout takes kubectl's forms; against a live server it changes nothing.
 TEST_F(CommandLineTest, RequestTimeoutAcceptsDurations) {
   for (const std::string timeout : {"0", "30s", "2m", "1h30m", "45"}) {

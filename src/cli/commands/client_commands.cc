@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
 #include "api/kinds.h"
 #include "client/client_config.h"
 #include "cli/commands/exit_codes.h"
@@ -303,8 +307,47 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   usage->callback([this, rc] { *rc = RunReportUsage(Context(), report_usage_); });
 }
 
+namespace {
+
+// Edits (insert, delete, replace) between two short words, for "did you mean".
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// CLI11 answers an unknown command with "A subcommand is required": say what
+// kubectl says instead, with the commands it was close to.
+bool RefuseUnknownCommand(CLI::App& app, std::string_view word, std::ostream& err) {
+  std::vector<std::string> close;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (sub->check_name(std::string(word))) return false;
+    if (!sub->get_group().empty() && EditDistance(word, sub->get_name()) <= 2) close.push_back(sub->get_name());
+  }
+  err << fmt::format("error: unknown command \"{}\" for \"tessera\"\n", word);
+  if (!close.empty()) err << fmt::format("\nDid you mean this?\n\t{}\n\n", fmt::join(close, "\n\t"));
+  err << "Run 'tessera --help' for usage.\n";
+  return true;
+}
+
+}  // namespace
+
 int ParseAndRun(CLI::App& app, int argc, const char* const* argv, const int& rc, std::ostream& out,
                 std::ostream& err) {
+  if (argc < 2) {
+    out << app.help();  // as kubectl does, alone
+    return kExitOk;
+  }
+  if (argv[1][0] != '-' && RefuseUnknownCommand(app, argv[1], err)) return kExitUsage;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
