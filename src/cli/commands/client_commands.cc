@@ -131,13 +131,14 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   CLI::App* get = AddCommand(
       app, "get", "List objects, or show some, as a table or as YAML/JSON (kubectl get)",
       "tessera get KIND [NAME...] [-n NAMESPACE | -A] [-o wide|yaml|json|name] [-l SELECTOR] [-w]\n"
-      "                   [--chunk-size N]\n"
+      "                   [--field-selector SELECTOR] [--show-labels] [--chunk-size N]\n"
       "       tessera get KIND/NAME...",
       Wrap("Kinds: " + KnownKinds() + ".", 88, 2) +
           "\n\nExamples:\n"
           "  tessera get clusterqueues\n"
           "  tessera get workloads -n team-nlp -o wide     # wide: why each workload waits\n"
           "  tessera get pods -A -l kueue.x-k8s.io/queue-name=team-nlp-queue\n"
+          "  tessera get events -n team-nlp --field-selector involvedObject.name=job-train\n"
           "  tessera get cq gpu-cluster-queue -o yaml\n"
           "  tessera get workloads -w");
   get->add_option("KIND", get_.args, "Kind, then names (or KIND/NAME...)")->required()->type_name("");
