@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <climits>
 #include <chrono>
 #include <map>
 #include <set>
@@ -32,6 +33,10 @@ constexpr auto kBatchWindow = std::chrono::milliseconds(5);
 constexpr auto kMaxPassPause = std::chrono::milliseconds(500);  // the longest wait after a long pass
 constexpr auto kResyncPeriod = std::chrono::seconds(5);
 constexpr Duration kProgressRefresh = Duration::Seconds(30);
+// At most this many progress refreshes a second, this many at once after a
+// quiet spell: Kueue's controller writes at 50 a second (client QPS), burst 100.
+constexpr int64_t kProgressRefreshesPerSecond = 50;
+constexpr int64_t kProgressRefreshBurst = 100;
 
 using nlohmann::json;
 
@@ -321,18 +326,12 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
   const std::string now_text = FormatRfc3339(now);
   const uint64_t context = PendingTextContext(snapshot);
   int64_t rendered = 0;
-  for (const PendingDecision& p : plan.pending) {
+  // Renders `p`'s message and writes it when its cause changed, or when only
+  // its progress did and that was last written kProgressRefresh ago.
+  auto render_and_write = [&](const PendingDecision& p, std::pair<const std::string, PendingMemo>& memo_entry,
+                              const std::string& blocker) {
     const StoredObject& so = *stored[p.workload.value()];
-    const std::string blocker = p.reason.blocker.valid() ? snapshot.workload(p.reason.blocker).Key() : "";
-    auto [memo_it, fresh] = pending_.try_emplace(so.key.ns + "/" + so.key.name);
-    PendingMemo& memo = memo_it->second;
-    // Rendering every waiting workload's message each pass would cost a pass
-    // in proportion to the queue: unchanged since the last rendering (the
-    // workload, the cause, the names quoted), only the progress can differ,
-    // and that is due every kProgressRefresh.
-    const bool same = !fresh && memo.revision == so.revision && memo.context == context && memo.blocker == blocker &&
-                      memo.reason.SameCause(p.reason);
-    if (same && now - memo.rendered < kProgressRefresh) continue;
+    PendingMemo& memo = memo_entry.second;
     memo.revision = so.revision;
     memo.context = context;
     memo.reason = p.reason;
@@ -353,16 +352,60 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
                                (written.size() > cause.size() && written[cause.size()] != ';');
     const bool progress_due =
         written != message && (!memo.progress_written || now - *memo.progress_written >= kProgressRefresh);
-    if (!cause_changed && !progress_due) continue;
+    if (!cause_changed && !progress_due) return;
     json next = so.object;
     SetCondition(next, "QuotaReserved", false, reason, message, now_text);
     SetCondition(next, "Admitted", false, reason, message, now_text);
     memo.progress_written = now;
-    pending_written_.push_back(PendingWrite{.memo_key = memo_it->first, .key = so.key, .message = message});
+    pending_written_.push_back(PendingWrite{.memo_key = memo_entry.first, .key = so.key, .message = message});
     writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = so.key, .object = std::move(next), .expected_revision = so.revision},
                fmt::format("pending condition of {}/{}", so.key.ns, so.key.name));
     if (cause_changed) events_.Record(writer, so, EventRecorder::Type::kWarning, "Pending", cause, now);
+  };
+  // Workloads whose cause is unchanged and whose progress is due a refresh.
+  struct ProgressDue {
+    const PendingDecision* decision;
+    std::pair<const std::string, PendingMemo>* memo;
+    int32_t position;  // in its ClusterQueue; none sorts last
+  };
+  std::vector<ProgressDue> progress_due;
+  for (const PendingDecision& p : plan.pending) {
+    const StoredObject& so = *stored[p.workload.value()];
+    const std::string blocker = p.reason.blocker.valid() ? snapshot.workload(p.reason.blocker).Key() : "";
+    auto [memo_it, fresh] = pending_.try_emplace(so.key.ns + "/" + so.key.name);
+    const PendingMemo& memo = memo_it->second;
+    // Rendering every waiting workload's message each pass would cost a pass
+    // in proportion to the queue: unchanged since the last rendering (the
+    // workload, the cause, the names quoted), only the progress can differ,
+    // and that is due every kProgressRefresh.
+    const bool same = !fresh && memo.revision == so.revision && memo.context == context && memo.blocker == blocker &&
+                      memo.reason.SameCause(p.reason);
+    if (!same) {
+      render_and_write(p, *memo_it, blocker);
+    } else if (now - memo.rendered >= kProgressRefresh) {
+      progress_due.push_back({&p, &*memo_it, p.reason.queue_position > 0 ? p.reason.queue_position : INT32_MAX});
+    }
   }
+  // Progress refreshes are paced (kProgressRefreshesPerSecond), the heads of
+  // the queues first: refreshing every waiting workload every kProgressRefresh
+  // would write 667 a second, forever, for a queue of 20,000. Further back,
+  // a position is refreshed as the workload nears the head.
+  if (!progress_refilled_) {
+    progress_refilled_ = now;
+    progress_budget_milli_ = kProgressRefreshBurst * 1000;
+  }
+  progress_budget_milli_ = std::min<int64_t>(
+      kProgressRefreshBurst * 1000,
+      progress_budget_milli_ + std::max<int64_t>(0, (now - *progress_refilled_).ms) * kProgressRefreshesPerSecond);
+  progress_refilled_ = now;
+  const size_t refreshes = std::min<size_t>(progress_due.size(), static_cast<size_t>(progress_budget_milli_ / 1000));
+  std::partial_sort(progress_due.begin(), progress_due.begin() + static_cast<std::ptrdiff_t>(refreshes), progress_due.end(),
+                    [](const ProgressDue& a, const ProgressDue& b) { return a.position < b.position; });
+  for (size_t i = 0; i < refreshes; ++i) {
+    const ProgressDue& d = progress_due[i];
+    render_and_write(*d.decision, *d.memo, d.memo->second.blocker);
+  }
+  progress_budget_milli_ -= static_cast<int64_t>(refreshes) * 1000;
   if (pending_.size() > 2 * plan.pending.size() + 1024) {
     // Forget workloads that no longer wait.
     std::set<std::string> pending_keys;

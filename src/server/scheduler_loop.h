@@ -130,6 +130,10 @@ class SchedulerLoop {
     std::string message;
   };
   std::vector<PendingWrite> pending_written_;  // this pass's, until NotePendingWritten
+  // Progress refreshes left to this pass, in thousandths (a token bucket
+  // refilled by the clock); owned by the thread running RunOnce.
+  int64_t progress_budget_milli_ = 0;
+  std::optional<Timestamp> progress_refilled_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool kicked_ = false;

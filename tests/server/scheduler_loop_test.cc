@@ -1,6 +1,7 @@
 // The scheduler loop driven pass by pass (RunOnce) on a real SQLite store with
 // a clock the test moves: how it keeps pending workloads' conditions current
 // without rewriting, or even rendering, every waiting workload on every pass.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <gmock/gmock.h>
 #include <nlohmann/json.hpp>
@@ -164,6 +165,40 @@ TEST_F(SchedulerLoopTest, PendingConditionsFollowTheCauseAtOnceAndTheProgressEve
   ASSERT_TRUE(store_->Update(cq->key, wider, cq->revision).has_value());
   Pass(Duration::Seconds(1));
   EXPECT_THAT(Message("c"), HasSubstr("1/2 nominal used"));
+}
+
+// Progress refreshes are paced, the heads of the queue first: with 300
+// workloads waiting and every position moved, a pass 30 s on refreshes 100
+// (the burst), the next one a second later 50 more, and none of the workloads
+// further back until their turn.
+TEST_F(SchedulerLoopTest, ProgressRefreshesArePacedHeadsFirst) {
+  Put(ObjectKey{kWorkloadKind, "default", "a-running"}, Workload("a-running", 1));
+  Put(ObjectKey{kWorkloadKind, "default", "b-first"}, Workload("b-first", 1));
+  for (int i = 0; i < 300; ++i) Put(ObjectKey{kWorkloadKind, "default", fmt::format("w{:03}", i)}, Workload(fmt::format("w{:03}", i), 1));
+  Pass(Duration::Seconds(1));
+  EXPECT_THAT(Message("b-first"), HasSubstr("position 1 in ClusterQueue cq"));
+  EXPECT_THAT(Message("w000"), HasSubstr("position 2 in ClusterQueue cq"));
+  EXPECT_THAT(Message("w299"), HasSubstr("position 301 in ClusterQueue cq"));
+
+  // The head leaves: every other position moves up by one.
+  ASSERT_TRUE(store_->Delete(ObjectKey{kWorkloadKind, "default", "b-first"}, 0).has_value());
+  Pass(Duration::Seconds(31));
+  auto refreshed = [&] {
+    int n = 0;
+    for (int i = 0; i < 300; ++i) {
+      if (Message(fmt::format("w{:03}", i)).find(fmt::format("position {} in", i + 1)) != std::string::npos) ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(refreshed(), 100);
+  EXPECT_THAT(Message("w000"), HasSubstr("position 1 in ClusterQueue cq"));
+  EXPECT_THAT(Message("w099"), HasSubstr("position 100 in ClusterQueue cq"));
+  EXPECT_THAT(Message("w100"), HasSubstr("position 102 in ClusterQueue cq"));  // not yet
+  Pass(Duration::Seconds(1));
+  EXPECT_EQ(refreshed(), 150);
+  EXPECT_THAT(Message("w149"), HasSubstr("position 150 in ClusterQueue cq"));
+  for (int i = 0; i < 4; ++i) Pass(Duration::Seconds(1));
+  EXPECT_EQ(refreshed(), 300);
 }
 
 }  // namespace
