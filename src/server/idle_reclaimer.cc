@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "common/time_format.h"
 #include "server/object_json.h"
 #include "server/workload_lifecycle.h"
@@ -53,22 +55,24 @@ bool WorkloadInactive(const json& workload) {
   return it != spec->end() && it->is_boolean() && !it->get<bool>();
 }
 
-void ReconcileIdleWorkloads(const ObjectCache& cache, const PodIndex& pods, const GpuUsageByDevice& usage,
-                            Timestamp now, BatchedWriter& writer, EventRecorder& events) {
+void ReconcileIdleWorkloads(const ObjectCache& cache, const WorkloadSubsets& subsets, const PodIndex& pods,
+                            const GpuUsageByDevice& usage, Timestamp now, BatchedWriter& writer, EventRecorder& events) {
   const std::string now_text = FormatRfc3339(now);
-  for (const auto& [key, active] : cache.ActiveOf(kWorkloadKind)) {
-    const StoredObject& w = *active;
+  std::set<std::pair<std::string, std::string>> resumed;
+  for (const auto& [key, held] : subsets.suspended()) {
+    const StoredObject& w = *held;
     // Resumed (spec.active true again) after a suspension: say so, once.
-    if (!WorkloadInactive(w.object) && ConditionTrue(w.object, "Suspended")) {
-      json next = w.object;
-      SetCondition(next, "Suspended", false, "Resumed", "resumed; waiting in its queue", now_text);
-      writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = w.key, .object = std::move(next), .expected_revision = w.revision},
-                 fmt::format("resume workload {}/{}", key.first, key.second));
-      events.Record(writer, w, EventRecorder::Type::kNormal, "Resumed", "resumed; waiting in its queue", now);
-      continue;
-    }
-    if (Annotation(w.object, kTypeAnnotation) != "notebook") continue;
-    if (!w.object.contains("status") || !w.object["status"].contains("admission")) continue;
+    if (WorkloadInactive(w.object)) continue;
+    json next = w.object;
+    SetCondition(next, "Suspended", false, "Resumed", "resumed; waiting in its queue", now_text);
+    writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = w.key, .object = std::move(next), .expected_revision = w.revision},
+               fmt::format("resume workload {}/{}", key.first, key.second));
+    events.Record(writer, w, EventRecorder::Type::kNormal, "Resumed", "resumed; waiting in its queue", now);
+    resumed.insert(key);
+  }
+  for (const auto& [key, held] : subsets.admitted()) {
+    const StoredObject& w = *held;
+    if (resumed.contains(key) || Annotation(w.object, kTypeAnnotation) != "notebook") continue;
     if (ConditionTrue(w.object, "Evicted") || WorkloadInactive(w.object)) continue;
     const std::string since_text = Annotation(w.object, kIdleSinceAnnotation);
     const bool idle = AllDevicesIdle(w.object, usage);

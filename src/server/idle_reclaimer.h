@@ -18,14 +18,17 @@
 #include "server/event_recorder.h"
 #include "server/job_controller.h"
 #include "server/object_cache.h"
+#include "server/workload_subsets.h"
 
 namespace tessera {
 
 inline constexpr Duration kDefaultIdleTimeout = Duration::Seconds(3600);
 inline constexpr double kIdleUtilization = 0.05;
 
-void ReconcileIdleWorkloads(const ObjectCache& cache, const PodIndex& pods, const GpuUsageByDevice& usage,
-                            Timestamp now, BatchedWriter& writer, EventRecorder& events);
+// `subsets`: the unfinished Workloads it may act on (admitted notebooks,
+// suspended workloads that may have been resumed).
+void ReconcileIdleWorkloads(const ObjectCache& cache, const WorkloadSubsets& subsets, const PodIndex& pods,
+                            const GpuUsageByDevice& usage, Timestamp now, BatchedWriter& writer, EventRecorder& events);
 
 // Inactive (spec.active: false): suspended, not to be admitted until resumed.
 bool WorkloadInactive(const nlohmann::json& workload);

@@ -139,7 +139,7 @@ PassInput BuildSnapshot(const ObjectCache& cache, ConvertedWorkloads& converted)
     const StoredObject& w = *active;
     // Suspended (spec.active false): not to be admitted until resumed.
     if (WorkloadInactive(w.object) && !w.object["status"].contains("admission")) continue;
-    auto [entry, fresh] = converted.by_key.try_emplace(w.key.ns + "/" + w.key.name);
+    auto [entry, fresh] = converted.by_key.try_emplace(&w);
     if (fresh || entry->second.revision != w.revision) {
       auto wl = WorkloadFromJson(
           w.object,
@@ -235,6 +235,7 @@ SchedulerLoop::SchedulerLoop(Store& store, SchedulerConfig config, Clock clock, 
       written_(std::move(written)),
       cache_(store, CachedKinds(), SettledTests()),
       pods_by_workload_(cache_),
+      workload_subsets_(cache_),
       events_("tessera-scheduler") {}
 
 SchedulerLoop::~SchedulerLoop() { Stop(); }
@@ -302,9 +303,9 @@ void SchedulerLoop::Run() {
 
 void SchedulerLoop::RequeueEvicted(const PodIndex& pods, Timestamp now, BatchedWriter& writer) {
   const std::string now_text = FormatRfc3339(now);
-  for (const auto& [key, active] : cache_.ActiveOf(kWorkloadKind)) {
-    const StoredObject& w = *active;
-    if (!ConditionTrue(w.object, "Evicted") || !w.object["status"].contains("admission")) continue;
+  for (const auto& [key, held] : workload_subsets_.admitted()) {
+    const StoredObject& w = *held;
+    if (!ConditionTrue(w.object, "Evicted")) continue;
     if (auto it = pods.find(key); it != pods.end() && !it->second.empty()) continue;
     json next = w.object;
     next["status"].erase("admission");
@@ -328,7 +329,7 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
   int64_t rendered = 0;
   // Renders `p`'s message and writes it when its cause changed, or when only
   // its progress did and that was last written kProgressRefresh ago.
-  auto render_and_write = [&](const PendingDecision& p, std::pair<const std::string, PendingMemo>& memo_entry,
+  auto render_and_write = [&](const PendingDecision& p, PendingMemos::value_type& memo_entry,
                               const std::string& blocker) {
     const StoredObject& so = *stored[p.workload.value()];
     PendingMemo& memo = memo_entry.second;
@@ -365,14 +366,14 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
   // Workloads whose cause is unchanged and whose progress is due a refresh.
   struct ProgressDue {
     const PendingDecision* decision;
-    std::pair<const std::string, PendingMemo>* memo;
+    PendingMemos::value_type* memo;
     int32_t position;  // in its ClusterQueue; none sorts last
   };
   std::vector<ProgressDue> progress_due;
   for (const PendingDecision& p : plan.pending) {
     const StoredObject& so = *stored[p.workload.value()];
     const std::string blocker = p.reason.blocker.valid() ? snapshot.workload(p.reason.blocker).Key() : "";
-    auto [memo_it, fresh] = pending_.try_emplace(so.key.ns + "/" + so.key.name);
+    auto [memo_it, fresh] = pending_.try_emplace(&so);
     const PendingMemo& memo = memo_it->second;
     // Rendering every waiting workload's message each pass would cost a pass
     // in proportion to the queue: unchanged since the last rendering (the
@@ -408,10 +409,8 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
   progress_budget_milli_ -= static_cast<int64_t>(refreshes) * 1000;
   if (pending_.size() > 2 * plan.pending.size() + 1024) {
     // Forget workloads that no longer wait.
-    std::set<std::string> pending_keys;
-    for (const PendingDecision& p : plan.pending) {
-      pending_keys.insert(stored[p.workload.value()]->key.ns + "/" + stored[p.workload.value()]->key.name);
-    }
+    std::set<const StoredObject*> pending_keys;
+    for (const PendingDecision& p : plan.pending) pending_keys.insert(stored[p.workload.value()]);
     std::erase_if(pending_, [&](const auto& entry) { return !pending_keys.count(entry.first); });
   }
   std::lock_guard lock(mu_);
@@ -425,7 +424,7 @@ void SchedulerLoop::NotePendingWritten() {
   for (const PendingWrite& w : pending_written_) {
     auto memo = pending_.find(w.memo_key);
     const StoredObject* now = cache_.Find(w.key);
-    if (memo == pending_.end() || now == nullptr) continue;
+    if (memo == pending_.end() || now != w.memo_key) continue;  // gone, or the cache was listed again
     if (ConditionValue(now->object, "QuotaReserved", "message") == w.message) memo->second.revision = now->revision;
   }
   pending_written_.clear();
@@ -459,7 +458,7 @@ Status SchedulerLoop::RunOnce() {
   // 1. Jobs -> Workloads; Pods' outcomes -> Workloads and Jobs; lost nodes.
   jobs_.Reconcile(cache_, pods, now_text, writer);
   writer.Flush();
-  ReconcileWorkloadLifecycle(cache_, pods, now, writer, events_);
+  ReconcileWorkloadLifecycle(cache_, workload_subsets_.admitted(), pods, now, writer, events_);
   ReconcileNodeLifecycle(cache_, pods, now, writer, events_);
   writer.Flush();
   // 2. Evicted Workloads whose Pods are gone return to their queue; usage
@@ -469,9 +468,9 @@ Status SchedulerLoop::RunOnce() {
   std::vector<const json*> node_objects;
   for (const auto& [unused, n] : cache_.Of("/Node")) node_objects.push_back(&n.object);
   const GpuUsageByDevice usage = GpuUsageFromNodes(node_objects);
-  ReconcileUsageRecords(cache_, usage, now, writer);
+  ReconcileUsageRecords(cache_, workload_subsets_.admitted(), usage, now, writer);
   writer.Flush();
-  ReconcileIdleWorkloads(cache_, pods, usage, now, writer, events_);
+  ReconcileIdleWorkloads(cache_, workload_subsets_, pods, usage, now, writer, events_);
   writer.Flush();
 
   // 3. The snapshot; 4. decide.

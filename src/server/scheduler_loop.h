@@ -40,6 +40,7 @@
 #include "server/job_controller.h"
 #include "server/metrics_registry.h"
 #include "server/object_cache.h"
+#include "server/workload_subsets.h"
 #include "store/store.h"
 
 namespace tessera {
@@ -53,8 +54,10 @@ struct SchedulerLoopStats {
   int64_t workloads_converted = 0;  // workloads converted from JSON (the rest were kept from earlier passes)
 };
 
-// Workloads converted from their JSON, kept from pass to pass (by "ns/name"):
-// a pass converts only the ones whose revision changed, as long as the names
+// Workloads converted from their JSON, kept from pass to pass (by the cache's
+// object, whose address stays while the object lives: the revision tells a
+// new object at a freed address from the old one): a pass converts only the
+// ones whose revision changed, as long as the names
 // the conversion resolves to ids (flavors, ClusterQueues, nodes) and the
 // priority classes are those of the pass that converted them (`context`).
 struct ConvertedWorkloads {
@@ -63,7 +66,7 @@ struct ConvertedWorkloads {
     Workload workload;
     uint64_t pass = 0;  // the last pass that held it
   };
-  std::unordered_map<std::string, Entry> by_key;
+  std::unordered_map<const StoredObject*, Entry> by_key;
   uint64_t context = 0;
   uint64_t pass = 0;
 };
@@ -110,10 +113,12 @@ class SchedulerLoop {
   std::function<void()> written_;
   ObjectCache cache_;  // owned by the thread running RunOnce
   PodsByWorkload pods_by_workload_;
+  WorkloadSubsets workload_subsets_;  // the admitted and suspended Workloads, for the controllers
   JobController jobs_;
   EventRecorder events_;
   // What the last rendering of a pending workload's message was made from, by
-  // "ns/name"; owned by the thread running RunOnce.
+  // the cache's object (as ConvertedWorkloads: the revision tells a new object
+  // at a freed address from the old one); owned by the thread running RunOnce.
   struct PendingMemo {
     int64_t revision = 0;  // the workload's, when rendered
     uint64_t context = 0;  // a hash of the snapshot's names it quotes, when rendered
@@ -122,10 +127,11 @@ class SchedulerLoop {
     Timestamp rendered;
     std::optional<Timestamp> progress_written;  // the queue position or estimated start, last written
   };
-  std::unordered_map<std::string, PendingMemo> pending_;
+  using PendingMemos = std::unordered_map<const StoredObject*, PendingMemo>;
+  PendingMemos pending_;
   ConvertedWorkloads converted_;  // owned by the thread running RunOnce
   struct PendingWrite {
-    std::string memo_key;
+    const StoredObject* memo_key;
     ObjectKey key;
     std::string message;
   };

@@ -82,7 +82,8 @@ json WithUseUntil(const json& record, const GpuUsageByDevice& usage, Timestamp u
 
 }  // namespace
 
-void ReconcileUsageRecords(const ObjectCache& cache, const GpuUsageByDevice& usage, Timestamp now,
+void ReconcileUsageRecords(const ObjectCache& cache, const ObjectCache::Active& admitted, const GpuUsageByDevice& usage,
+                           Timestamp now,
                            BatchedWriter& writer) {
   const std::string now_text = FormatRfc3339(now);
   // Open records by (namespace, workload UID); closed ones are settled in the cache.
@@ -98,10 +99,10 @@ void ReconcileUsageRecords(const ObjectCache& cache, const GpuUsageByDevice& usa
                        .expected_revision = record.revision},
                fmt::format("close usage record {}/{}", record.key.ns, record.key.name));
   };
-  // Workloads not finished (finished ones are settled in the cache; their open
-  // records are closed below).
-  for (const auto& [key, active] : cache.ActiveOf(kWorkloadKind)) {
-    const StoredObject& w = *active;
+  // Workloads holding an admission (finished ones, and those whose admission
+  // ended, have their open records closed below).
+  for (const auto& [key, held] : admitted) {
+    const StoredObject& w = *held;
     const std::string admitted_at = AdmittedAt(w.object);
     const bool holding = !admitted_at.empty();
     auto it = open.find({w.key.ns, StringAt(w.object, {"metadata", "uid"})});
@@ -130,8 +131,8 @@ void ReconcileUsageRecords(const ObjectCache& cache, const GpuUsageByDevice& usa
                        .object = RecordFor(w, name, now_text)},
                fmt::format("usage record {}/{}", w.key.ns, name));
   }
-  // The rest belong to workloads that finished (their record ends when they did)
-  // or are gone (it ends now).
+  // The rest belong to workloads that finished (their record ends when they did),
+  // lost their admission or are gone (it ends now).
   for (const auto& [ns_uid, record] : open) {
     std::string end = now_text;
     const std::string workload_name = StringAt(record->object, {"spec", "workload"});

@@ -23,7 +23,8 @@ inline constexpr const char* kUsageRecordKind = "tessera.dev/UsageRecord";
 
 // Opens a record for every admission in force without one and closes the open
 // records whose admission has ended. Idempotent: a second call writes nothing.
-void ReconcileUsageRecords(const ObjectCache& cache, const GpuUsageByDevice& usage, Timestamp now,
-                           BatchedWriter& writer);
+// `admitted`: the unfinished Workloads with an admission (WorkloadSubsets).
+void ReconcileUsageRecords(const ObjectCache& cache, const ObjectCache::Active& admitted, const GpuUsageByDevice& usage,
+                           Timestamp now, BatchedWriter& writer);
 
 }  // namespace tessera

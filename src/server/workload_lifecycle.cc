@@ -87,12 +87,11 @@ std::vector<WriteOp> EvictionOps(const StoredObject& workload, const PodIndex& p
   return unit;
 }
 
-void ReconcileWorkloadLifecycle(const ObjectCache& cache, const PodIndex& pods, Timestamp now, BatchedWriter& writer,
-                                EventRecorder& events) {
+void ReconcileWorkloadLifecycle(const ObjectCache& cache, const ObjectCache::Active& admitted, const PodIndex& pods,
+                                Timestamp now, BatchedWriter& writer, EventRecorder& events) {
   const std::string now_text = FormatRfc3339(now);
-  for (const auto& [key, active] : cache.ActiveOf(kWorkloadKind)) {
-    const StoredObject& w = *active;
-    if (!w.object.contains("status") || !w.object["status"].contains("admission")) continue;
+  for (const auto& [key, held] : admitted) {
+    const StoredObject& w = *held;
     if (ConditionTrue(w.object, "Evicted")) continue;
     auto it = pods.find(key);
     if (it == pods.end()) continue;

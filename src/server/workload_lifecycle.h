@@ -18,9 +18,10 @@
 
 namespace tessera {
 
-// Adds the controller's writes to `writer`.
-void ReconcileWorkloadLifecycle(const ObjectCache& cache, const PodIndex& pods, Timestamp now, BatchedWriter& writer,
-                                EventRecorder& events);
+// Adds the controller's writes to `writer`. `admitted`: the unfinished
+// Workloads with an admission (WorkloadSubsets), the only ones it acts on.
+void ReconcileWorkloadLifecycle(const ObjectCache& cache, const ObjectCache::Active& admitted, const PodIndex& pods,
+                                Timestamp now, BatchedWriter& writer, EventRecorder& events);
 
 // Evicts an admitted Workload: Evicted=True with `reason`, and its Pods marked
 // for termination (the agents send SIGTERM, wait the grace period, SIGKILL,

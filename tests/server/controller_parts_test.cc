@@ -10,6 +10,8 @@
 #include "server/event_recorder.h"
 #include "server/job_controller.h"
 #include "server/object_cache.h"
+#include "server/object_json.h"
+#include "server/workload_subsets.h"
 #include "tests/testing/fresh_store.h"
 
 namespace tessera {
@@ -265,6 +267,46 @@ TEST_F(ControllerPartsTest, RepeatedEventsAreCountedOnOneObjectAndExpire) {
   recorder.Expire(writer, t0 + Duration::Seconds(2 + 3601));
   writer.Flush();
   EXPECT_EQ(cache.Of("/Event").size(), 0u);
+}
+
+// The controllers' subsets of Workloads follow each change: admitted while it
+// has an admission, suspended while its Suspended condition is True, neither
+// once Finished or deleted, and the pointers are the cache's.
+TEST_F(ControllerPartsTest, WorkloadSubsetsFollowAdmissionSuspensionAndTheEnd) {
+  auto key = [](const std::string& name) { return ObjectKey{kWorkloadKind, "default", name}; };
+  auto workload = [](const std::string& name) {
+    return json{{"apiVersion", "kueue.x-k8s.io/v1beta1"}, {"kind", "Workload"},
+                {"metadata", {{"name", name}, {"namespace", "default"}}}, {"spec", json::object()}};
+  };
+  ASSERT_TRUE(store_->Create(key("waits"), workload("waits")).has_value());
+  json admitted = workload("runs");
+  admitted["status"]["admission"] = {{"clusterQueue", "cq"}};
+  ASSERT_TRUE(store_->Create(key("runs"), admitted).has_value());
+  ObjectCache cache(*store_, {kWorkloadKind}, {{kWorkloadKind, [](const json& o) { return ConditionTrue(o, "Finished"); }}});
+  ASSERT_TRUE(cache.Sync().ok());
+  WorkloadSubsets subsets(cache);  // takes in what the cache holds already
+  auto names = [](const ObjectCache::Active& subset) {
+    std::vector<std::string> out;
+    for (const auto& [k, object] : subset) out.push_back(k.second);
+    return out;
+  };
+  EXPECT_EQ(names(subsets.admitted()), std::vector<std::string>{"runs"});
+  EXPECT_EQ(subsets.admitted().at({"default", "runs"}), cache.Find(key("runs")));
+  EXPECT_TRUE(subsets.suspended().empty());
+
+  json suspended = workload("waits");
+  SetCondition(suspended, "Suspended", true, "Idle", "idle", "2026-11-30T00:00:00Z");
+  ASSERT_TRUE(store_->Update(key("waits"), suspended, 0).has_value());
+  json finished = admitted;
+  SetCondition(finished, "Finished", true, "Succeeded", "done", "2026-11-30T00:00:00Z");
+  ASSERT_TRUE(store_->Update(key("runs"), finished, 0).has_value());
+  ASSERT_TRUE(cache.Sync().ok());
+  EXPECT_TRUE(subsets.admitted().empty());
+  EXPECT_EQ(names(subsets.suspended()), std::vector<std::string>{"waits"});
+
+  ASSERT_TRUE(store_->Delete(key("waits"), 0).has_value());
+  ASSERT_TRUE(cache.Sync().ok());
+  EXPECT_TRUE(subsets.suspended().empty());
 }
 
 }  // namespace
