@@ -30,7 +30,10 @@ namespace tessera {
 namespace {
 
 constexpr auto kBatchWindow = std::chrono::milliseconds(5);
-constexpr auto kMaxPassPause = std::chrono::milliseconds(500);  // the longest wait after a long pass
+// After a pass, the next waits kPauseAfterPass times as long (the loop then
+// takes at most a quarter of a core), at most kMaxPassPause.
+constexpr int kPauseAfterPass = 3;
+constexpr auto kMaxPassPause = std::chrono::milliseconds(2000);
 constexpr auto kResyncPeriod = std::chrono::seconds(5);
 constexpr Duration kProgressRefresh = Duration::Seconds(30);
 // At most this many progress refreshes a second, this many at once after a
@@ -283,11 +286,13 @@ void SchedulerLoop::Run() {
     // A write after a quiet spell is scheduled at once. Passes follow each other
     // at least a batch window apart, so that a burst of writes lands and is
     // scheduled together; and a pass costs in proportion to the workloads held,
-    // not to what changed, so under a storm of submissions passes would run back
-    // to back and take a whole core from the API: after a long pass, the next
-    // waits as long as it took (the loop then uses at most about half a core;
-    // decisions come at most one pass later).
-    const auto earliest = last_end + std::clamp<Clock::duration>(last_pass, kBatchWindow, kMaxPassPause);
+    // not to what changed, so under a storm of submissions, or a steady trickle
+    // beside a long queue, passes would run back to back and take a whole core
+    // from the API: after a long pass, the next waits three times as long (the
+    // loop then uses at most about a quarter of a core; with 20,000 waiting a
+    // pass takes about 60 ms, so a decision comes within about 250 ms).
+    const auto earliest =
+        last_end + std::clamp<Clock::duration>(kPauseAfterPass * last_pass, kBatchWindow, kMaxPassPause);
     cv_.wait_until(lock, earliest, [this] { return stop_; });
     if (stop_) break;
     kicked_ = false;
