@@ -46,6 +46,7 @@ class SimCommandTest : public ::testing::Test {
     for (int i = 0; i < 8; ++i) trace << "b" << i << "," << 30 + i << ",300,0.5,b\n";
     trace << "bad,x,1,1,a\n";
   }
+  void TearDown() override { fs::remove_all(dir_); }
 
   SimCommandOptions Options() const {
     SimCommandOptions o;
