@@ -83,8 +83,7 @@ json WithUseUntil(const json& record, const GpuUsageByDevice& usage, Timestamp u
 }  // namespace
 
 void ReconcileUsageRecords(const ObjectCache& cache, const ObjectCache::Active& admitted, const GpuUsageByDevice& usage,
-                           Timestamp now,
-                           BatchedWriter& writer) {
+                           Timestamp now, BatchedWriter& writer) {
   const std::string now_text = FormatRfc3339(now);
   // Open records by (namespace, workload UID); closed ones are settled in the cache.
   std::map<std::pair<std::string, std::string>, const StoredObject*> open;

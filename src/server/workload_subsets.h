@@ -7,7 +7,8 @@
 //   suspended: the Suspended condition True (resumed ones are told so)
 //
 // Each is in the cache's key order; the pointers are into the cache. Finished
-// Workloads (settled in the cache) are in neither.
+// Workloads (settled in the cache) are in neither. They change when the cache
+// does (Sync, Put, Remove, so a BatchedWriter's Flush): a walk must not span one.
 #pragma once
 
 #include <string>
