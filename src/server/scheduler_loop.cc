@@ -374,7 +374,7 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
     PendingMemos::value_type* memo;
     int32_t position;  // in its ClusterQueue; none sorts last
   };
-  std::vector<ProgressDue> progress_due;
+  std::vector<ProgressDue> refresh_due;
   for (const PendingDecision& p : plan.pending) {
     const StoredObject& so = *stored[p.workload.value()];
     const std::string blocker = p.reason.blocker.valid() ? snapshot.workload(p.reason.blocker).Key() : "";
@@ -389,7 +389,7 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
     if (!same) {
       render_and_write(p, *memo_it, blocker);
     } else if (now - memo.rendered >= kProgressRefresh) {
-      progress_due.push_back({&p, &*memo_it, p.reason.queue_position > 0 ? p.reason.queue_position : INT32_MAX});
+      refresh_due.push_back({&p, &*memo_it, p.reason.queue_position > 0 ? p.reason.queue_position : INT32_MAX});
     }
   }
   // Progress refreshes are paced (kProgressRefreshesPerSecond), the heads of
@@ -404,11 +404,11 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
       kProgressRefreshBurst * 1000,
       progress_budget_milli_ + std::max<int64_t>(0, (now - *progress_refilled_).ms) * kProgressRefreshesPerSecond);
   progress_refilled_ = now;
-  const size_t refreshes = std::min<size_t>(progress_due.size(), static_cast<size_t>(progress_budget_milli_ / 1000));
-  std::partial_sort(progress_due.begin(), progress_due.begin() + static_cast<std::ptrdiff_t>(refreshes), progress_due.end(),
+  const size_t refreshes = std::min<size_t>(refresh_due.size(), static_cast<size_t>(progress_budget_milli_ / 1000));
+  std::partial_sort(refresh_due.begin(), refresh_due.begin() + static_cast<std::ptrdiff_t>(refreshes), refresh_due.end(),
                     [](const ProgressDue& a, const ProgressDue& b) { return a.position < b.position; });
   for (size_t i = 0; i < refreshes; ++i) {
-    const ProgressDue& d = progress_due[i];
+    const ProgressDue& d = refresh_due[i];
     render_and_write(*d.decision, *d.memo, d.memo->second.blocker);
   }
   progress_budget_milli_ -= static_cast<int64_t>(refreshes) * 1000;
