@@ -841,14 +841,14 @@ ProcessExit ExitFromWaitStatus(int status) {
 
 namespace {
 
-// A reaper of an earlier version wrote its status alone, without a newline, at
-// the start of the file: ends that line, so that the next reaper's line is its own.
-void EndLastLine(int fd) {
-  struct stat st {};
-  char last = '\n';
-  if (::fstat(fd, &st) == 0 && st.st_size > 0 && ::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
-    (void)!::write(fd, "\n", 1);
-  }
+// A reaper of an earlier version wrote its status alone, one word without a
+// pid, over the file's start. By the time the pod is launched again its agent
+// has read that (adopting or reporting the process): drops it, so that it is
+// never taken for the new process's status.
+void DropAnEarlierVersionsStatus(int fd) {
+  char head[32];
+  const ssize_t n = ::pread(fd, head, sizeof head, 0);
+  if (n > 0 && std::find(head, head + n, ' ') == head + n) (void)!::ftruncate(fd, 0);
 }
 
 }  // namespace
@@ -857,7 +857,8 @@ ProcessExit ReadExitStatusFile(const std::string& path, pid_t pid) {
   if (path.empty()) return ProcessExit{};
   std::ifstream in(path);
   // The last line of `pid`'s; a line of one word was written by a reaper from
-  // before lines named their process (the file then held only the newest).
+  // before lines named their process (the file then held only the newest, and
+  // the next launch drops it).
   std::string line, mine, unnamed;
   const std::string prefix = std::to_string(pid) + ' ';
   while (std::getline(in, line)) {
@@ -936,7 +937,7 @@ Result<ProcessRunner::Launched> ProcessRunner::Launch(const ProcessSpec& spec) {
   if (with_reaper) {
     ASSIGN_OR_RETURN(exit_status, AboveStdio(::open(spec.exit_status_path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0640),
                                              spec.exit_status_path));
-    EndLastLine(exit_status.get());
+    DropAnEarlierVersionsStatus(exit_status.get());
     ASSIGN_OR_RETURN(report, MakePipe());
     ASSIGN_OR_RETURN(gate, MakeGate());
     argv.insert(argv.begin(), {PodReaper(), std::to_string(exit_status.get()), std::to_string(report.write_end.get()),

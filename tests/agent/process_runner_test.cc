@@ -671,15 +671,22 @@ TEST_F(ProcessRunnerTest, AnAdoptedPodsExitCodeIsKeptByItsReaper) {
 // line: a restart that is launched but never let run (its agent killed before
 // recording it) does not hide how the process before it ended, which the next
 // agent, still holding that one's identity, must report. A status written
-// alone by a reaper of an earlier version is read as the last process's.
+// alone by a reaper of an earlier version is read as its process's, and the
+// next launch drops it, so that it is never taken for a later process's.
 TEST_F(ProcessRunnerTest, EachOfAPodsProcessesKeepsItsOwnExitStatus) {
   ProcessSpec spec = SpecBuilder(dir_).Shell("exit 3").Build();
   spec.exit_status_path = dir_.Sub("exit-status");
-  std::ofstream(spec.exit_status_path) << "256";  // an earlier version's reaper: exit code 1, no newline
+  std::ofstream(spec.exit_status_path) << "256";  // an earlier version's reaper: exit code 1, no pid, no newline
+  const ProcessExit legacy = ReadExitStatusFile(spec.exit_status_path, 12345);
+  EXPECT_EQ(legacy.cause, ProcessExit::Cause::kExited);
+  EXPECT_EQ(legacy.exit_code, 1);
+
   const RunningProcess first = StartOk(spec);
   std::optional<ProcessExit> first_exit = WaitForExit(runner_, first.identity);
   ASSERT_TRUE(first_exit.has_value());
   ASSERT_EQ(first_exit->exit_code, 3);
+  EXPECT_EQ(ReadExitStatusFile(spec.exit_status_path, 12345).cause, ProcessExit::Cause::kUnknown)
+      << "the earlier version's status was taken for another process's";
 
   std::vector<std::optional<ProcessIdentity>> launched;
   std::vector<Result<RunningProcess>> held = runner_.StartAll({spec}, [&](const auto& l) {
@@ -699,11 +706,6 @@ TEST_F(ProcessRunnerTest, EachOfAPodsProcessesKeepsItsOwnExitStatus) {
   EXPECT_EQ(read_first.exit_code, 3);
   EXPECT_EQ(ReadExitStatusFile(spec.exit_status_path, launched[0]->pid).cause, ProcessExit::Cause::kNotStarted);
   EXPECT_EQ(ReadExitStatusFile(spec.exit_status_path, third.identity.pid).exit_code, 4);
-  // The earlier version's line, for a process that wrote no line of its own.
-  const ProcessExit unnamed = ReadExitStatusFile(spec.exit_status_path, 1);
-  EXPECT_EQ(unnamed.cause, ProcessExit::Cause::kExited);
-  EXPECT_EQ(unnamed.exit_code, 1);
-  EXPECT_EQ(ReadFile(spec.exit_status_path).substr(0, 4), "256\n");
 }
 
 // A grace of zero kills at once; a later, longer grace does not extend it.
