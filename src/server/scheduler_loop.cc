@@ -332,10 +332,21 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
   const std::string now_text = FormatRfc3339(now);
   const uint64_t context = PendingTextContext(snapshot);
   int64_t rendered = 0;
+  // Workloads whose cause is unchanged and whose progress is due a refresh.
+  struct ProgressDue {
+    const PendingDecision* decision;
+    PendingMemos::value_type* memo;
+    int32_t position;  // in its ClusterQueue; none sorts last
+  };
+  std::vector<ProgressDue> refresh_due;
+  auto due = [](const PendingDecision& p, PendingMemos::value_type& memo) {
+    return ProgressDue{&p, &memo, p.reason.queue_position > 0 ? p.reason.queue_position : INT32_MAX};
+  };
   // Renders `p`'s message and writes it when its cause changed, or when only
-  // its progress did and that was last written kProgressRefresh ago.
+  // its progress did and that was last written kProgressRefresh ago: at once
+  // when `paced` (the refresh is within the pace), else among the refreshes due.
   auto render_and_write = [&](const PendingDecision& p, PendingMemos::value_type& memo_entry,
-                              const std::string& blocker) {
+                              const std::string& blocker, bool paced) {
     const StoredObject& so = *stored[p.workload.value()];
     PendingMemo& memo = memo_entry.second;
     memo.revision = so.revision;
@@ -359,6 +370,12 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
     const bool progress_due =
         written != message && (!memo.progress_written || now - *memo.progress_written >= kProgressRefresh);
     if (!cause_changed && !progress_due) return;
+    if (!cause_changed && !paced) {
+      // Only the progress, for a workload not rendered before (a restart, a
+      // relist of the cache): paced like any other refresh.
+      refresh_due.push_back(due(p, memo_entry));
+      return;
+    }
     json next = so.object;
     SetCondition(next, "QuotaReserved", false, reason, message, now_text);
     SetCondition(next, "Admitted", false, reason, message, now_text);
@@ -368,13 +385,6 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
                fmt::format("pending condition of {}/{}", so.key.ns, so.key.name));
     if (cause_changed) events_.Record(writer, so, EventRecorder::Type::kWarning, "Pending", cause, now);
   };
-  // Workloads whose cause is unchanged and whose progress is due a refresh.
-  struct ProgressDue {
-    const PendingDecision* decision;
-    PendingMemos::value_type* memo;
-    int32_t position;  // in its ClusterQueue; none sorts last
-  };
-  std::vector<ProgressDue> refresh_due;
   for (const PendingDecision& p : plan.pending) {
     const StoredObject& so = *stored[p.workload.value()];
     const std::string blocker = p.reason.blocker.valid() ? snapshot.workload(p.reason.blocker).Key() : "";
@@ -387,9 +397,9 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
     const bool same = !fresh && memo.revision == so.revision && memo.context == context && memo.blocker == blocker &&
                       memo.reason.SameCause(p.reason);
     if (!same) {
-      render_and_write(p, *memo_it, blocker);
+      render_and_write(p, *memo_it, blocker, /*paced=*/false);
     } else if (now - memo.rendered >= kProgressRefresh) {
-      refresh_due.push_back({&p, &*memo_it, p.reason.queue_position > 0 ? p.reason.queue_position : INT32_MAX});
+      refresh_due.push_back(due(p, *memo_it));
     }
   }
   // Progress refreshes are paced (kProgressRefreshesPerSecond), the heads of
@@ -409,7 +419,7 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
                     [](const ProgressDue& a, const ProgressDue& b) { return a.position < b.position; });
   for (size_t i = 0; i < refreshes; ++i) {
     const ProgressDue& d = refresh_due[i];
-    render_and_write(*d.decision, *d.memo, d.memo->second.blocker);
+    render_and_write(*d.decision, *d.memo, d.memo->second.blocker, /*paced=*/true);
   }
   progress_budget_milli_ -= static_cast<int64_t>(refreshes) * 1000;
   if (pending_.size() > 2 * plan.pending.size() + 1024) {

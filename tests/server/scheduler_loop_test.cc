@@ -201,5 +201,27 @@ TEST_F(SchedulerLoopTest, ProgressRefreshesArePacedHeadsFirst) {
   EXPECT_EQ(refreshed(), 300);
 }
 
+// A restarted loop (no memo of what it rendered) paces the refreshes of
+// positions that moved while it was away like any other: it does not rewrite
+// every waiting workload in its first pass.
+TEST_F(SchedulerLoopTest, ARestartedLoopPacesTheProgressItFindsStale) {
+  Put(ObjectKey{kWorkloadKind, "default", "a-running"}, Workload("a-running", 1));
+  Put(ObjectKey{kWorkloadKind, "default", "b-first"}, Workload("b-first", 1));
+  for (int i = 0; i < 300; ++i) Put(ObjectKey{kWorkloadKind, "default", fmt::format("w{:03}", i)}, Workload(fmt::format("w{:03}", i), 1));
+  Pass(Duration::Seconds(1));
+  ASSERT_THAT(Message("w299"), HasSubstr("position 301 in ClusterQueue cq"));
+  ASSERT_TRUE(store_->Delete(ObjectKey{kWorkloadKind, "default", "b-first"}, 0).has_value());
+  loop_ = std::make_unique<SchedulerLoop>(*store_, SchedulerConfig{}, [this] { return now_; }, nullptr);
+  const int64_t before = store_->Revision();
+  Pass(Duration::Seconds(1));
+  int refreshed = 0;
+  for (int i = 0; i < 300; ++i) {
+    if (Message(fmt::format("w{:03}", i)).find(fmt::format("position {} in", i + 1)) != std::string::npos) ++refreshed;
+  }
+  EXPECT_EQ(refreshed, 100);  // the burst, heads first
+  EXPECT_THAT(Message("w000"), HasSubstr("position 1 in ClusterQueue cq"));
+  EXPECT_LT(store_->Revision() - before, 150) << "the restarted loop rewrote the queue";
+}
+
 }  // namespace
 }  // namespace tessera
