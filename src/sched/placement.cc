@@ -479,17 +479,23 @@ void Placer::ExplainCapacity(const Context& ctx, int32_t placed, FlavorAttempt* 
   why->bottleneck = gpus_short    ? (ctx.whole > 0 ? CapacityBottleneck::kWholeGpus : CapacityBottleneck::kFraction)
                     : placed > 0 ? CapacityBottleneck::kGangSize
                                  : CapacityBottleneck::kCpuMemory;
-  if (why->bottleneck == CapacityBottleneck::kGangSize) {
-    // Nodes the pod could go to, GPUs free for it, but not its cpu or memory.
+  if (why->bottleneck == CapacityBottleneck::kGangSize && ctx.gpu_memory == 0) {
+    // Nodes the pod could go to (labels, taints), with free GPUs it could use
+    // (big enough, when it names a device memory), but not its cpu or memory.
     Context any_node = ctx;
     any_node.avoid_used = false;
     for (int32_t n : idx.members) {
       const CapacityState::NodeState& s = cap.node(n);
-      bool gpus_free = ctx.whole > 0 ? s.whole_free >= ctx.whole : false;
-      for (int32_t d = s.first_device; !gpus_free && ctx.whole == 0 && d < s.first_device + s.num_devices; ++d) {
-        gpus_free = cap.device(d).free_milli >= why->pod_gpu_milli;
+      if (s.free_cpu >= ctx.ps->requests.cpu() && s.free_memory >= ctx.ps->requests.memory()) continue;
+      if (!Accepts(any_node, n, 0)) continue;
+      int32_t whole_free = 0;
+      bool fraction_free = ctx.whole == 0 && ctx.fraction == 0;  // needs no GPU
+      for (int32_t d = s.first_device; d < s.first_device + s.num_devices; ++d) {
+        const CapacityState::Device& device = cap.device(d);
+        if (device.free_milli == 1000 && device.memory_bytes >= ctx.min_device_memory) ++whole_free;
+        fraction_free = fraction_free || device.free_milli >= ctx.fraction;
       }
-      if (gpus_free && Accepts(any_node, n, 0) && !Accepts(any_node, n, 1)) ++why->nodes_short_of_cpu_memory;
+      if (ctx.whole > 0 ? whole_free >= ctx.whole : fraction_free) ++why->nodes_short_of_cpu_memory;
     }
   }
   if (!gpus_short && ctx.require_nvlink && ctx.whole > 1) {
