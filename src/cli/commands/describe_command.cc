@@ -347,13 +347,18 @@ class Describer {
   void Events(DescribeWriter& w, const KindInfo& kind, const json& obj) {
     const KindInfo* event_kind = FindKindByApiVersion("v1", "Event");
     const std::string uid = TextAt(obj, "metadata.uid");
+    const std::string ns = kind.namespaced ? NamespaceOf(obj) : "";
+    auto selected = ListObjects(client_, ClientConfig{}, CollectionPath(*event_kind, ns), "", kDefaultChunkSize,
+                                fmt::format("involvedObject.name={}", NameOf(obj)));
+    // A server without Events' field selectors (an older one) lists them all.
+    std::vector<json> candidates = selected ? std::move(selected->items) : ListQuietly(*event_kind, ns);
     std::vector<json> events;
-    for (json& e : ListQuietly(*event_kind, kind.namespaced ? NamespaceOf(obj) : "",
-                               fmt::format("involvedObject.name={}", NameOf(obj)))) {
+    for (json& e : candidates) {
+      if (TextAt(e, "involvedObject.name") != NameOf(obj)) continue;
       const std::string k = TextAt(e, "involvedObject.kind");
       if (!k.empty() && k != kind.kind) continue;
-      const std::string ns = TextAt(e, "involvedObject.namespace");
-      if (kind.namespaced && !ns.empty() && ns != NamespaceOf(obj)) continue;
+      const std::string about_ns = TextAt(e, "involvedObject.namespace");
+      if (kind.namespaced && !about_ns.empty() && about_ns != NamespaceOf(obj)) continue;
       const std::string about = TextAt(e, "involvedObject.uid");
       if (!uid.empty() && !about.empty() && about != uid) continue;
       events.push_back(std::move(e));
@@ -389,8 +394,8 @@ class Describer {
   }
 
   // The items of a list, or none when it cannot be read (extras never fail describe).
-  std::vector<json> ListQuietly(const KindInfo& kind, const std::string& ns, const std::string& field_selector = "") {
-    auto list = ListObjects(client_, ClientConfig{}, CollectionPath(kind, ns), "", kDefaultChunkSize, field_selector);
+  std::vector<json> ListQuietly(const KindInfo& kind, const std::string& ns) {
+    auto list = ListObjects(client_, ClientConfig{}, CollectionPath(kind, ns), "");
     return list ? std::move(list->items) : std::vector<json>();
   }
 
