@@ -73,6 +73,21 @@ class SchedulerLoopTest : public testing::FreshStoreTest {
     now_ = now_ + later;
     ASSERT_TRUE(loop_->RunOnce().ok());
   }
+  // "a-running" takes the queue's one GPU; "b-first" then w000..w299 wait, at positions 1 to 301.
+  void QueueOf300AfterAHead() {
+    Put(ObjectKey{kWorkloadKind, "default", "a-running"}, Workload("a-running", 1));
+    Put(ObjectKey{kWorkloadKind, "default", "b-first"}, Workload("b-first", 1));
+    for (int i = 0; i < 300; ++i) Put(ObjectKey{kWorkloadKind, "default", fmt::format("w{:03}", i)}, Workload(fmt::format("w{:03}", i), 1));
+    Pass(Duration::Seconds(1));
+  }
+  // How many of w000..w299 show their position once "b-first" has left.
+  int PositionsMovedUp() {
+    int n = 0;
+    for (int i = 0; i < 300; ++i) {
+      if (Message(fmt::format("w{:03}", i)).find(fmt::format("position {} in", i + 1)) != std::string::npos) ++n;
+    }
+    return n;
+  }
 
   Timestamp now_ = *ParseRfc3339("2026-11-30T00:00:00Z");
   std::unique_ptr<SchedulerLoop> loop_;
@@ -172,10 +187,7 @@ TEST_F(SchedulerLoopTest, PendingConditionsFollowTheCauseAtOnceAndTheProgressEve
 // (the burst), the next one a second later 50 more, and none of the workloads
 // further back until their turn.
 TEST_F(SchedulerLoopTest, ProgressRefreshesArePacedHeadsFirst) {
-  Put(ObjectKey{kWorkloadKind, "default", "a-running"}, Workload("a-running", 1));
-  Put(ObjectKey{kWorkloadKind, "default", "b-first"}, Workload("b-first", 1));
-  for (int i = 0; i < 300; ++i) Put(ObjectKey{kWorkloadKind, "default", fmt::format("w{:03}", i)}, Workload(fmt::format("w{:03}", i), 1));
-  Pass(Duration::Seconds(1));
+  QueueOf300AfterAHead();
   EXPECT_THAT(Message("b-first"), HasSubstr("position 1 in ClusterQueue cq"));
   EXPECT_THAT(Message("w000"), HasSubstr("position 2 in ClusterQueue cq"));
   EXPECT_THAT(Message("w299"), HasSubstr("position 301 in ClusterQueue cq"));
@@ -183,42 +195,28 @@ TEST_F(SchedulerLoopTest, ProgressRefreshesArePacedHeadsFirst) {
   // The head leaves: every other position moves up by one.
   ASSERT_TRUE(store_->Delete(ObjectKey{kWorkloadKind, "default", "b-first"}, 0).has_value());
   Pass(Duration::Seconds(31));
-  auto refreshed = [&] {
-    int n = 0;
-    for (int i = 0; i < 300; ++i) {
-      if (Message(fmt::format("w{:03}", i)).find(fmt::format("position {} in", i + 1)) != std::string::npos) ++n;
-    }
-    return n;
-  };
-  EXPECT_EQ(refreshed(), 100);
+  EXPECT_EQ(PositionsMovedUp(), 100);
   EXPECT_THAT(Message("w000"), HasSubstr("position 1 in ClusterQueue cq"));
   EXPECT_THAT(Message("w099"), HasSubstr("position 100 in ClusterQueue cq"));
   EXPECT_THAT(Message("w100"), HasSubstr("position 102 in ClusterQueue cq"));  // not yet
   Pass(Duration::Seconds(1));
-  EXPECT_EQ(refreshed(), 150);
+  EXPECT_EQ(PositionsMovedUp(), 150);
   EXPECT_THAT(Message("w149"), HasSubstr("position 150 in ClusterQueue cq"));
   for (int i = 0; i < 4; ++i) Pass(Duration::Seconds(1));
-  EXPECT_EQ(refreshed(), 300);
+  EXPECT_EQ(PositionsMovedUp(), 300);
 }
 
 // A restarted loop (no memo of what it rendered) paces the refreshes of
 // positions that moved while it was away like any other: it does not rewrite
 // every waiting workload in its first pass.
 TEST_F(SchedulerLoopTest, ARestartedLoopPacesTheProgressItFindsStale) {
-  Put(ObjectKey{kWorkloadKind, "default", "a-running"}, Workload("a-running", 1));
-  Put(ObjectKey{kWorkloadKind, "default", "b-first"}, Workload("b-first", 1));
-  for (int i = 0; i < 300; ++i) Put(ObjectKey{kWorkloadKind, "default", fmt::format("w{:03}", i)}, Workload(fmt::format("w{:03}", i), 1));
-  Pass(Duration::Seconds(1));
+  QueueOf300AfterAHead();
   ASSERT_THAT(Message("w299"), HasSubstr("position 301 in ClusterQueue cq"));
   ASSERT_TRUE(store_->Delete(ObjectKey{kWorkloadKind, "default", "b-first"}, 0).has_value());
   loop_ = std::make_unique<SchedulerLoop>(*store_, SchedulerConfig{}, [this] { return now_; }, nullptr);
   const int64_t before = store_->Revision();
   Pass(Duration::Seconds(1));
-  int refreshed = 0;
-  for (int i = 0; i < 300; ++i) {
-    if (Message(fmt::format("w{:03}", i)).find(fmt::format("position {} in", i + 1)) != std::string::npos) ++refreshed;
-  }
-  EXPECT_EQ(refreshed, 100);  // the burst, heads first
+  EXPECT_EQ(PositionsMovedUp(), 100);  // the burst, heads first
   EXPECT_THAT(Message("w000"), HasSubstr("position 1 in ClusterQueue cq"));
   EXPECT_LT(store_->Revision() - before, 150) << "the restarted loop rewrote the queue";
 }
