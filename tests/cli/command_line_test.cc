@@ -62,6 +62,9 @@ TEST_F(CommandLineTest, AnUnknownCommandIsNamedWithTheCloseOnes) {
   EXPECT_EQ(typo.err,
             "error: unknown command \"sumbit\" for \"tessera\"\n\nDid you mean this?\n\tsubmit\n\n"
             "Run 'tessera --help' for usage.\n");
+  CommandRun after_flags = Tessera({"sumbit", "x"});  // --server URL --token T first
+  EXPECT_EQ(after_flags.rc, 2);
+  EXPECT_NE(after_flags.err.find("unknown command \"sumbit\""), std::string::npos) << after_flags.err;
   CommandRun unknown = Tessera({"api-resources"}, false);
   EXPECT_EQ(unknown.rc, 2);
   EXPECT_EQ(unknown.err, "error: unknown command \"api-resources\" for \"tessera\"\nRun 'tessera --help' for usage.\n");

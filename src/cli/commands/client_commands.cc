@@ -348,7 +348,18 @@ int ParseAndRun(CLI::App& app, int argc, const char* const* argv, const int& rc,
     out << app.help();  // as kubectl does, alone
     return kExitOk;
   }
-  if (argv[1][0] != '-' && RefuseUnknownCommand(app, argv[1], err)) return kExitUsage;
+  // The command is the first word that is not a global flag or a flag's value.
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!arg.starts_with('-')) {
+      if (RefuseUnknownCommand(app, arg, err)) return kExitUsage;
+      break;
+    }
+    const CLI::Option* option = arg.find('=') == std::string_view::npos ? app.get_option_no_throw(std::string(arg)) : nullptr;
+    if (option == nullptr) continue;  // --flag=value, or not the app's own: CLI11 says what is wrong
+    if (option->get_items_expected_min() > 0) ++i;  // its value
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
