@@ -334,7 +334,7 @@ void Agent::Impl::Adopt() {
       run.process = *adopted;
       run.identity = id;
     } else {
-      const ProcessExit exit = ReadExitStatusFile(exit_status, id.pid);
+      const ProcessExit exit = ReadExitStatusFile(exit_status, id);
       if (exit.cause != ProcessExit::Cause::kNotStarted) {
         spdlog::info("agent {}: pod {}/{} ended while no agent ran", options.node_name, p.value("namespace", ""),
                      p.value("name", ""));

@@ -43,12 +43,38 @@ using tessera::ChildStage;
   ::_exit(127);
 }
 
-// Appends "PID WHAT\n" to the exit status file (opened for appending) in one
-// write, and makes it durable. A pod's successive processes share the file:
-// the pid says whose line it is, so a new start never hides how the one
-// before ended (an agent killed before it recorded the new one reads that).
-void WriteStatusLine(int fd, const char* what) {
-  char buf[64];
+// Writes `value` in decimal backwards, ending just before `end`; returns where it starts.
+char* PutDecimal(char* end, unsigned long long value) {
+  do {
+    *--end = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value > 0);
+  return end;
+}
+
+// This process's start time in clock ticks since boot (field 22 of
+// /proc/self/stat): with the pid, what the agent knows the process by.
+unsigned long long StartTicks() {
+  char stat[1024];
+  const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  const ssize_t n = ::read(fd, stat, sizeof stat - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  stat[n] = '\0';
+  const char* p = std::strrchr(stat, ')');  // the command name may hold spaces
+  if (p == nullptr) return 0;
+  for (int field = 2; field < 22 && p != nullptr; ++field) p = std::strchr(p + 1, ' ');
+  return p == nullptr ? 0 : std::strtoull(p + 1, nullptr, 10);
+}
+
+// Appends "PID START_TICKS WHAT\n" to the exit status file (opened for
+// appending) in one write, and makes it durable. A pod's successive processes
+// share the file: the pid and start time say whose line it is, so a new start
+// never hides how the one before ended (an agent killed before it recorded the
+// new one reads that), and a pid used again is not taken for the earlier one.
+void WriteStatusLine(int fd, unsigned long long start_ticks, const char* what) {
+  char buf[96];
   char* end = buf + sizeof buf;
   char* p = end;
   *--p = '\n';
@@ -56,24 +82,17 @@ void WriteStatusLine(int fd, const char* what) {
   p -= what_length;
   std::memcpy(p, what, what_length);
   *--p = ' ';
-  long pid = ::getpid();
-  do {
-    *--p = static_cast<char>('0' + pid % 10);
-    pid /= 10;
-  } while (pid > 0);
+  p = PutDecimal(p, start_ticks);
+  *--p = ' ';
+  p = PutDecimal(p, static_cast<unsigned long long>(::getpid()));
   (void)!::write(fd, p, static_cast<size_t>(end - p));
   ::fsync(fd);
 }
 
 // A non-negative number in decimal.
 const char* Decimal(int value, char (&buf)[16]) {
-  char* p = buf + sizeof buf;
-  *--p = '\0';
-  do {
-    *--p = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value > 0 && p > buf);
-  return p;
+  buf[sizeof buf - 1] = '\0';
+  return PutDecimal(buf + sizeof buf - 1, static_cast<unsigned long long>(value));
 }
 
 int ParseFd(const char* text) {
@@ -94,6 +113,7 @@ int main(int argc, char** argv) {
   ::fcntl(status_fd, F_SETFD, FD_CLOEXEC);
   ::fcntl(report_fd, F_SETFD, FD_CLOEXEC);
   const char* executable = argv[4];
+  const unsigned long long start_ticks = StartTicks();
 
   char go = 0;
   ssize_t got;
@@ -102,7 +122,7 @@ int main(int argc, char** argv) {
   } while (got < 0 && errno == EINTR);
   ::close(gate_fd);
   if (got != 1) {
-    WriteStatusLine(status_fd, tessera::kNotStartedStatus);
+    WriteStatusLine(status_fd, start_ticks, tessera::kNotStartedStatus);
     Fail(report_fd, got < 0 ? errno : 0, ChildStage::kNotReleased);
   }
 
@@ -147,7 +167,7 @@ int main(int argc, char** argv) {
   while (::waitpid(worker, &status, 0) < 0 && errno == EINTR) {
   }
   char decimal[16];
-  WriteStatusLine(status_fd, Decimal(status, decimal));
+  WriteStatusLine(status_fd, start_ticks, Decimal(status, decimal));
   if (WIFSIGNALED(status)) {
     struct sigaction default_action {};
     default_action.sa_handler = SIG_DFL;

@@ -853,14 +853,14 @@ void DropAnEarlierVersionsStatus(int fd) {
 
 }  // namespace
 
-ProcessExit ReadExitStatusFile(const std::string& path, pid_t pid) {
+ProcessExit ReadExitStatusFile(const std::string& path, const ProcessIdentity& process) {
   if (path.empty()) return ProcessExit{};
   std::ifstream in(path);
-  // The last line of `pid`'s; a line of one word was written by a reaper from
+  // The last line of the process's; a line of one word was written by a reaper from
   // before lines named their process (the file then held only the newest, and
   // the next launch drops it).
   std::string line, mine, unnamed;
-  const std::string prefix = std::to_string(pid) + ' ';
+  const std::string prefix = fmt::format("{} {} ", process.pid, process.start_ticks);
   while (std::getline(in, line)) {
     if (line.starts_with(prefix)) {
       mine = line.substr(prefix.size());
@@ -1214,7 +1214,7 @@ Result<std::optional<ProcessExit>> ProcessRunner::Poll(const ProcessIdentity& id
     // ECHILD: someone else reaped it (SIGCHLD ignored, or a waitpid(-1) elsewhere).
     if (rc != 0 && errno == ECHILD) return Finish(tracked, ProcessExit{});
   } else if (!IsRunning(identity)) {
-    return Finish(tracked, ReadExitStatusFile(tracked.exit_status_path, identity.pid));
+    return Finish(tracked, ReadExitStatusFile(tracked.exit_status_path, identity));
   }
 
   if (tracked.kill_at && !tracked.kill_sent && now >= *tracked.kill_at) {

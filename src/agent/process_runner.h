@@ -166,12 +166,13 @@ struct ProcessRunnerOptions {
 // where the build put it.
 std::string DefaultPodReaperPath();
 
-// How the process `pid` (a pod reaper, the process a Start returned) that ran
-// with ProcessSpec::exit_status_path ended. A pod's successive processes share
-// that file, each adding its own line, so a later start leaves an earlier
-// process's outcome readable. Cause::kUnknown when the file has no line of
-// `pid`'s (the reaper was killed before it could write).
-ProcessExit ReadExitStatusFile(const std::string& path, pid_t pid);
+// How `process` (a pod reaper, the process a Start returned) that ran with
+// ProcessSpec::exit_status_path ended. A pod's successive processes share that
+// file, each adding a line with its pid and start time, so a later start
+// leaves an earlier process's outcome readable and a pid used again is not
+// mistaken for it. Cause::kUnknown when the file has no line of the process's
+// (the reaper was killed before it could write).
+ProcessExit ReadExitStatusFile(const std::string& path, const ProcessIdentity& process);
 
 class ProcessRunner {
  public:

@@ -30,8 +30,9 @@ struct ChildFailure {
 // The reaper waits for one byte on GATE_FD before it runs the command; at
 // end-of-file instead (the agent that launched it is gone) it never runs it,
 // writes kNotStartedStatus to STATUS_FD and reports kNotReleased. STATUS_FD
-// (a file opened for appending) receives a line "PID STATUS": the reaper's pid
-// and the command's wait status in decimal (or kNotStartedStatus); REPORT_FD one ChildFailure:
+// (a file opened for appending) receives a line "PID START_TICKS STATUS": the
+// reaper's pid and start time (/proc/PID/stat field 22), and the command's wait
+// status in decimal (or kNotStartedStatus); REPORT_FD one ChildFailure:
 // stage kNone once the command runs, else why it could not (end-of-file without
 // one: the reaper was killed first).
 inline constexpr const char* kPodReaperName = "tessera-pod-reaper";

@@ -252,7 +252,8 @@ TEST_F(AgentTest, APodTheLastAgentNeverLetRunIsStartedByTheNext) {
   ASSERT_EQ(::kill(-pid, SIGKILL), 0);
   ASSERT_TRUE(fs::exists(pod_dir / "exit-status"));
   ::waitpid(pid, nullptr, 0);  // the agent ran in this process: the reaper was its child
-  std::ofstream(pod_dir / "exit-status", std::ios::trunc) << pid << ' ' << kNotStartedStatus << '\n';
+  std::ofstream(pod_dir / "exit-status", std::ios::trunc)
+      << pid << ' ' << state["pods"][uid].value("startTicks", uint64_t{0}) << ' ' << kNotStartedStatus << '\n';
 
   StartAgent();
   const json again = WaitFor("/api/v1/namespaces/default/pods/job-late-main-0", [&](const json& p) {

@@ -309,7 +309,7 @@ TEST_F(ProcessRunnerTest, StartAllStartsEachSpecAsStartWould) {
     std::optional<ProcessExit> exit = WaitForExit(runner_, started[i]->identity);
     ASSERT_TRUE(exit.has_value());
     EXPECT_EQ(exit->exit_code, i + 3);
-    EXPECT_EQ(ReadExitStatusFile(specs[i].exit_status_path, started[i]->identity.pid).exit_code, i + 3);
+    EXPECT_EQ(ReadExitStatusFile(specs[i].exit_status_path, started[i]->identity).exit_code, i + 3);
   }
   EXPECT_THAT(ReadFile(dir_.Sub("out.log")), HasSubstr("ran-0"));
   EXPECT_THAT(ReadFile(dir_.Sub("out.log")), HasSubstr("ran-2"));
@@ -375,7 +375,7 @@ TEST_F(ProcessRunnerTest, StartAllHoldsEveryCommandBackWhenItsHookFails) {
     EXPECT_EQ(started[i].error().code(), StatusCode::kUnavailable);
     EXPECT_THAT(started[i].error().message(), HasSubstr("was not started: its pod reaper was never told to run it"));
     ASSERT_TRUE(launched[i].has_value());
-    EXPECT_EQ(ReadExitStatusFile(specs[i].exit_status_path, launched[i]->pid).cause, ProcessExit::Cause::kNotStarted);
+    EXPECT_EQ(ReadExitStatusFile(specs[i].exit_status_path, *launched[i]).cause, ProcessExit::Cause::kNotStarted);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   for (int i = 0; i < 2; ++i) EXPECT_FALSE(std::filesystem::exists(dir_.Sub("ran-" + std::to_string(i))));
@@ -433,6 +433,7 @@ TEST_F(ProcessRunnerTest, AReaperWhoseAgentWentAwayNeverRunsTheCommand) {
   ::close(gate[0]);
   ::close(report[1]);
   ::close(status);
+  const Result<uint64_t> start_ticks = ReadStartTicks(pid);  // the reaper waits at its gate
   ::close(gate[1]);  // the agent dies: no byte ever comes
   ChildFailure failure;
   EXPECT_EQ(::read(report[0], &failure, sizeof failure), static_cast<ssize_t>(sizeof failure));
@@ -442,8 +443,10 @@ TEST_F(ProcessRunnerTest, AReaperWhoseAgentWentAwayNeverRunsTheCommand) {
   ASSERT_EQ(::waitpid(pid, &wait_status, 0), pid);
   EXPECT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 127) << wait_status;
   EXPECT_FALSE(std::filesystem::exists(marker));
-  EXPECT_EQ(ReadExitStatusFile(dir_.Sub("exit-status"), pid).cause, ProcessExit::Cause::kNotStarted);
-  EXPECT_EQ(ReadExitStatusFile(dir_.Sub("exit-status"), pid).Describe(),
+  ASSERT_TRUE(start_ticks.has_value());
+  const ProcessIdentity reaper_identity{.pid = pid, .start_ticks = *start_ticks};
+  EXPECT_EQ(ReadExitStatusFile(dir_.Sub("exit-status"), reaper_identity).cause, ProcessExit::Cause::kNotStarted);
+  EXPECT_EQ(ReadExitStatusFile(dir_.Sub("exit-status"), reaper_identity).Describe(),
             "never started (the agent that launched it went away before letting it run)");
 }
 
@@ -664,7 +667,7 @@ TEST_F(ProcessRunnerTest, AnAdoptedPodsExitCodeIsKeptByItsReaper) {
   EXPECT_EQ(ended->cause, ProcessExit::Cause::kExited) << ended->Describe();
   EXPECT_EQ(ended->exit_code, 0);
   EXPECT_TRUE(LogContains("term"));
-  EXPECT_EQ(ReadExitStatusFile(trapping.exit_status_path, t.identity.pid).exit_code, 0);
+  EXPECT_EQ(ReadExitStatusFile(trapping.exit_status_path, t.identity).exit_code, 0);
 }
 
 // A pod's successive processes share one exit status file, each with its own
@@ -677,7 +680,7 @@ TEST_F(ProcessRunnerTest, EachOfAPodsProcessesKeepsItsOwnExitStatus) {
   ProcessSpec spec = SpecBuilder(dir_).Shell("exit 3").Build();
   spec.exit_status_path = dir_.Sub("exit-status");
   std::ofstream(spec.exit_status_path) << "256";  // an earlier version's reaper: exit code 1, no pid, no newline
-  const ProcessExit legacy = ReadExitStatusFile(spec.exit_status_path, 12345);
+  const ProcessExit legacy = ReadExitStatusFile(spec.exit_status_path, ProcessIdentity{.pid = 12345, .start_ticks = 1});
   EXPECT_EQ(legacy.cause, ProcessExit::Cause::kExited);
   EXPECT_EQ(legacy.exit_code, 1);
 
@@ -685,7 +688,7 @@ TEST_F(ProcessRunnerTest, EachOfAPodsProcessesKeepsItsOwnExitStatus) {
   std::optional<ProcessExit> first_exit = WaitForExit(runner_, first.identity);
   ASSERT_TRUE(first_exit.has_value());
   ASSERT_EQ(first_exit->exit_code, 3);
-  EXPECT_EQ(ReadExitStatusFile(spec.exit_status_path, 12345).cause, ProcessExit::Cause::kUnknown)
+  EXPECT_EQ(ReadExitStatusFile(spec.exit_status_path, ProcessIdentity{.pid = 12345, .start_ticks = 1}).cause, ProcessExit::Cause::kUnknown)
       << "the earlier version's status was taken for another process's";
 
   std::vector<std::optional<ProcessIdentity>> launched;
@@ -701,11 +704,14 @@ TEST_F(ProcessRunnerTest, EachOfAPodsProcessesKeepsItsOwnExitStatus) {
   const RunningProcess third = StartOk(spec);
   ASSERT_TRUE(WaitForExit(runner_, third.identity).has_value());
 
-  const ProcessExit read_first = ReadExitStatusFile(spec.exit_status_path, first.identity.pid);
+  const ProcessExit read_first = ReadExitStatusFile(spec.exit_status_path, first.identity);
   EXPECT_EQ(read_first.cause, ProcessExit::Cause::kExited);
   EXPECT_EQ(read_first.exit_code, 3);
-  EXPECT_EQ(ReadExitStatusFile(spec.exit_status_path, launched[0]->pid).cause, ProcessExit::Cause::kNotStarted);
-  EXPECT_EQ(ReadExitStatusFile(spec.exit_status_path, third.identity.pid).exit_code, 4);
+  EXPECT_EQ(ReadExitStatusFile(spec.exit_status_path, *launched[0]).cause, ProcessExit::Cause::kNotStarted);
+  EXPECT_EQ(ReadExitStatusFile(spec.exit_status_path, third.identity).exit_code, 4);
+  // The same pid, started at another time (used again): not that process's line.
+  const ProcessIdentity reused{.pid = first.identity.pid, .start_ticks = first.identity.start_ticks + 1};
+  EXPECT_EQ(ReadExitStatusFile(spec.exit_status_path, reused).cause, ProcessExit::Cause::kUnknown);
 }
 
 // A grace of zero kills at once; a later, longer grace does not extend it.
