@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <string_view>
 #include <vector>
 
 #include "api/kinds.h"
 #include "client/client_config.h"
+#include "common/suggest.h"
 #include "cli/commands/exit_codes.h"
 #include "cli/commands/resume_command.h"
 #include "cli/commands/top_command.h"
@@ -310,32 +310,16 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
 
 namespace {
 
-// Edits (insert, delete, replace) between two short words, for "did you mean".
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 // CLI11 answers an unknown command with "A subcommand is required": say what
 // kubectl says instead, with the commands it was close to.
 bool RefuseUnknownCommand(CLI::App& app, std::string_view word, std::ostream& err) {
-  std::vector<std::string> close;
+  std::vector<std::string_view> shown;  // the commands --help lists (hidden ones have no group)
   for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     if (sub->check_name(std::string(word))) return false;
-    if (!sub->get_group().empty() && EditDistance(word, sub->get_name()) <= 2) close.push_back(sub->get_name());
+    if (!sub->get_group().empty()) shown.push_back(sub->get_name());
   }
   err << fmt::format("error: unknown command \"{}\" for \"tessera\"\n", word);
-  if (!close.empty()) err << fmt::format("\nDid you mean this?\n\t{}\n\n", fmt::join(close, "\n\t"));
+  if (auto close = Suggest(word, shown)) err << fmt::format("\nDid you mean this?\n\t{}\n\n", *close);
   err << "Run 'tessera --help' for usage.\n";
   return true;
 }
