@@ -806,13 +806,13 @@ struct ExecStrings {
   }
 };
 
-// `text` with every character a cgroup name should not hold, and `separator`, replaced.
-std::string CgroupSafe(std::string_view text, char separator) {
+// `text` with every character a cgroup name should not hold replaced by '_'.
+std::string CgroupSafe(std::string_view text) {
   std::string safe;
   for (char c : text) {
     const bool ok =
         (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
-    safe += ok && c != separator ? c : (separator == '_' ? '-' : '_');
+    safe += ok ? c : '_';
   }
   return safe;
 }
@@ -971,7 +971,7 @@ Result<ProcessRunner::Launched> ProcessRunner::Launch(const ProcessSpec& spec) {
   CgroupSetup cgroup;
   if (!spec.limits.empty()) {
     std::string leaf = spec.name.empty() ? fmt::format("{}run-{}-{}", CgroupLeafPrefix(), ::getpid(), ++unnamed_runs_)
-                                         : CgroupLeafPrefix() + CgroupSafe(spec.name, '\0');
+                                         : CgroupLeafPrefix() + CgroupSafe(spec.name);
     // A file name holds at most 255 bytes; a long namespace, pod and node name can pass that.
     if (leaf.size() > kMaxCgroupLeaf) {
       leaf = fmt::format("{}-{:016x}", leaf.substr(0, kMaxCgroupLeaf - 17), std::hash<std::string>{}(leaf));
@@ -1240,9 +1240,11 @@ size_t ProcessRunner::RetryCgroupRemovals() {
 }
 
 std::string ProcessRunner::CgroupLeafPrefix() const {
+  if (options_.cgroup_owner.empty()) return std::string(kCgroupPrefix);
   // The owner's own '_' become '-': no owner's prefix can start another's.
-  return options_.cgroup_owner.empty() ? std::string(kCgroupPrefix)
-                                       : fmt::format("{}{}_", kCgroupPrefix, CgroupSafe(options_.cgroup_owner, '_'));
+  std::string owner = CgroupSafe(options_.cgroup_owner);
+  std::replace(owner.begin(), owner.end(), '_', '-');
+  return fmt::format("{}{}_", kCgroupPrefix, owner);
 }
 
 void ProcessRunner::RemoveStaleCgroups() {
