@@ -339,20 +339,22 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
     int32_t position;  // in its ClusterQueue; none sorts last
   };
   std::vector<ProgressDue> refresh_due;
+  auto blocker_of = [&](const PendingDecision& p) {
+    return p.reason.blocker.valid() ? snapshot.workload(p.reason.blocker).Key() : std::string();
+  };
   auto due = [](const PendingDecision& p, PendingMemos::value_type& memo) {
     return ProgressDue{&p, &memo, p.reason.queue_position > 0 ? p.reason.queue_position : INT32_MAX};
   };
   // Renders `p`'s message and writes it when its cause changed, or when only
   // its progress did and that was last written kProgressRefresh ago: at once
   // when `paced` (the refresh is within the pace), else among the refreshes due.
-  auto render_and_write = [&](const PendingDecision& p, PendingMemos::value_type& memo_entry,
-                              const std::string& blocker, bool paced) {
+  auto render_and_write = [&](const PendingDecision& p, PendingMemos::value_type& memo_entry, bool paced) {
     const StoredObject& so = *stored[p.workload.value()];
     PendingMemo& memo = memo_entry.second;
     memo.revision = so.revision;
     memo.context = context;
     memo.reason = p.reason;
-    memo.blocker = blocker;
+    memo.blocker = blocker_of(p);
     memo.rendered = now;
     ++rendered;
 
@@ -387,17 +389,16 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
   };
   for (const PendingDecision& p : plan.pending) {
     const StoredObject& so = *stored[p.workload.value()];
-    const std::string blocker = p.reason.blocker.valid() ? snapshot.workload(p.reason.blocker).Key() : "";
     auto [memo_it, fresh] = pending_.try_emplace(&so);
     const PendingMemo& memo = memo_it->second;
     // Rendering every waiting workload's message each pass would cost a pass
     // in proportion to the queue: unchanged since the last rendering (the
     // workload, the cause, the names quoted), only the progress can differ,
     // and that is due every kProgressRefresh.
-    const bool same = !fresh && memo.revision == so.revision && memo.context == context && memo.blocker == blocker &&
-                      memo.reason.SameCause(p.reason);
+    const bool same = !fresh && memo.revision == so.revision && memo.context == context &&
+                      memo.blocker == blocker_of(p) && memo.reason.SameCause(p.reason);
     if (!same) {
-      render_and_write(p, *memo_it, blocker, /*paced=*/false);
+      render_and_write(p, *memo_it, /*paced=*/false);
     } else if (now - memo.rendered >= kProgressRefresh) {
       refresh_due.push_back(due(p, *memo_it));
     }
@@ -419,7 +420,7 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
                     [](const ProgressDue& a, const ProgressDue& b) { return a.position < b.position; });
   for (size_t i = 0; i < refreshes; ++i) {
     const ProgressDue& d = refresh_due[i];
-    render_and_write(*d.decision, *d.memo, d.memo->second.blocker, /*paced=*/true);
+    render_and_write(*d.decision, *d.memo, /*paced=*/true);
   }
   progress_budget_milli_ -= static_cast<int64_t>(refreshes) * 1000;
   if (pending_.size() > 2 * plan.pending.size() + 1024) {
