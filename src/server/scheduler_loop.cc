@@ -10,6 +10,7 @@
 #include <chrono>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "api/convert.h"
 #include "common/time_format.h"
@@ -23,17 +24,13 @@
 #include "server/node_lifecycle.h"
 #include "server/idle_reclaimer.h"
 #include "server/object_json.h"
+#include "server/pass_pacer.h"
 #include "server/usage_recorder.h"
 #include "server/workload_lifecycle.h"
 
 namespace tessera {
 namespace {
 
-constexpr auto kBatchWindow = std::chrono::milliseconds(5);
-// After a pass, the next waits kPauseAfterPass times as long (the loop then
-// takes at most a quarter of a core), at most kMaxPassPause.
-constexpr int kPauseAfterPass = 3;
-constexpr auto kMaxPassPause = std::chrono::milliseconds(2000);
 constexpr auto kResyncPeriod = std::chrono::seconds(5);
 constexpr Duration kProgressRefresh = Duration::Seconds(30);
 // At most this many progress refreshes a second, this many at once after a
@@ -262,6 +259,7 @@ void SchedulerLoop::Stop() {
 void SchedulerLoop::Kick() {
   {
     std::lock_guard lock(mu_);
+    ++writes_since_pass_;
     // Called for every write: once kicked, the loop runs a pass anyway, and a
     // wake-up per write would only interrupt its batch window again and again.
     if (kicked_) return;
@@ -276,31 +274,21 @@ SchedulerLoopStats SchedulerLoop::stats() const {
 }
 
 void SchedulerLoop::Run() {
-  using Clock = std::chrono::steady_clock;
   std::unique_lock lock(mu_);
-  Clock::duration last_pass{};
-  Clock::time_point last_end{};
+  PassPacer pacer;
   while (!stop_) {
     cv_.wait_for(lock, kResyncPeriod, [this] { return kicked_ || stop_; });
     if (stop_) break;
-    // A write after a quiet spell is scheduled at once. Passes follow each other
-    // at least a batch window apart, so that a burst of writes lands and is
-    // scheduled together; and a pass costs in proportion to the workloads held,
-    // not to what changed, so under a storm of submissions, or a steady trickle
-    // beside a long queue, passes would run back to back and take a whole core
-    // from the API: after a long pass, the next waits three times as long (the
-    // loop then uses at most about a quarter of a core; with 20,000 waiting a
-    // pass takes about 60 ms, so a decision comes within about 250 ms).
-    const auto earliest =
-        last_end + std::clamp<Clock::duration>(kPauseAfterPass * last_pass, kBatchWindow, kMaxPassPause);
-    cv_.wait_until(lock, earliest, [this] { return stop_; });
+    // A write after a quiet spell is scheduled at once; after a pass, the
+    // pacer spaces the next (see PassPacer).
+    cv_.wait_until(lock, pacer.NextPass(), [this] { return stop_; });
     if (stop_) break;
     kicked_ = false;
+    const int64_t writes = std::exchange(writes_since_pass_, 0);
     lock.unlock();
-    const auto start = Clock::now();
+    const auto start = PassPacer::Clock::now();
     Status s = RunOnce();
-    last_end = Clock::now();
-    last_pass = last_end - start;
+    pacer.PassRan(start, PassPacer::Clock::now(), writes);
     if (!s.ok()) spdlog::warn("scheduling pass failed: {}", s.ToString());
     lock.lock();
   }

@@ -143,6 +143,7 @@ class SchedulerLoop {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool kicked_ = false;
+  int64_t writes_since_pass_ = 0;  // API writes (Kick) since the last pass started
   bool stop_ = false;
   std::thread thread_;
   SchedulerLoopStats stats_;

@@ -1,0 +1,60 @@
+#include "server/pass_pacer.h"
+
+#include <gtest/gtest.h>
+
+namespace tessera {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = PassPacer::Clock;
+
+const Clock::time_point kT0 = Clock::time_point{} + std::chrono::hours(1);
+
+TEST(PassPacerTest, TheFirstPassStartsAtOnce) {
+  PassPacer pacer;
+  EXPECT_LE(pacer.NextPass(), kT0);
+}
+
+TEST(PassPacerTest, AfterAPassTheNextWaitsThreeTimesAsLong) {
+  PassPacer pacer;
+  pacer.PassRan(kT0, kT0 + milliseconds(40), 0);
+  pacer.PassRan(kT0 + milliseconds(200), kT0 + milliseconds(240), 100);  // 500 writes/s: no storm
+  EXPECT_FALSE(pacer.storm());
+  EXPECT_EQ(pacer.NextPass(), kT0 + milliseconds(240 + 120));
+}
+
+TEST(PassPacerTest, AShortPassStillWaitsABatchWindow) {
+  PassPacer pacer;
+  pacer.PassRan(kT0, kT0 + milliseconds(1), 1);
+  EXPECT_EQ(pacer.NextPass(), kT0 + milliseconds(1) + PassPacer::kBatchWindow);
+}
+
+TEST(PassPacerTest, AStormOfApiWritesLeavesTheApiMoreOfTheMachine) {
+  PassPacer pacer;
+  pacer.PassRan(kT0, kT0 + milliseconds(40), 0);
+  // 2,001 writes in the second between the two starts: a storm.
+  pacer.PassRan(kT0 + milliseconds(1000), kT0 + milliseconds(1100), 2001);
+  EXPECT_TRUE(pacer.storm());
+  EXPECT_EQ(pacer.NextPass(), kT0 + milliseconds(1100 + 700));
+  // It ends: back to three times.
+  pacer.PassRan(kT0 + milliseconds(1800), kT0 + milliseconds(1900), 10);
+  EXPECT_FALSE(pacer.storm());
+  EXPECT_EQ(pacer.NextPass(), kT0 + milliseconds(1900 + 300));
+}
+
+TEST(PassPacerTest, ExactlyTheStormRateIsNoStorm) {
+  PassPacer pacer;
+  pacer.PassRan(kT0, kT0 + milliseconds(10), 0);
+  pacer.PassRan(kT0 + milliseconds(500), kT0 + milliseconds(510), PassPacer::kStormWritesPerSecond / 2);
+  EXPECT_FALSE(pacer.storm());
+}
+
+TEST(PassPacerTest, ThePauseIsCapped) {
+  PassPacer pacer;
+  pacer.PassRan(kT0, kT0 + milliseconds(10), 0);
+  pacer.PassRan(kT0 + milliseconds(20), kT0 + milliseconds(1020), 1000);  // a storm, a 1 s pass
+  EXPECT_EQ(pacer.NextPass(), kT0 + milliseconds(1020) + PassPacer::kMaxPause);
+}
+
+}  // namespace
+}  // namespace tessera
