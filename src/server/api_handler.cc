@@ -431,7 +431,7 @@ HttpResponse ApiHandler::Create(const Route& r, const HttpRequest& req) {
     pending_writes_.fetch_add(1);
     store_.CreateAsync(key, std::move(obj), std::move(ns_key),
                        [this, kind, &ns_kind, ns = key.ns, name = key.name, respond = std::move(respond)](
-                           Result<StoredObject> created, std::string_view text) {
+                           Result<int64_t> created, std::string_view text) {
                          if (!created) {
                            const Status& error = created.error();
                            // Only the namespace check makes a create fail with NotFound.

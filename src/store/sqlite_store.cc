@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "store/document.h"
+#include "store/rendered_create.h"
 #include "store/sqlite_db.h"
 #include "store/sqlite_schema.h"
 #include "store/uuid.h"
@@ -92,49 +94,6 @@ constexpr auto kQuietForRestart = std::chrono::milliseconds(20);
 constexpr int kWriterCheckpointsAt = 16;
 
 // --- Documents. ---
-
-// "Pod team-a/nb1", "kueue.x-k8s.io/ClusterQueue team-a": for messages.
-std::string Describe(const ObjectKey& key) {
-  std::string_view kind = key.kind;
-  if (kind.starts_with('/')) kind.remove_prefix(1);
-  if (key.ns.empty()) return fmt::format("{} {}", kind, key.name);
-  return fmt::format("{} {}/{}", kind, key.ns, key.name);
-}
-
-Status ValidateKey(const ObjectKey& key) {
-  if (key.kind.empty() || key.name.empty()) {
-    return Status::InvalidArgument(fmt::format(
-        "object key (kind '{}', name '{}') needs a kind and a name", key.kind, key.name));
-  }
-  return Status::Ok();
-}
-
-// The document's metadata object, created when absent.
-Result<json*> Metadata(json& object, const ObjectKey& key) {
-  if (!object.is_object()) {
-    return Err(Status::InvalidArgument(fmt::format(
-        "{}: the document is a JSON {}, not an object: send an object with apiVersion, kind and metadata",
-        Describe(key), object.type_name())));
-  }
-  json& metadata = object["metadata"];
-  if (metadata.is_null()) metadata = json::object();
-  if (!metadata.is_object()) {
-    return Err(Status::InvalidArgument(fmt::format(
-        "{}: metadata is a JSON {}, not an object", Describe(key), metadata.type_name())));
-  }
-  return &metadata;
-}
-
-// Compact text, as stored. Throws nothing: nlohmann's dump throws on strings
-// that are not UTF-8, which is the caller's error.
-Result<std::string> Dump(const json& object, const ObjectKey& key) {
-  try {
-    return object.dump();
-  } catch (const json::exception& e) {
-    return Err(Status::InvalidArgument(fmt::format(
-        "{}: the document cannot be stored: {} (strings must be valid UTF-8)", Describe(key), e.what())));
-  }
-}
 
 Result<json> Parse(std::string_view text, std::string_view what, const std::string& path) {
   json object = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
@@ -215,7 +174,7 @@ class SqliteStore final : public Store {
     // written, and whom to tell; the writer thread owns it once queued and
     // deletes it after `on_created`.
     ObjectKey key;
-    json object;
+    std::optional<RenderedCreate> rendered;
     std::optional<ObjectKey> must_exist;
     int64_t revision = 0;
     std::string created_text;
@@ -274,10 +233,14 @@ class SqliteStore final : public Store {
   // Create and update write `object` as given, with its metadata.uid and
   // resourceVersion set in place, and return the new revision; a caller
   // that may try a failed write again still has the object.
-  // `must_exist`: fail with NotFound unless that object exists. `text`: when
-  // set, receives the stored document's JSON text.
-  Result<int64_t> CreateIn(WriteTxn& txn, const ObjectKey& key, json& object, const ObjectKey* must_exist = nullptr,
-                           std::string* text = nullptr);
+  Result<int64_t> CreateIn(WriteTxn& txn, const ObjectKey& key, json& object);
+  // CreateAsync's write: `rendered` with the next revision; `text` receives
+  // it. `must_exist`: fail with NotFound unless that object exists.
+  Result<int64_t> CreateRenderedIn(WriteTxn& txn, const ObjectKey& key, const RenderedCreate& rendered,
+                                   const ObjectKey* must_exist, std::string& text);
+  // The object's row and its event, at the transaction's next revision.
+  Status InsertCreated(WriteTxn& txn, const ObjectKey& key, const std::string& uid, int64_t revision,
+                       std::string_view text);
   Result<int64_t> UpdateIn(WriteTxn& txn, const ObjectKey& key, json& object, int64_t expected_revision);
   Result<StoredObject> DeleteIn(WriteTxn& txn, const ObjectKey& key, int64_t expected_revision);
   Status AppendEvent(int64_t revision, EventType type, const ObjectKey& key, std::string_view data);
@@ -523,15 +486,20 @@ void SqliteStore::Enqueue(PendingWrite* write) {
 
 void SqliteStore::CreateAsync(const ObjectKey& key, json object, std::optional<ObjectKey> must_exist,
                               CreateDone done) {
+  // Rendered here, on the caller's thread: see RenderedCreate.
+  const Status valid = ValidateKey(key);
+  Result<RenderedCreate> rendered =
+      valid.ok() ? RenderedCreate::Render(key, std::move(object), [this] { return uuids_.Next(); }) : Err(valid);
+  if (!rendered) return done(Err(rendered.error()), {});
   auto write = std::make_unique<PendingWrite>();
   PendingWrite* w = write.get();
   w->key = key;
-  w->object = std::move(object);
+  w->rendered = std::move(*rendered);
   w->must_exist = std::move(must_exist);
   w->on_created = std::move(done);
   w->body = [this, w](WriteTxn& txn) -> Status {
-    ASSIGN_OR_RETURN(w->revision,
-                     CreateIn(txn, w->key, w->object, w->must_exist ? &*w->must_exist : nullptr, &w->created_text));
+    ASSIGN_OR_RETURN(w->revision, CreateRenderedIn(txn, w->key, *w->rendered, w->must_exist ? &*w->must_exist : nullptr,
+                                                   w->created_text));
     return Status::Ok();
   };
   std::lock_guard lock(queue_mu_);
@@ -573,10 +541,8 @@ void SqliteStore::WriterLoop() {
     lock.unlock();
     for (PendingWrite* write : finished) {
       std::unique_ptr<PendingWrite> owned(write);
-      // The object as stored, or why not (its own failure, or its group's).
-      Result<StoredObject> created =
-          write->status.ok() ? Result<StoredObject>(StoredObject{std::move(write->key), write->revision, std::move(write->object)})
-                             : Err(write->status);
+      // The revision and text as stored, or why not (its own failure, or its group's).
+      Result<int64_t> created = write->status.ok() ? Result<int64_t>(write->revision) : Err(write->status);
       write->on_created(std::move(created), write->created_text);
     }
     lock.lock();
@@ -674,46 +640,49 @@ Status SqliteStore::AppendEvent(int64_t revision, EventType type, const ObjectKe
       .Run();
 }
 
-Result<int64_t> SqliteStore::CreateIn(WriteTxn& txn, const ObjectKey& key, json& object, const ObjectKey* must_exist,
-                                      std::string* text) {
+Result<int64_t> SqliteStore::CreateIn(WriteTxn& txn, const ObjectKey& key, json& object) {
   RETURN_IF_ERROR(ValidateKey(key));
-  ASSIGN_OR_RETURN(json* metadata, Metadata(object, key));
+  ASSIGN_OR_RETURN(json* metadata, MetadataOf(object, key));
+  ASSIGN_OR_RETURN(std::string uid, AssignUid(*metadata, key, [this] { return uuids_.Next(); }));
+  const int64_t revision = txn.revision + 1;
+  (*metadata)["resourceVersion"] = std::to_string(revision);
+  ASSIGN_OR_RETURN(std::string data, DumpDocument(object, key));
+  RETURN_IF_ERROR(InsertCreated(txn, key, uid, revision, data));
+  return revision;
+}
+
+Result<int64_t> SqliteStore::CreateRenderedIn(WriteTxn& txn, const ObjectKey& key, const RenderedCreate& rendered,
+                                              const ObjectKey* must_exist, std::string& text) {
   if (must_exist != nullptr) {
     ASSIGN_OR_RETURN(SqliteStatement select, writer_->Statement("check that an object exists", kObjectExistsSql));
     select.Bind(1, must_exist->kind).Bind(2, must_exist->ns).Bind(3, must_exist->name);
     ASSIGN_OR_RETURN(bool found, select.Step());
     if (!found) {
-      return Err(Status::NotFound(fmt::format("{} not found: create it first", Describe(*must_exist))));
+      return Err(Status::NotFound(fmt::format("{} not found: create it first", DescribeKey(*must_exist))));
     }
   }
-  std::string uid;
-  if (auto it = metadata->find("uid"); it != metadata->end() && !it->is_null()) {
-    if (!it->is_string()) {
-      return Err(Status::InvalidArgument(fmt::format(
-          "{}: metadata.uid is a JSON {}, not a string: leave it out and the store assigns one",
-          Describe(key), it->type_name())));
-    }
-    uid = it->get<std::string>();
-  }
-  if (uid.empty()) uid = uuids_.Next();
-  int64_t revision = txn.revision + 1;
-  (*metadata)["uid"] = uid;
-  (*metadata)["resourceVersion"] = std::to_string(revision);
-  ASSIGN_OR_RETURN(std::string data, Dump(object, key));
+  const int64_t revision = txn.revision + 1;
+  std::string data = rendered.WithRevision(revision);
+  RETURN_IF_ERROR(InsertCreated(txn, key, rendered.uid(), revision, data));
+  text = std::move(data);
+  return revision;
+}
+
+Status SqliteStore::InsertCreated(WriteTxn& txn, const ObjectKey& key, const std::string& uid, int64_t revision,
+                                  std::string_view text) {
   {
     ASSIGN_OR_RETURN(SqliteStatement insert, writer_->Statement("insert an object", kInsertObjectSql));
     insert.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name).Bind(4, uid).Bind(5, revision);
     int rc = insert.StepCode();
     if (rc == SQLITE_CONSTRAINT_PRIMARYKEY) {
-      return Err(Status::AlreadyExists(fmt::format(
-          "{} already exists: update it instead, or delete it first", Describe(key))));
+      return Status::AlreadyExists(fmt::format(
+          "{} already exists: update it instead, or delete it first", DescribeKey(key)));
     }
-    if (rc != SQLITE_DONE) return Err(insert.Error(rc));
+    if (rc != SQLITE_DONE) return insert.Error(rc);
   }
-  RETURN_IF_ERROR(AppendEvent(revision, EventType::kAdded, key, data));
+  RETURN_IF_ERROR(AppendEvent(revision, EventType::kAdded, key, text));
   txn.revision = revision;
-  if (text != nullptr) *text = std::move(data);
-  return revision;
+  return Status::Ok();
 }
 
 Result<int64_t> SqliteStore::UpdateIn(WriteTxn& txn, const ObjectKey& key, json& object, int64_t expected_revision) {
@@ -721,29 +690,29 @@ Result<int64_t> SqliteStore::UpdateIn(WriteTxn& txn, const ObjectKey& key, json&
   if (expected_revision < 0) {
     return Err(Status::InvalidArgument(fmt::format(
         "{}: resourceVersion {} is negative: send the one you read, or 0 to update unconditionally",
-        Describe(key), expected_revision)));
+        DescribeKey(key), expected_revision)));
   }
-  ASSIGN_OR_RETURN(json* metadata, Metadata(object, key));
+  ASSIGN_OR_RETURN(json* metadata, MetadataOf(object, key));
   std::string uid;
   int64_t stored = 0;
   {
     ASSIGN_OR_RETURN(SqliteStatement select, writer_->Statement("read an object's version", kSelectObjectVersionSql));
     select.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name);
     ASSIGN_OR_RETURN(bool found, select.Step());
-    if (!found) return Err(Status::NotFound(fmt::format("{} not found: create it first", Describe(key))));
+    if (!found) return Err(Status::NotFound(fmt::format("{} not found: create it first", DescribeKey(key))));
     stored = select.ColumnInt(1);
     if (expected_revision != 0 && expected_revision != stored) {
       return Err(Status::Conflict(fmt::format(
           "{} has changed: you sent resourceVersion {}, the stored one is {}; "
           "get the object again, reapply your change and retry",
-          Describe(key), expected_revision, stored)));
+          DescribeKey(key), expected_revision, stored)));
     }
     uid = select.ColumnText(0);
   }
   int64_t revision = txn.revision + 1;
   (*metadata)["uid"] = uid;  // immutable: the stored uid wins
   (*metadata)["resourceVersion"] = std::to_string(revision);
-  ASSIGN_OR_RETURN(std::string data, Dump(object, key));
+  ASSIGN_OR_RETURN(std::string data, DumpDocument(object, key));
   {
     ASSIGN_OR_RETURN(SqliteStatement update, writer_->Statement("update an object", kUpdateObjectSql));
     RETURN_IF_ERROR(update.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name).Bind(4, revision).Run());
@@ -759,7 +728,7 @@ Result<StoredObject> SqliteStore::DeleteIn(WriteTxn& txn, const ObjectKey& key, 
   if (expected_revision < 0) {
     return Err(Status::InvalidArgument(fmt::format(
         "{}: resourceVersion {} is negative: send the one you read, or 0 to delete unconditionally",
-        Describe(key), expected_revision)));
+        DescribeKey(key), expected_revision)));
   }
   json object;
   int64_t stored = 0;
@@ -767,22 +736,22 @@ Result<StoredObject> SqliteStore::DeleteIn(WriteTxn& txn, const ObjectKey& key, 
     ASSIGN_OR_RETURN(SqliteStatement select, writer_->Statement("read an object", kSelectObjectSql));
     select.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name);
     ASSIGN_OR_RETURN(bool found, select.Step());
-    if (!found) return Err(Status::NotFound(fmt::format("{} not found: nothing to delete", Describe(key))));
+    if (!found) return Err(Status::NotFound(fmt::format("{} not found: nothing to delete", DescribeKey(key))));
     stored = select.ColumnInt(1);
     if (expected_revision != 0 && expected_revision != stored) {
       return Err(Status::Conflict(fmt::format(
           "{} has changed: you sent resourceVersion {}, the stored one is {}; "
           "get the object again and retry the delete if it still applies",
-          Describe(key), expected_revision, stored)));
+          DescribeKey(key), expected_revision, stored)));
     }
-    ASSIGN_OR_RETURN(object, Parse(select.ColumnText(2), Describe(key), path_));
+    ASSIGN_OR_RETURN(object, Parse(select.ColumnText(2), DescribeKey(key), path_));
   }
   // The event and the result carry the object as it was, stamped with the
   // deletion's revision (as Kubernetes does), so a watcher can resume from it.
   int64_t revision = txn.revision + 1;
-  ASSIGN_OR_RETURN(json* metadata, Metadata(object, key));
+  ASSIGN_OR_RETURN(json* metadata, MetadataOf(object, key));
   (*metadata)["resourceVersion"] = std::to_string(revision);
-  ASSIGN_OR_RETURN(std::string data, Dump(object, key));
+  ASSIGN_OR_RETURN(std::string data, DumpDocument(object, key));
   {
     ASSIGN_OR_RETURN(SqliteStatement remove, writer_->Statement("delete an object", kDeleteObjectSql));
     RETURN_IF_ERROR(remove.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name).Run());
@@ -955,8 +924,8 @@ Result<StoredObject> SqliteStore::Get(const ObjectKey& key) {
   ASSIGN_OR_RETURN(SqliteStatement select, reader.db().Statement("read an object", kSelectObjectSql));
   select.Bind(1, key.kind).Bind(2, key.ns).Bind(3, key.name);
   ASSIGN_OR_RETURN(bool found, select.Step());
-  if (!found) return Err(Status::NotFound(fmt::format("{} not found", Describe(key))));
-  ASSIGN_OR_RETURN(json object, Parse(select.ColumnText(2), Describe(key), path_));
+  if (!found) return Err(Status::NotFound(fmt::format("{} not found", DescribeKey(key))));
+  ASSIGN_OR_RETURN(json object, Parse(select.ColumnText(2), DescribeKey(key), path_));
   return StoredObject{key, select.ColumnInt(1), std::move(object)};
 }
 
@@ -989,7 +958,7 @@ Result<ListResult> SqliteStore::List(std::string_view kind, std::string_view ns)
   RETURN_IF_ERROR(EndRead(db));
   for (size_t i = 0; i < texts.size(); ++i) {
     StoredObject& item = list.items[i];
-    ASSIGN_OR_RETURN(item.object, Parse(texts[i], Describe(item.key), path_));
+    ASSIGN_OR_RETURN(item.object, Parse(texts[i], DescribeKey(item.key), path_));
   }
   return list;
 }

@@ -32,8 +32,8 @@ void Store::CreateAsync(const ObjectKey& key, nlohmann::json object, std::option
     }
   }
   Result<StoredObject> created = Create(key, std::move(object));
-  const std::string text = created ? created->object.dump() : std::string();
-  done(std::move(created), text);
+  if (!created) return done(Err(created.error()), {});
+  done(created->revision, created->object.dump());
 }
 
 }  // namespace tessera

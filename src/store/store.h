@@ -100,13 +100,14 @@ class Store {
 
   // Create without waiting: `done` is called once, on whichever thread
   // finishes the write (maybe this one, before CreateAsync returns; maybe the
-  // store's own), after the write committed (with the object as stored and its
-  // JSON text, the same as object.dump()) or failed. With `must_exist`, the
-  // create fails with NotFound, naming that key, unless that object exists when
-  // the write is made (an object's namespace). For callers that must not block,
-  // such as HTTP I/O threads: their writes queue and share a commit. `done`
-  // must not block for long or throw. The default runs Create at once.
-  using CreateDone = std::function<void(Result<StoredObject> created, std::string_view text)>;
+  // store's own), after the write committed (with the revision it got and the
+  // object's JSON text as stored: what Get would return, dumped) or failed.
+  // With `must_exist`, the create fails with NotFound, naming that key, unless
+  // that object exists when the write is made (an object's namespace). For
+  // callers that must not block, such as HTTP I/O threads: their writes queue
+  // and share a commit. `done` must not block for long or throw. The default
+  // runs Create at once.
+  using CreateDone = std::function<void(Result<int64_t> revision, std::string_view text)>;
   virtual void CreateAsync(const ObjectKey& key, nlohmann::json object, std::optional<ObjectKey> must_exist,
                            CreateDone done);
   virtual Result<StoredObject> Get(const ObjectKey& key) = 0;

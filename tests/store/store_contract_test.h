@@ -784,12 +784,11 @@ TYPED_TEST_P(StoreContractTest, CreateAsyncCallsBackOnceForEachCreate) {
   std::vector<std::string> texts(kCreates);
   for (int i = 0; i < kCreates; ++i) {
     ObjectKey key = Pod("team-a", "p" + std::to_string(i));
-    store.CreateAsync(key, Manifest(key), parent.key, [&, i](Result<StoredObject> created, std::string_view text) {
+    store.CreateAsync(key, Manifest(key), parent.key, [&, i](Result<int64_t> created, std::string_view text) {
       std::lock_guard lock(mu);
       if (created.has_value()) {
-        revisions[i] = created->revision;
+        revisions[i] = *created;
         texts[i] = std::string(text);
-        EXPECT_EQ(json::parse(text), created->object);
       }
       ++callbacks;
       cv.notify_all();
@@ -799,9 +798,14 @@ TYPED_TEST_P(StoreContractTest, CreateAsyncCallsBackOnceForEachCreate) {
     std::unique_lock lock(mu);
     ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return callbacks == kCreates; }));
   }
-  for (int i = 0; i < kCreates; ++i) EXPECT_EQ(revisions[i], parent.revision + 1 + i);  // one after another, as queued
-  STORE_ASSERT_OK_AND_ASSIGN(StoredObject first, store.Get(Pod("team-a", "p0")));
-  EXPECT_EQ(json::parse(texts[0]), first.object);
+  for (int i = 0; i < kCreates; ++i) {
+    EXPECT_EQ(revisions[i], parent.revision + 1 + i);  // one after another, as queued
+    // The text is the object as stored, with its revision and uid.
+    STORE_ASSERT_OK_AND_ASSIGN(StoredObject stored, store.Get(Pod("team-a", "p" + std::to_string(i))));
+    EXPECT_EQ(json::parse(texts[i]), stored.object);
+    EXPECT_EQ(stored.object["metadata"]["resourceVersion"], std::to_string(revisions[i]));
+    EXPECT_FALSE(stored.object["metadata"]["uid"].get<std::string>().empty());
+  }
 
   // Missing parent, then a duplicate: both fail and consume no revision.
   const int64_t before = store.Revision();
@@ -811,7 +815,7 @@ TYPED_TEST_P(StoreContractTest, CreateAsyncCallsBackOnceForEachCreate) {
     ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return slot.has_value(); }));
   };
   auto record = [&](std::optional<Status>& slot) {
-    return [&](Result<StoredObject> created, std::string_view) {
+    return [&](Result<int64_t> created, std::string_view) {
       std::lock_guard lock(mu);
       slot = created.has_value() ? Status::Ok() : created.error();
       cv.notify_all();
@@ -821,8 +825,15 @@ TYPED_TEST_P(StoreContractTest, CreateAsyncCallsBackOnceForEachCreate) {
   wait_for(missing);
   store.CreateAsync(Pod("team-a", "p0"), Manifest(Pod("team-a", "p0")), std::nullopt, record(duplicate));
   wait_for(duplicate);
+  // A document that cannot be stored (not valid UTF-8) fails too.
+  std::optional<Status> invalid;
+  json not_utf8 = Manifest(Pod("team-a", "bad"));
+  not_utf8["spec"]["image"] = std::string("\xff\xfe");
+  store.CreateAsync(Pod("team-a", "bad"), std::move(not_utf8), std::nullopt, record(invalid));
+  wait_for(invalid);
   EXPECT_EQ(missing->code(), StatusCode::kNotFound) << missing->ToString();
   EXPECT_EQ(duplicate->code(), StatusCode::kAlreadyExists) << duplicate->ToString();
+  EXPECT_EQ(invalid->code(), StatusCode::kInvalidArgument) << invalid->ToString();
   EXPECT_EQ(store.Revision(), before);
   EXPECT_TRUE(FailsWith(store.Get(Pod("team-b", "x")), StatusCode::kNotFound));
 }
@@ -839,13 +850,13 @@ TYPED_TEST_P(StoreContractTest, CreateAsyncFailuresInAGroupLeaveTheOthersWhole) 
   std::mutex mu;
   std::condition_variable cv;
   int callbacks = 0;
-  std::vector<std::optional<Result<StoredObject>>> results(kCreates);
+  std::vector<std::optional<Result<int64_t>>> results(kCreates);
   std::vector<std::string> texts(kCreates);
   for (int i = 0; i < kCreates; ++i) {
     const bool duplicate = i % 10 == 9;
     ObjectKey key = Pod("team-a", "p" + std::to_string(duplicate ? i - 5 : i));
     store.CreateAsync(key, Manifest(key, {{"i", i}}), std::nullopt,
-                      [&, i](Result<StoredObject> created, std::string_view text) {
+                      [&, i](Result<int64_t> created, std::string_view text) {
                         std::lock_guard lock(mu);
                         results[i] = std::move(created);
                         texts[i] = std::string(text);
@@ -860,17 +871,18 @@ TYPED_TEST_P(StoreContractTest, CreateAsyncFailuresInAGroupLeaveTheOthersWhole) 
   int64_t next = before + 1;
   for (int i = 0; i < kCreates; ++i) {
     ASSERT_TRUE(results[i].has_value());
-    const Result<StoredObject>& r = *results[i];
+    const Result<int64_t>& r = *results[i];
     if (i % 10 == 9) {
       EXPECT_TRUE(FailsWith(r, StatusCode::kAlreadyExists)) << i;
       continue;
     }
     ASSERT_TRUE(r.has_value()) << i << ": " << r.error().ToString();
-    EXPECT_EQ(r->revision, next++) << i;
-    EXPECT_EQ(r->object["spec"]["i"], i);
-    EXPECT_EQ(json::parse(texts[i]), r->object) << i;
-    STORE_ASSERT_OK_AND_ASSIGN(StoredObject stored, store.Get(r->key));
-    EXPECT_EQ(stored.object, r->object) << i;
+    EXPECT_EQ(*r, next++) << i;
+    const json text = json::parse(texts[i]);
+    EXPECT_EQ(text["spec"]["i"], i);
+    EXPECT_EQ(text["metadata"]["resourceVersion"], std::to_string(*r)) << i;
+    STORE_ASSERT_OK_AND_ASSIGN(StoredObject stored, store.Get(Pod("team-a", "p" + std::to_string(i))));
+    EXPECT_EQ(stored.object, text) << i;
   }
   EXPECT_EQ(store.Revision(), next - 1);
 }
