@@ -21,7 +21,6 @@ namespace net = boost::asio;
 namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 
-constexpr auto kIdleTimeout = std::chrono::seconds(300);
 constexpr auto kHandshakeTimeout = std::chrono::seconds(30);
 // How long a refused plain-HTTP connection may take to send the rest of its
 // request before the socket closes (closing with unread bytes would reset it
@@ -92,6 +91,24 @@ std::string UrlDecode(std::string_view s, bool query_component) {
   return out;
 }
 
+// A connection the idle sweep may close.
+class IdleTracked {
+ public:
+  virtual ~IdleTracked() = default;
+  // Closes the connection when it has waited for its client since before `cutoff`.
+  virtual void CloseIfIdleSince(std::chrono::steady_clock::time_point cutoff) = 0;
+};
+
+// One per I/O thread, touched by that thread alone: its connections, looked at
+// every tenth of the idle timeout. (A timeout per read and write, as Beast's
+// streams keep, armed and cancelled a timer twice a request: a tenth of the I/O
+// threads' time under a storm of small requests.)
+struct IdleSweep {
+  explicit IdleSweep(net::io_context& ioc) : timer(ioc) {}
+  net::steady_timer timer;
+  std::vector<std::weak_ptr<IdleTracked>> connections;
+};
+
 struct HttpServer::Impl {
   HttpServerOptions options;
   HttpHandler handler;
@@ -102,6 +119,7 @@ struct HttpServer::Impl {
   // Keeps each io_context running while it has no connection (run() returns
   // once out of work), until Stop.
   std::vector<net::executor_work_guard<net::io_context::executor_type>> keep_running;
+  std::vector<std::unique_ptr<IdleSweep>> sweeps;  // one per io_context, in the same order
   size_t next_ioc = 0;
   std::optional<ssl::context> ssl_ctx;
   std::optional<tcp::acceptor> acceptor;
@@ -109,18 +127,26 @@ struct HttpServer::Impl {
   std::atomic<bool> stopping{false};
 
   void Accept();
+  void ScheduleSweep(IdleSweep& sweep);
 };
 
 namespace {
 
 template <class Stream>
-class Session : public std::enable_shared_from_this<Session<Stream>> {
+class Session : public IdleTracked, public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(HttpServer::Impl& server, Stream stream, std::string remote)
-      : server_(server), stream_(std::move(stream)), remote_(std::move(remote)) {}
+  Session(HttpServer::Impl& server, IdleSweep& sweep, Stream stream, std::string remote)
+      : server_(server), sweep_(sweep), stream_(std::move(stream)), remote_(std::move(remote)) {}
 
   void Run() {
-    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->Handshake(); });
+    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      self->sweep_.connections.push_back(self);
+      self->Handshake();
+    });
+  }
+
+  void CloseIfIdleSince(std::chrono::steady_clock::time_point cutoff) override {
+    if (waiting_for_client_ && last_active_ < cutoff) Shutdown();
   }
 
   // Called through the sink, from any thread.
@@ -163,6 +189,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
                             [self = this->shared_from_this()](beast::error_code ec, size_t used = 0) {
                               if (ec) return self->Shutdown();
                               self->buffer_.consume(used);
+                              beast::get_lowest_layer(self->stream_).expires_never();  // the idle sweep takes over
                               self->Read();
                             });
   }
@@ -198,7 +225,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     parser_.emplace();
     parser_->body_limit(server_.options.max_body_bytes);
     parser_->header_limit(64 * 1024);
-    beast::get_lowest_layer(stream_).expires_after(kIdleTimeout);
+    WaitForClient();
     http::async_read(stream_, buffer_, *parser_,
                      [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
@@ -213,6 +240,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       return Respond(std::move(r), 11, false);
     }
     if (ec) return Shutdown();
+    waiting_for_client_ = false;  // for the handler, maybe the store, until the response is written
     http::request<http::string_body> req = parser_->release();
     const bool keep_alive = req.keep_alive();
     const unsigned version = req.version();
@@ -259,6 +287,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     res->body() = std::move(r.body);
     res->keep_alive(keep_alive);
     res->prepare_payload();
+    WaitForClient();
     http::async_write(stream_, *res, [self = this->shared_from_this(), res, keep_alive](beast::error_code ec, size_t) {
       if (ec || !keep_alive) return self->Shutdown();
       self->Read();
@@ -266,6 +295,11 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   void StartStream(HttpResponse r, unsigned version);
+
+  void WaitForClient() {
+    waiting_for_client_ = true;
+    last_active_ = std::chrono::steady_clock::now();
+  }
 
   void WriteNext() {
     writing_ = true;
@@ -301,6 +335,11 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   HttpServer::Impl& server_;
+  IdleSweep& sweep_;
+  // For the idle sweep: whether the connection waits for its client (to send
+  // a request, or take a response), and since when.
+  bool waiting_for_client_ = false;
+  std::chrono::steady_clock::time_point last_active_;
   Stream stream_;
   std::string remote_;
   beast::flat_buffer buffer_;
@@ -342,7 +381,7 @@ class SessionSink : public StreamSink {
 
 template <class Stream>
 void Session<Stream>::StartStream(HttpResponse r, unsigned version) {
-  beast::get_lowest_layer(stream_).expires_never();
+  waiting_for_client_ = false;  // a watch may be quiet for hours
   std::string head = fmt::format("HTTP/1.{} {} OK\r\nServer: tessera\r\nContent-Type: {}\r\nCache-Control: no-cache\r\n",
                                  version == 10 ? 0 : 1, r.status, r.content_type);
   for (const auto& [k, v] : r.headers) head += fmt::format("{}: {}\r\n", k, v);
@@ -355,9 +394,25 @@ void Session<Stream>::StartStream(HttpResponse r, unsigned version) {
 
 }  // namespace
 
+void HttpServer::Impl::ScheduleSweep(IdleSweep& sweep) {
+  sweep.timer.expires_after(options.idle_timeout / 10);
+  sweep.timer.async_wait([this, &sweep](beast::error_code ec) {
+    if (ec || stopping) return;
+    const auto cutoff = std::chrono::steady_clock::now() - options.idle_timeout;
+    std::erase_if(sweep.connections, [&](const std::weak_ptr<IdleTracked>& weak) {
+      auto connection = weak.lock();
+      if (connection) connection->CloseIfIdleSince(cutoff);
+      return connection == nullptr;
+    });
+    ScheduleSweep(sweep);
+  });
+}
+
 void HttpServer::Impl::Accept() {
-  net::io_context& ioc = *iocs[next_ioc++ % iocs.size()];
-  acceptor->async_accept(ioc, [this](beast::error_code ec, tcp::socket socket) {
+  const size_t index = next_ioc++ % iocs.size();
+  net::io_context& ioc = *iocs[index];
+  IdleSweep& sweep = *sweeps[index];
+  acceptor->async_accept(ioc, [this, &sweep](beast::error_code ec, tcp::socket socket) {
     if (stopping) return;
     if (!ec) {
       beast::error_code rec;
@@ -366,10 +421,10 @@ void HttpServer::Impl::Accept() {
       socket.set_option(tcp::no_delay(true), rec);
       if (ssl_ctx) {
         std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
-            *this, beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *ssl_ctx), remote)
+            *this, sweep, beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *ssl_ctx), remote)
             ->Run();
       } else {
-        std::make_shared<Session<beast::tcp_stream>>(*this, beast::tcp_stream(std::move(socket)), remote)->Run();
+        std::make_shared<Session<beast::tcp_stream>>(*this, sweep, beast::tcp_stream(std::move(socket)), remote)->Run();
       }
     }
     Accept();
@@ -413,6 +468,7 @@ Status HttpServer::Start() {
   for (int i = 0; i < threads; ++i) {
     s.iocs.push_back(std::make_unique<net::io_context>(1));
     s.keep_running.push_back(net::make_work_guard(*s.iocs.back()));
+    s.sweeps.push_back(std::make_unique<IdleSweep>(*s.iocs.back()));
   }
   s.acceptor.emplace(*s.iocs.front());
   s.acceptor->open(endpoint.protocol(), ec);
@@ -425,6 +481,7 @@ Status HttpServer::Start() {
   }
   bound_port_ = s.acceptor->local_endpoint().port();
   s.Accept();
+  for (auto& sweep : s.sweeps) s.ScheduleSweep(*sweep);
   for (auto& ioc : s.iocs) {
     s.threads.emplace_back([ioc = ioc.get()] {
       pthread_setname_np(pthread_self(), "http-io");  // for top -H and perf

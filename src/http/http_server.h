@@ -20,6 +20,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -85,6 +86,10 @@ struct HttpServerOptions {
   size_t max_body_bytes = 3 * 1024 * 1024;  // like the Kubernetes API server's limit
   std::string tls_cert_file;                // PEM certificate chain; with tls_key_file: HTTPS
   std::string tls_key_file;                 // PEM private key of that certificate
+  // A connection that waits this long for its client (to send a request, or
+  // to take a response) is closed; a watch stream is not. Checked every tenth
+  // of it, so one is closed up to 10 % later.
+  std::chrono::milliseconds idle_timeout{300'000};
 };
 
 class HttpServer {

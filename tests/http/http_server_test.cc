@@ -4,12 +4,17 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <boost/asio.hpp>
 
 #include "client/api_client.h"
 
@@ -67,6 +72,112 @@ TEST(HttpServerTest, EveryIoThreadServesTheConnectionsDealtToIt) {
   for (std::thread& t : clients) t.join();
   EXPECT_EQ(answered.load(), kClients * 5);
   EXPECT_EQ(handler_threads.size(), 3u);
+  server.Stop();
+}
+
+// A raw connection to the server: what an idle or slow client looks like.
+class RawConnection {
+ public:
+  explicit RawConnection(uint16_t port) : socket_(ioc_) {
+    socket_.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+  }
+  void Send(const std::string& text) { boost::asio::write(socket_, boost::asio::buffer(text)); }
+  // Reads until the server closes the connection (or `limit` passes: then
+  // false); what was read is in `got`.
+  bool ReadUntilClosed(std::chrono::milliseconds limit, std::string& got) {
+    socket_.non_blocking(true);
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    std::array<char, 4096> buf{};
+    while (std::chrono::steady_clock::now() < deadline) {
+      boost::system::error_code ec;
+      const size_t n = socket_.read_some(boost::asio::buffer(buf), ec);
+      if (ec == boost::asio::error::would_block) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        continue;
+      }
+      if (ec) return true;  // closed (EOF or reset)
+      got.append(buf.data(), n);
+    }
+    return false;
+  }
+
+ private:
+  boost::asio::io_context ioc_;
+  boost::asio::ip::tcp::socket socket_;
+};
+
+constexpr auto kIdleTimeout = std::chrono::milliseconds(300);
+
+HttpServerOptions ShortIdleTimeout() {
+  HttpServerOptions options;
+  options.port = 0;
+  options.idle_timeout = kIdleTimeout;
+  return options;
+}
+
+// A connection that sends nothing, or that was answered and then sends
+// nothing more, is closed once it has waited the idle timeout (not before);
+// one that keeps asking is not, however long it lives.
+TEST(HttpServerTest, ConnectionsIdleForTheTimeoutAreClosed) {
+  HttpServer server(ShortIdleTimeout(), [](const HttpRequest&) {
+    HttpResponse r;
+    r.body = "ok";
+    return r;
+  });
+  ASSERT_TRUE(server.Start().ok());
+
+  RawConnection silent(server.port());
+  RawConnection answered(server.port());
+  answered.Send("GET /x HTTP/1.1\r\nHost: a\r\n\r\n");
+  std::string got;
+  EXPECT_FALSE(silent.ReadUntilClosed(kIdleTimeout / 2, got)) << "closed before its idle timeout";
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(silent.ReadUntilClosed(std::chrono::seconds(5), got)) << "never closed";
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  std::string answer;
+  EXPECT_TRUE(answered.ReadUntilClosed(std::chrono::seconds(5), answer));
+  EXPECT_NE(answer.find("200 OK"), std::string::npos) << answer;
+
+  // Keeps asking for three idle timeouts: every answer comes on one connection.
+  ApiClient busy("http://127.0.0.1:" + std::to_string(server.port()), "");
+  const auto busy_until = std::chrono::steady_clock::now() + 3 * kIdleTimeout;
+  int answers = 0;
+  while (std::chrono::steady_clock::now() < busy_until) {
+    auto r = busy.Request("GET", "/x", "");
+    ASSERT_TRUE(r.has_value()) << r.error().ToString();
+    ++answers;
+    std::this_thread::sleep_for(kIdleTimeout / 5);
+  }
+  EXPECT_GE(answers, 10);
+  server.Stop();
+}
+
+// A stream (a watch) may be quiet far longer than the idle timeout: it stays
+// open, and what is written to it later still arrives.
+TEST(HttpServerTest, AQuietStreamIsNotIdle) {
+  std::mutex mu;
+  std::shared_ptr<StreamSink> sink;
+  HttpServer server(ShortIdleTimeout(), [&](const HttpRequest&) {
+    HttpResponse r;
+    r.stream = [&](std::shared_ptr<StreamSink> s) {
+      std::lock_guard lock(mu);
+      sink = std::move(s);
+    };
+    return r;
+  });
+  ASSERT_TRUE(server.Start().ok());
+  RawConnection watcher(server.port());
+  watcher.Send("GET /watch HTTP/1.1\r\nHost: a\r\n\r\n");
+  std::string got;
+  EXPECT_FALSE(watcher.ReadUntilClosed(4 * kIdleTimeout, got)) << "a quiet stream was closed";
+  {
+    std::lock_guard lock(mu);
+    ASSERT_NE(sink, nullptr);
+    EXPECT_TRUE(sink->Write("late"));
+    sink->Close();
+  }
+  EXPECT_TRUE(watcher.ReadUntilClosed(std::chrono::seconds(5), got));
+  EXPECT_NE(got.find("late"), std::string::npos) << got;
   server.Stop();
 }
 
