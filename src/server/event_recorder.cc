@@ -1,6 +1,9 @@
 #include "server/event_recorder.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 #include "common/time_format.h"
 #include "server/object_json.h"
@@ -10,11 +13,35 @@ namespace {
 
 constexpr Duration kTtl = Duration::Seconds(3600);
 constexpr size_t kMaxRemembered = 50000;
+// Dropped events are logged at most this often.
+constexpr Duration kDroppedLogPeriod = Duration::Seconds(60);
 
 }  // namespace
 
+bool EventRecorder::TakeFromBudget(Timestamp now) {
+  if (refilled_) {
+    budget_milli_ = std::min(kEventBurst * 1000, budget_milli_ + std::max<int64_t>(0, (now - *refilled_).ms) * kEventsPerSecond);
+  }
+  refilled_ = now;
+  if (budget_milli_ >= 1000) {
+    budget_milli_ -= 1000;
+    return true;
+  }
+  ++dropped_;
+  ++dropped_unlogged_;
+  if (!logged_ || now - *logged_ >= kDroppedLogPeriod) {
+    spdlog::warn("{}: dropped {} events over the budget of {} a second ({} at once); the objects' conditions still "
+                 "say why they wait",
+                 component_, dropped_unlogged_, kEventsPerSecond, kEventBurst);
+    dropped_unlogged_ = 0;
+    logged_ = now;
+  }
+  return false;
+}
+
 void EventRecorder::Record(BatchedWriter& writer, const StoredObject& involved, Type type, const std::string& reason,
                            const std::string& message, Timestamp now) {
+  if (!TakeFromBudget(now)) return;
   const std::string uid = StringAt(involved.object, {"metadata", "uid"});
   const std::string aggregate = fmt::format("{}/{}/{}", uid, reason, message);
   const std::string now_text = FormatRfc3339(now);

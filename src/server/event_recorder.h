@@ -6,10 +6,17 @@
 // the same object within the window bumps count and lastTimestamp of the event
 // already written instead of adding another. Events older than the TTL (one hour,
 // Kubernetes' default) that this recorder wrote are deleted.
+//
+// As Kubernetes' recorders drop events once their queue is full, this one
+// writes at most kEventsPerSecond a second, kEventBurst at once: under a storm
+// (20,000 new workloads, each Pending) the rest are dropped, counted and
+// logged, rather than doubling the store's writes and every watcher's work.
+// The objects' own conditions still say why each waits.
 #pragma once
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "common/time.h"
@@ -29,6 +36,11 @@ class EventRecorder {
   // Adds the deletion of this recorder's events that are older than the TTL.
   void Expire(BatchedWriter& writer, Timestamp now);
 
+  static constexpr int64_t kEventsPerSecond = 100;
+  static constexpr int64_t kEventBurst = 1000;
+  // Events dropped over the budget, since the start.
+  int64_t dropped() const { return dropped_; }
+
  private:
   struct Written {
     ObjectKey key;
@@ -40,6 +52,14 @@ class EventRecorder {
   std::map<std::string, Written> by_aggregate_;  // uid/reason/message -> event
   std::deque<std::pair<Timestamp, std::string>> by_age_;  // (last written, aggregate key)
   int64_t sequence_ = 0;
+  // The budget: a token bucket, in thousandths of an event, refilled by `now`.
+  int64_t budget_milli_ = kEventBurst * 1000;
+  std::optional<Timestamp> refilled_;
+  int64_t dropped_ = 0;
+  int64_t dropped_unlogged_ = 0;
+  std::optional<Timestamp> logged_;
+  // Takes one event from the budget; false (and counted) when there is none.
+  bool TakeFromBudget(Timestamp now);
 };
 
 }  // namespace tessera

@@ -82,6 +82,7 @@ constexpr const char* kAdmissionsMetric = "tessera_admissions_total";
 constexpr const char* kPreemptionsMetric = "tessera_preemptions_total";
 constexpr const char* kCycleDurationMetric = "tessera_scheduling_cycle_duration_seconds";
 constexpr const char* kAdmissionWaitMetric = "tessera_admission_wait_seconds";
+constexpr const char* kEventsDroppedMetric = "tessera_events_dropped_total";
 
 PassInput BuildSnapshot(const ObjectCache& cache, ConvertedWorkloads& converted) {
   SnapshotBuilder b;
@@ -439,6 +440,7 @@ void SchedulerLoop::SetMetrics(MetricsRegistry* registry) {
   if (registry == nullptr) return;
   registry->AddCounter(kAdmissionsMetric, "Workloads admitted, by ClusterQueue");
   registry->AddCounter(kPreemptionsMetric, "Workloads preempted, by the victim's ClusterQueue and the reason");
+  registry->AddCounter(kEventsDroppedMetric, "Events the scheduler dropped over its budget (a storm of changes)");
   registry->AddHistogram(kCycleDurationMetric, "Duration of one scheduling cycle (the core's decision)",
                          {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1});
   registry->AddHistogram(kAdmissionWaitMetric, "Time from a workload's creation to its admission, by ClusterQueue",
@@ -549,6 +551,10 @@ Status SchedulerLoop::RunOnce() {
   events_.Expire(writer, now);
   writer.Flush();
   NotePendingWritten();
+  if (metrics_ != nullptr && events_.dropped() > events_dropped_reported_) {
+    metrics_->Increment(kEventsDroppedMetric, {}, static_cast<double>(events_.dropped() - events_dropped_reported_));
+    events_dropped_reported_ = events_.dropped();
+  }
 
   std::vector<GaugeFamily> gauges = ClusterGauges(snapshot, plan, now, usage);
   {

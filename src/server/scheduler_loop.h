@@ -116,6 +116,7 @@ class SchedulerLoop {
   WorkloadSubsets workload_subsets_;  // the admitted and suspended Workloads, for the controllers
   JobController jobs_;
   EventRecorder events_;
+  int64_t events_dropped_reported_ = 0;  // to the metrics registry
   // What the last rendering of a pending workload's message was made from, by
   // the cache's object (as ConvertedWorkloads: the revision tells a new object
   // at a freed address from the old one); owned by the thread running RunOnce.

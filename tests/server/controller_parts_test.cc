@@ -269,6 +269,32 @@ TEST_F(ControllerPartsTest, RepeatedEventsAreCountedOnOneObjectAndExpire) {
   EXPECT_EQ(cache.Of("/Event").size(), 0u);
 }
 
+// A storm of events (a new Pending workload each) is cut to the budget: the
+// burst at once, then the rate as time passes; the rest are dropped, counted.
+TEST_F(ControllerPartsTest, EventsOverTheBudgetAreDroppedAndCounted) {
+  auto pod = store_->Create(PodKey("a"), Pod("a"));
+  ASSERT_TRUE(pod.has_value());
+  ObjectCache cache(*store_, {"/Event"});
+  EventRecorder recorder("tessera-scheduler");
+  const Timestamp t0 = Timestamp::FromMillis(1'700'000'000'000);
+  constexpr int64_t kStorm = EventRecorder::kEventBurst + 500;
+  BatchedWriter writer(*store_, cache);
+  for (int64_t i = 0; i < kStorm; ++i) {
+    recorder.Record(writer, *pod, EventRecorder::Type::kWarning, "Pending", "cause " + std::to_string(i), t0);
+  }
+  EXPECT_EQ(writer.Flush(), static_cast<size_t>(EventRecorder::kEventBurst));
+  EXPECT_EQ(recorder.dropped(), 500);
+  // Two seconds later: the rate's worth again.
+  for (int64_t i = 0; i < kStorm; ++i) {
+    recorder.Record(writer, *pod, EventRecorder::Type::kWarning, "Pending", "later " + std::to_string(i),
+                    t0 + Duration::Seconds(2));
+  }
+  EXPECT_EQ(writer.Flush(), static_cast<size_t>(2 * EventRecorder::kEventsPerSecond));
+  EXPECT_EQ(recorder.dropped(), 500 + kStorm - 2 * EventRecorder::kEventsPerSecond);
+  ASSERT_TRUE(cache.Sync().ok());
+  EXPECT_EQ(cache.Of("/Event").size(), static_cast<size_t>(EventRecorder::kEventBurst + 2 * EventRecorder::kEventsPerSecond));
+}
+
 // The controllers' subsets of Workloads follow each change: admitted while it
 // has an admission, suspended while its Suspended condition is True, neither
 // once Finished or deleted, and the pointers are the cache's.
