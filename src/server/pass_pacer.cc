@@ -4,15 +4,19 @@
 
 namespace tessera {
 
+bool PassPacer::Storm(int64_t writes, Clock::duration interval) {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(interval).count();
+  return us > 0 && writes * 1'000'000 > kStormWritesPerSecond * us;
+}
+
 void PassPacer::PassRan(Clock::time_point start, Clock::time_point end, int64_t writes) {
-  // Writes per second since the previous pass started; the first pass has no
-  // such interval and is no storm.
-  const auto interval = std::chrono::duration_cast<std::chrono::microseconds>(start - previous_start_);
-  storm_ = previous_start_ != Clock::time_point{} && interval.count() > 0 &&
-           writes * 1'000'000 > kStormWritesPerSecond * interval.count();
+  // The first pass has no interval since a previous one, and is no storm.
+  storm_ = previous_start_ != Clock::time_point{} && Storm(writes, start - previous_start_);
   previous_start_ = start;
   const Clock::duration pass = end - start;
-  next_ = end + std::clamp<Clock::duration>((storm_ ? kStormPauseFactor : kPauseFactor) * pass, kBatchWindow, kMaxPause);
+  next_ = end + std::clamp<Clock::duration>(kPauseFactor * pass, kBatchWindow, kMaxPause);
+  storm_next_ = storm_ ? std::max(next_, end + std::min<Clock::duration>(kStormPauseFactor * pass, kMaxStormPause))
+                       : next_;
 }
 
 }  // namespace tessera

@@ -283,6 +283,12 @@ void SchedulerLoop::Run() {
     // A write after a quiet spell is scheduled at once; after a pass, the
     // pacer spaces the next (see PassPacer).
     cv_.wait_until(lock, pacer.NextPass(), [this] { return stop_; });
+    while (!stop_ && PassPacer::Clock::now() < pacer.NextPassInStorm()) {
+      const int64_t before = writes_since_pass_;
+      const auto checked = PassPacer::Clock::now();
+      cv_.wait_until(lock, std::min(checked + PassPacer::kStormCheck, pacer.NextPassInStorm()), [this] { return stop_; });
+      if (!PassPacer::Storm(writes_since_pass_ - before, PassPacer::Clock::now() - checked)) break;
+    }
     if (stop_) break;
     kicked_ = false;
     const int64_t writes = std::exchange(writes_since_pass_, 0);

@@ -32,14 +32,17 @@ TEST(PassPacerTest, AShortPassStillWaitsABatchWindow) {
 TEST(PassPacerTest, AStormOfApiWritesLeavesTheApiMoreOfTheMachine) {
   PassPacer pacer;
   pacer.PassRan(kT0, kT0 + milliseconds(40), 0);
-  // 2,001 writes in the second between the two starts: a storm.
+  // 2,001 writes in the second between the two starts: a storm. The pass may
+  // wait seven times its length while the storm lasts, three times at least.
   pacer.PassRan(kT0 + milliseconds(1000), kT0 + milliseconds(1100), 2001);
   EXPECT_TRUE(pacer.storm());
-  EXPECT_EQ(pacer.NextPass(), kT0 + milliseconds(1100 + 700));
-  // It ends: back to three times.
+  EXPECT_EQ(pacer.NextPass(), kT0 + milliseconds(1100 + 300));
+  EXPECT_EQ(pacer.NextPassInStorm(), kT0 + milliseconds(1100 + 700));
+  // It ends: back to three times, and nothing longer.
   pacer.PassRan(kT0 + milliseconds(1800), kT0 + milliseconds(1900), 10);
   EXPECT_FALSE(pacer.storm());
   EXPECT_EQ(pacer.NextPass(), kT0 + milliseconds(1900 + 300));
+  EXPECT_EQ(pacer.NextPassInStorm(), pacer.NextPass());
 }
 
 TEST(PassPacerTest, ExactlyTheStormRateIsNoStorm) {
@@ -47,13 +50,24 @@ TEST(PassPacerTest, ExactlyTheStormRateIsNoStorm) {
   pacer.PassRan(kT0, kT0 + milliseconds(10), 0);
   pacer.PassRan(kT0 + milliseconds(500), kT0 + milliseconds(510), PassPacer::kStormWritesPerSecond / 2);
   EXPECT_FALSE(pacer.storm());
+  EXPECT_FALSE(PassPacer::Storm(PassPacer::kStormWritesPerSecond / 10, milliseconds(100)));
+  EXPECT_TRUE(PassPacer::Storm(PassPacer::kStormWritesPerSecond / 10 + 1, milliseconds(100)));
+  EXPECT_FALSE(PassPacer::Storm(5, milliseconds(0)));
 }
 
+// The pause after a long pass is capped, but in a storm only much later: a
+// cap at kMaxPause would let passes grow with the backlog (each handles what
+// came during the pause before it) until they took a third of a core.
 TEST(PassPacerTest, ThePauseIsCapped) {
   PassPacer pacer;
   pacer.PassRan(kT0, kT0 + milliseconds(10), 0);
-  pacer.PassRan(kT0 + milliseconds(20), kT0 + milliseconds(1020), 1000);  // a storm, a 1 s pass
+  pacer.PassRan(kT0 + milliseconds(20), kT0 + milliseconds(1020), 1);  // no storm, a 1 s pass
   EXPECT_EQ(pacer.NextPass(), kT0 + milliseconds(1020) + PassPacer::kMaxPause);
+  pacer.PassRan(kT0 + milliseconds(3100), kT0 + milliseconds(4100), 10000);  // a storm, a 1 s pass
+  EXPECT_EQ(pacer.NextPass(), kT0 + milliseconds(4100) + PassPacer::kMaxPause);
+  EXPECT_EQ(pacer.NextPassInStorm(), kT0 + milliseconds(4100 + 7000));
+  pacer.PassRan(kT0 + milliseconds(12000), kT0 + milliseconds(22000), 100000);  // a 10 s pass
+  EXPECT_EQ(pacer.NextPassInStorm(), kT0 + milliseconds(22000) + PassPacer::kMaxStormPause);
 }
 
 }  // namespace
