@@ -105,8 +105,19 @@ class IdleTracked {
 // threads' time under a storm of small requests.)
 struct IdleSweep {
   explicit IdleSweep(net::io_context& ioc) : timer(ioc) {}
+  void Add(std::weak_ptr<IdleTracked> connection) {
+    // Many short connections between two sweeps: drop the closed ones' entries
+    // as the list doubles, not only at the sweep.
+    if (connections.size() >= 2 * pruned_size + 64) Prune();
+    connections.push_back(std::move(connection));
+  }
+  void Prune() {
+    std::erase_if(connections, [](const std::weak_ptr<IdleTracked>& weak) { return weak.expired(); });
+    pruned_size = connections.size();
+  }
   net::steady_timer timer;
   std::vector<std::weak_ptr<IdleTracked>> connections;
+  size_t pruned_size = 0;
 };
 
 struct HttpServer::Impl {
@@ -140,7 +151,7 @@ class Session : public IdleTracked, public std::enable_shared_from_this<Session<
 
   void Run() {
     net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
-      self->sweep_.connections.push_back(self);
+      self->sweep_.Add(self);
       self->Handshake();
     });
   }
@@ -399,11 +410,10 @@ void HttpServer::Impl::ScheduleSweep(IdleSweep& sweep) {
   sweep.timer.async_wait([this, &sweep](beast::error_code ec) {
     if (ec || stopping) return;
     const auto cutoff = std::chrono::steady_clock::now() - options.idle_timeout;
-    std::erase_if(sweep.connections, [&](const std::weak_ptr<IdleTracked>& weak) {
-      auto connection = weak.lock();
-      if (connection) connection->CloseIfIdleSince(cutoff);
-      return connection == nullptr;
-    });
+    for (const std::weak_ptr<IdleTracked>& weak : sweep.connections) {
+      if (auto connection = weak.lock()) connection->CloseIfIdleSince(cutoff);
+    }
+    sweep.Prune();
     ScheduleSweep(sweep);
   });
 }
@@ -420,11 +430,15 @@ void HttpServer::Impl::Accept() {
       const std::string remote = rec ? "?" : fmt::format("{}:{}", ep.address().to_string(), ep.port());
       socket.set_option(tcp::no_delay(true), rec);
       if (ssl_ctx) {
-        std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
-            *this, sweep, beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *ssl_ctx), remote)
+        // Not make_shared: the sweep's weak_ptr would keep a closed session's memory.
+        std::shared_ptr<Session<beast::ssl_stream<beast::tcp_stream>>>(
+            new Session<beast::ssl_stream<beast::tcp_stream>>(
+                *this, sweep, beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *ssl_ctx), remote))
             ->Run();
       } else {
-        std::make_shared<Session<beast::tcp_stream>>(*this, sweep, beast::tcp_stream(std::move(socket)), remote)->Run();
+        std::shared_ptr<Session<beast::tcp_stream>>(
+            new Session<beast::tcp_stream>(*this, sweep, beast::tcp_stream(std::move(socket)), remote))
+            ->Run();
       }
     }
     Accept();
@@ -442,6 +456,10 @@ bool HttpServer::tls() const { return impl_->ssl_ctx.has_value(); }
 
 Status HttpServer::Start() {
   Impl& s = *impl_;
+  if (s.options.idle_timeout < std::chrono::milliseconds(10)) {
+    return Status::InvalidArgument(fmt::format("idle timeout {} ms is too short: give at least 10 ms",
+                                               s.options.idle_timeout.count()));
+  }
   if (!s.options.tls_cert_file.empty() || !s.options.tls_key_file.empty()) {
     if (s.options.tls_cert_file.empty() || s.options.tls_key_file.empty()) {
       return Status::InvalidArgument(

@@ -18,30 +18,36 @@ constexpr Duration kDroppedLogPeriod = Duration::Seconds(60);
 
 }  // namespace
 
-bool EventRecorder::TakeFromBudget(Timestamp now) {
-  if (refilled_) {
-    budget_milli_ = std::min(kEventBurst * 1000, budget_milli_ + std::max<int64_t>(0, (now - *refilled_).ms) * kEventsPerSecond);
+bool EventRecorder::TakeFromBudget(const std::string& reason, Timestamp now) {
+  auto [it, fresh] = budgets_.try_emplace(reason);
+  Budget& budget = it->second;
+  if (!fresh) {
+    budget.milli =
+        std::min(kEventBurst * 1000, budget.milli + std::max<int64_t>(0, (now - budget.refilled).ms) * kEventsPerSecond);
   }
-  refilled_ = now;
-  if (budget_milli_ >= 1000) {
-    budget_milli_ -= 1000;
+  budget.refilled = now;
+  if (budget.milli >= 1000) {
+    budget.milli -= 1000;
     return true;
   }
   ++dropped_;
   ++dropped_unlogged_;
-  if (!logged_ || now - *logged_ >= kDroppedLogPeriod) {
-    spdlog::warn("{}: dropped {} events over the budget of {} a second ({} at once); the objects' conditions still "
-                 "say why they wait",
-                 component_, dropped_unlogged_, kEventsPerSecond, kEventBurst);
-    dropped_unlogged_ = 0;
-    logged_ = now;
-  }
+  LogDropped(now);
   return false;
+}
+
+void EventRecorder::LogDropped(Timestamp now) {
+  if (dropped_unlogged_ == 0 || (logged_ && now - *logged_ < kDroppedLogPeriod)) return;
+  spdlog::warn("{}: dropped {} events over the budget of {} a second ({} at once) for each reason; the objects' "
+               "conditions still say why they wait",
+               component_, dropped_unlogged_, kEventsPerSecond, kEventBurst);
+  dropped_unlogged_ = 0;
+  logged_ = now;
 }
 
 void EventRecorder::Record(BatchedWriter& writer, const StoredObject& involved, Type type, const std::string& reason,
                            const std::string& message, Timestamp now) {
-  if (!TakeFromBudget(now)) return;
+  if (!TakeFromBudget(reason, now)) return;
   const std::string uid = StringAt(involved.object, {"metadata", "uid"});
   const std::string aggregate = fmt::format("{}/{}/{}", uid, reason, message);
   const std::string now_text = FormatRfc3339(now);
@@ -92,6 +98,7 @@ void EventRecorder::Record(BatchedWriter& writer, const StoredObject& involved, 
 }
 
 void EventRecorder::Expire(BatchedWriter& writer, Timestamp now) {
+  LogDropped(now);  // the last drops of a storm, once their minute is up
   while (!by_age_.empty() && (now - by_age_.front().first > kTtl || by_age_.size() > kMaxRemembered)) {
     auto [written_at, aggregate] = by_age_.front();
     by_age_.pop_front();

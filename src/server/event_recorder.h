@@ -8,10 +8,11 @@
 // Kubernetes' default) that this recorder wrote are deleted.
 //
 // As Kubernetes' recorders drop events once their queue is full, this one
-// writes at most kEventsPerSecond a second, kEventBurst at once: under a storm
-// (20,000 new workloads, each Pending) the rest are dropped, counted and
-// logged, rather than doubling the store's writes and every watcher's work.
-// The objects' own conditions still say why each waits.
+// writes at most kEventsPerSecond a second, kEventBurst at once, of each reason
+// (so that a storm of Pending events does not crowd out Admitted, Preempted or
+// NodeLost): under a storm (20,000 new workloads, each Pending) the rest are
+// dropped, counted and logged, rather than doubling the store's writes and
+// every watcher's work. The objects' own conditions still say why each waits.
 #pragma once
 
 #include <deque>
@@ -38,7 +39,7 @@ class EventRecorder {
 
   static constexpr int64_t kEventsPerSecond = 100;
   static constexpr int64_t kEventBurst = 1000;
-  // Events dropped over the budget, since the start.
+  // Events dropped over their reason's budget, since the start.
   int64_t dropped() const { return dropped_; }
 
  private:
@@ -52,14 +53,19 @@ class EventRecorder {
   std::map<std::string, Written> by_aggregate_;  // uid/reason/message -> event
   std::deque<std::pair<Timestamp, std::string>> by_age_;  // (last written, aggregate key)
   int64_t sequence_ = 0;
-  // The budget: a token bucket, in thousandths of an event, refilled by `now`.
-  int64_t budget_milli_ = kEventBurst * 1000;
-  std::optional<Timestamp> refilled_;
+  // A reason's budget: a token bucket, in thousandths of an event, refilled by `now`.
+  struct Budget {
+    int64_t milli = kEventBurst * 1000;
+    Timestamp refilled;
+  };
+  std::map<std::string, Budget, std::less<>> budgets_;  // by reason
   int64_t dropped_ = 0;
   int64_t dropped_unlogged_ = 0;
   std::optional<Timestamp> logged_;
-  // Takes one event from the budget; false (and counted) when there is none.
-  bool TakeFromBudget(Timestamp now);
+  // Takes one event of `reason` from its budget; false (and counted) when there is none.
+  bool TakeFromBudget(const std::string& reason, Timestamp now);
+  // Logs the drops not logged yet, at most every kDroppedLogPeriod.
+  void LogDropped(Timestamp now);
 };
 
 }  // namespace tessera

@@ -28,7 +28,9 @@ class PassPacer {
 
   static constexpr auto kBatchWindow = std::chrono::milliseconds(5);
   static constexpr auto kMaxPause = std::chrono::milliseconds(2000);
-  static constexpr auto kMaxStormPause = std::chrono::seconds(30);
+  // The loop's time-driven duties (a node's lease expiring, an idle notebook)
+  // wait no longer than its resync period.
+  static constexpr auto kMaxStormPause = std::chrono::seconds(5);
   static constexpr auto kStormCheck = std::chrono::milliseconds(100);
   static constexpr int kPauseFactor = 3;
   static constexpr int kStormPauseFactor = 7;

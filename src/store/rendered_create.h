@@ -43,6 +43,9 @@ class RenderedCreate {
   static const std::string& ProcessPlaceholder();
 
   const std::string& uid() const { return uid_; }
+  // False when the placeholder was found elsewhere too, and the document is
+  // kept as a tree to be dumped again.
+  bool spliced() const { return !tree_.has_value(); }
   // The stored text with metadata.resourceVersion `revision`.
   std::string WithRevision(int64_t revision) const;
 

@@ -542,8 +542,11 @@ void SqliteStore::WriterLoop() {
     for (PendingWrite* write : finished) {
       std::unique_ptr<PendingWrite> owned(write);
       // The revision and text as stored, or why not (its own failure, or its group's).
-      Result<int64_t> created = write->status.ok() ? Result<int64_t>(write->revision) : Err(write->status);
-      write->on_created(std::move(created), write->created_text);
+      if (!write->status.ok()) {
+        write->on_created(Err(write->status), {});
+      } else {
+        write->on_created(write->revision, write->created_text);
+      }
     }
     lock.lock();
   }

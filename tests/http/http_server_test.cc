@@ -138,18 +138,54 @@ TEST(HttpServerTest, ConnectionsIdleForTheTimeoutAreClosed) {
   EXPECT_TRUE(answered.ReadUntilClosed(std::chrono::seconds(5), answer));
   EXPECT_NE(answer.find("200 OK"), std::string::npos) << answer;
 
-  // Keeps asking for three idle timeouts: every answer comes on one connection.
-  ApiClient busy("http://127.0.0.1:" + std::to_string(server.port()), "");
+  // Keeps asking for three idle timeouts, on one connection: every request is
+  // answered there, and it stays open.
+  RawConnection busy(server.port());
   const auto busy_until = std::chrono::steady_clock::now() + 3 * kIdleTimeout;
-  int answers = 0;
+  int asked = 0;
+  std::string answers;
   while (std::chrono::steady_clock::now() < busy_until) {
-    auto r = busy.Request("GET", "/x", "");
-    ASSERT_TRUE(r.has_value()) << r.error().ToString();
-    ++answers;
-    std::this_thread::sleep_for(kIdleTimeout / 5);
+    busy.Send("GET /x HTTP/1.1\r\nHost: a\r\n\r\n");
+    ++asked;
+    ASSERT_FALSE(busy.ReadUntilClosed(kIdleTimeout / 5, answers)) << "a busy connection was closed";
   }
-  EXPECT_GE(answers, 10);
+  EXPECT_GE(asked, 10);
+  size_t ok = 0;
+  for (size_t at = answers.find("200 OK"); at != std::string::npos; at = answers.find("200 OK", at + 1)) ++ok;
+  EXPECT_EQ(ok, static_cast<size_t>(asked));
   server.Stop();
+}
+
+// A request whose answer waits (on the store) longer than the idle timeout is
+// not idle: the connection waits for the server, not for its client.
+TEST(HttpServerTest, AnAnswerThatTakesLongerThanTheIdleTimeoutStillComes) {
+  HttpServer server(ShortIdleTimeout(), [](const HttpRequest&) {
+    HttpResponse r;
+    r.deferred = [](std::function<void(HttpResponse)> respond) {
+      std::thread([respond] {
+        std::this_thread::sleep_for(3 * kIdleTimeout);
+        HttpResponse later;
+        later.body = "late but here";
+        respond(std::move(later));
+      }).detach();
+    };
+    return r;
+  });
+  ASSERT_TRUE(server.Start().ok());
+  ApiClient client("http://127.0.0.1:" + std::to_string(server.port()), "");
+  auto r = client.Request("GET", "/slow", "");
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->body, "late but here");
+  server.Stop();
+}
+
+TEST(HttpServerTest, AnIdleTimeoutTooShortToSweepIsRefused) {
+  HttpServerOptions options = ShortIdleTimeout();
+  options.idle_timeout = std::chrono::milliseconds(0);
+  HttpServer server(options, [](const HttpRequest&) { return HttpResponse{}; });
+  const Status started = server.Start();
+  EXPECT_EQ(started.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(started.message().find("idle timeout"), std::string::npos) << started.message();
 }
 
 // A stream (a watch) may be quiet far longer than the idle timeout: it stays

@@ -270,7 +270,8 @@ TEST_F(ControllerPartsTest, RepeatedEventsAreCountedOnOneObjectAndExpire) {
 }
 
 // A storm of events (a new Pending workload each) is cut to the budget: the
-// burst at once, then the rate as time passes; the rest are dropped, counted.
+// burst at once, then the rate as time passes; the rest are dropped, counted;
+// another reason's events are not.
 TEST_F(ControllerPartsTest, EventsOverTheBudgetAreDroppedAndCounted) {
   auto pod = store_->Create(PodKey("a"), Pod("a"));
   ASSERT_TRUE(pod.has_value());
@@ -291,8 +292,12 @@ TEST_F(ControllerPartsTest, EventsOverTheBudgetAreDroppedAndCounted) {
   }
   EXPECT_EQ(writer.Flush(), static_cast<size_t>(2 * EventRecorder::kEventsPerSecond));
   EXPECT_EQ(recorder.dropped(), 500 + kStorm - 2 * EventRecorder::kEventsPerSecond);
+  // Each reason has its own budget: the Pending storm leaves Admitted its own.
+  recorder.Record(writer, *pod, EventRecorder::Type::kNormal, "Admitted", "admitted", t0 + Duration::Seconds(2));
+  EXPECT_EQ(writer.Flush(), 1u);
   ASSERT_TRUE(cache.Sync().ok());
-  EXPECT_EQ(cache.Of("/Event").size(), static_cast<size_t>(EventRecorder::kEventBurst + 2 * EventRecorder::kEventsPerSecond));
+  EXPECT_EQ(cache.Of("/Event").size(),
+            static_cast<size_t>(EventRecorder::kEventBurst + 2 * EventRecorder::kEventsPerSecond + 1));
 }
 
 // The controllers' subsets of Workloads follow each change: admitted while it

@@ -63,11 +63,11 @@ TEST(PassPacerTest, ThePauseIsCapped) {
   pacer.PassRan(kT0, kT0 + milliseconds(10), 0);
   pacer.PassRan(kT0 + milliseconds(20), kT0 + milliseconds(1020), 1);  // no storm, a 1 s pass
   EXPECT_EQ(pacer.NextPass(), kT0 + milliseconds(1020) + PassPacer::kMaxPause);
-  pacer.PassRan(kT0 + milliseconds(3100), kT0 + milliseconds(4100), 10000);  // a storm, a 1 s pass
-  EXPECT_EQ(pacer.NextPass(), kT0 + milliseconds(4100) + PassPacer::kMaxPause);
-  EXPECT_EQ(pacer.NextPassInStorm(), kT0 + milliseconds(4100 + 7000));
-  pacer.PassRan(kT0 + milliseconds(12000), kT0 + milliseconds(22000), 100000);  // a 10 s pass
-  EXPECT_EQ(pacer.NextPassInStorm(), kT0 + milliseconds(22000) + PassPacer::kMaxStormPause);
+  pacer.PassRan(kT0 + milliseconds(3100), kT0 + milliseconds(3600), 10000);  // a storm, a 0.5 s pass
+  EXPECT_EQ(pacer.NextPass(), kT0 + milliseconds(3600 + 1500));
+  EXPECT_EQ(pacer.NextPassInStorm(), kT0 + milliseconds(3600 + 3500));
+  pacer.PassRan(kT0 + milliseconds(8000), kT0 + milliseconds(10000), 100000);  // a 2 s pass
+  EXPECT_EQ(pacer.NextPassInStorm(), kT0 + milliseconds(10000) + PassPacer::kMaxStormPause);
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ TEST(RenderedCreateTest, TheTextIsTheObjectDumpedWithItsRevision) {
   auto rendered = RenderedCreate::Render(kKey, Pod(), FixedUid);
   ASSERT_TRUE(rendered.has_value()) << rendered.error().ToString();
   EXPECT_EQ(rendered->uid(), FixedUid());
+  EXPECT_TRUE(rendered->spliced());
   for (int64_t revision : {int64_t{1}, int64_t{9}, int64_t{10}, int64_t{123456789}, INT64_MAX}) {
     EXPECT_EQ(rendered->WithRevision(revision), Dumped(Pod(), FixedUid(), revision));
   }
@@ -62,11 +63,12 @@ TEST(RenderedCreateTest, APlaceholderFoundElsewhereIsLeftAlone) {
   pod["spec"]["z"] = placeholder;                 // and after
   auto rendered = RenderedCreate::Render(kKey, pod, FixedUid, placeholder);
   ASSERT_TRUE(rendered.has_value());
+  EXPECT_FALSE(rendered->spliced());
   EXPECT_EQ(rendered->WithRevision(42), Dumped(pod, FixedUid(), 42));
   EXPECT_EQ(json::parse(rendered->WithRevision(42))["metadata"]["labels"]["a"], placeholder);
 }
 
-TEST(RenderedCreateTest, EachProcessDrawsItsOwnPlaceholder) {
+TEST(RenderedCreateTest, ThePlaceholderIsDrawnOncePerProcess) {
   const std::string& placeholder = RenderedCreate::ProcessPlaceholder();
   EXPECT_EQ(&placeholder, &RenderedCreate::ProcessPlaceholder());
   EXPECT_EQ(placeholder.front(), '\x01');
