@@ -42,7 +42,8 @@
 // exercised under load.
 //
 // Usage: api_scale [--threads T] [--requests N] [--watchers W] [--events E]
-//                  [--close-watchers 0|1]
+//                  [--close-watchers 0|1] [--http-threads H]
+// --http-threads: the server's HTTP I/O threads (default 2, as `tessera server`'s).
 // (also --flag=value; --benchmark_* flags, which bench/run_all.sh passes to
 // programs named *_bench, are ignored).
 #include <fmt/format.h>
@@ -83,6 +84,7 @@ struct Flags {
   int watchers = 1000;
   int events = 100;
   int close_watchers = 0;  // 1: each watcher closes its stream after E events
+  int http_threads = 2;    // the server's HTTP I/O threads
 };
 
 bool ParseFlags(int argc, char** argv, Flags& f) {
@@ -103,6 +105,7 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
     else if (name == "--watchers") target = &f.watchers;
     else if (name == "--events") target = &f.events;
     else if (name == "--close-watchers") target = &f.close_watchers;
+    else if (name == "--http-threads") target = &f.http_threads;
     if (target == nullptr) {
       std::fprintf(stderr, "api_scale: unknown flag %s\n", argv[i]);
       return false;
@@ -124,6 +127,7 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
   }
   if (f.threads < 1) f.threads = 1;
   if (f.events < 1) f.events = 1;
+  if (f.http_threads < 1) f.http_threads = 1;
   return true;
 }
 
@@ -468,7 +472,7 @@ int main(int argc, char** argv) {
   options.data_dir = data_dir;
   options.http.host = "127.0.0.1";
   options.http.port = 0;
-  options.http.threads = 2;
+  options.http.threads = flags.http_threads;
   auto server = tessera::Server::Start(options);
   if (!server) {
     std::fprintf(stderr, "api_scale: server failed to start: %s\n", server.error().ToString().c_str());
@@ -477,8 +481,9 @@ int main(int argc, char** argv) {
   }
   const std::string url = (*server)->url();
   const std::string token = (*server)->admin_token();
-  std::printf("api_scale: server at %s (2 HTTP threads, data dir %s), %u hardware threads\n", url.c_str(),
-              data_dir.c_str(), std::thread::hardware_concurrency());
+  std::printf("api_scale: server at %s (%d HTTP thread%s, data dir %s), %u hardware threads\n", url.c_str(),
+              flags.http_threads, flags.http_threads == 1 ? "" : "s", data_dir.c_str(),
+              std::thread::hardware_concurrency());
 
   const SubmitResult sub = RunSubmissions(url, token, flags);
   const double caught_up = WaitForTheScheduler(url, token, flags);
