@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-
 #include "common/time_format.h"
 #include "server/object_json.h"
 
@@ -19,17 +17,8 @@ constexpr Duration kDroppedLogPeriod = Duration::Seconds(60);
 }  // namespace
 
 bool EventRecorder::TakeFromBudget(const std::string& reason, Timestamp now) {
-  auto [it, fresh] = budgets_.try_emplace(reason);
-  Budget& budget = it->second;
-  if (!fresh) {
-    budget.milli =
-        std::min(kEventBurst * 1000, budget.milli + std::max<int64_t>(0, (now - budget.refilled).ms) * kEventsPerSecond);
-  }
-  budget.refilled = now;
-  if (budget.milli >= 1000) {
-    budget.milli -= 1000;
-    return true;
-  }
+  auto it = budgets_.try_emplace(reason, kEventsPerSecond, kEventBurst).first;
+  if (it->second.TryTake(now)) return true;
   ++dropped_;
   ++dropped_unlogged_;
   LogDropped(now);

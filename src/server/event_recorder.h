@@ -21,6 +21,7 @@
 #include <string>
 
 #include "common/time.h"
+#include "common/token_bucket.h"
 #include "server/batched_writer.h"
 #include "store/store.h"
 
@@ -53,12 +54,7 @@ class EventRecorder {
   std::map<std::string, Written> by_aggregate_;  // uid/reason/message -> event
   std::deque<std::pair<Timestamp, std::string>> by_age_;  // (last written, aggregate key)
   int64_t sequence_ = 0;
-  // A reason's budget: a token bucket, in thousandths of an event, refilled by `now`.
-  struct Budget {
-    int64_t milli = kEventBurst * 1000;
-    Timestamp refilled;
-  };
-  std::map<std::string, Budget, std::less<>> budgets_;  // by reason
+  std::map<std::string, TokenBucket, std::less<>> budgets_;  // by reason
   int64_t dropped_ = 0;
   int64_t dropped_unlogged_ = 0;
   std::optional<Timestamp> logged_;

@@ -33,10 +33,6 @@ namespace {
 
 constexpr auto kResyncPeriod = std::chrono::seconds(5);
 constexpr Duration kProgressRefresh = Duration::Seconds(30);
-// At most this many progress refreshes a second, this many at once after a
-// quiet spell: Kueue's controller writes at 50 a second (client QPS), burst 100.
-constexpr int64_t kProgressRefreshesPerSecond = 50;
-constexpr int64_t kProgressRefreshBurst = 100;
 
 using nlohmann::json;
 
@@ -398,26 +394,18 @@ void SchedulerLoop::WritePendingConditions(const ClusterSnapshot& snapshot, cons
       refresh_due.push_back(due(p, *memo_it));
     }
   }
-  // Progress refreshes are paced (kProgressRefreshesPerSecond), the heads of
+  // Progress refreshes are paced (progress_budget_), the heads of
   // the queues first: refreshing every waiting workload every kProgressRefresh
   // would write 667 a second, forever, for a queue of 20,000. Further back,
   // a position is refreshed as the workload nears the head.
-  if (!progress_refilled_) {
-    progress_refilled_ = now;
-    progress_budget_milli_ = kProgressRefreshBurst * 1000;
-  }
-  progress_budget_milli_ = std::min<int64_t>(
-      kProgressRefreshBurst * 1000,
-      progress_budget_milli_ + std::max<int64_t>(0, (now - *progress_refilled_).ms) * kProgressRefreshesPerSecond);
-  progress_refilled_ = now;
-  const size_t refreshes = std::min<size_t>(refresh_due.size(), static_cast<size_t>(progress_budget_milli_ / 1000));
+  const size_t refreshes = std::min<size_t>(refresh_due.size(), static_cast<size_t>(progress_budget_.Available(now)));
   std::partial_sort(refresh_due.begin(), refresh_due.begin() + static_cast<std::ptrdiff_t>(refreshes), refresh_due.end(),
                     [](const ProgressDue& a, const ProgressDue& b) { return a.position < b.position; });
   for (size_t i = 0; i < refreshes; ++i) {
     const ProgressDue& d = refresh_due[i];
     render_and_write(*d.decision, *d.memo, /*paced=*/true);
   }
-  progress_budget_milli_ -= static_cast<int64_t>(refreshes) * 1000;
+  progress_budget_.Take(static_cast<int64_t>(refreshes));
   if (pending_.size() > 2 * plan.pending.size() + 1024) {
     // Forget workloads that no longer wait.
     std::set<const StoredObject*> pending_keys;

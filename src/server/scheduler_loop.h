@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "common/time.h"
+#include "common/token_bucket.h"
 #include "sched/config.h"
 #include "sched/plan.h"
 #include "sched/snapshot.h"
@@ -137,10 +138,10 @@ class SchedulerLoop {
     std::string message;
   };
   std::vector<PendingWrite> pending_written_;  // this pass's, until NotePendingWritten
-  // Progress refreshes left to this pass, in thousandths (a token bucket
-  // refilled by the clock); owned by the thread running RunOnce.
-  int64_t progress_budget_milli_ = 0;
-  std::optional<Timestamp> progress_refilled_;
+  // Progress refreshes, at most 50 a second, 100 at once after a quiet spell,
+  // as Kueue's controller writes (its client's QPS and burst); owned by the
+  // thread running RunOnce.
+  TokenBucket progress_budget_{50, 100};
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool kicked_ = false;
