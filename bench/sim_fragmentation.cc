@@ -29,7 +29,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "sim/csv_rows.h"
+#include "common/csv_rows.h"
 #include "sim/fragmentation_experiment.h"
 #include "sim/sim_cluster.h"
 #include "sim/trace.h"

@@ -28,7 +28,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "sim/csv_rows.h"
+#include "common/csv_rows.h"
 #include "sim/sim_cluster.h"
 #include "sim/sim_metrics.h"
 #include "sim/simulator.h"

@@ -14,6 +14,8 @@ packages=(
   libsqlite3-dev    # the embedded store
   libspdlog-dev     # logging
   libcsv-dev        # CSV rows of the simulator's traces
+  libcjose-dev libjansson-dev  # JWTs and JWKs: ServiceAccount tokens, OIDC (cjose.pc needs jansson.pc)
+  python3-jwt python3-cryptography  # the JWT tests check our tokens against PyJWT's
   libgtest-dev libgmock-dev
   libbenchmark-dev
   prometheus        # the metrics tests scrape Tessera with a real Prometheus

@@ -23,6 +23,7 @@ check sched store api server agent sim cli
 check store domain sched api server agent sim cli
 check api sched store server agent sim cli
 check sim store server agent cli
+check auth domain sched store api server agent sim cli client http
 check client domain sched store api server agent sim cli
 check http domain sched store api server agent sim cli client
 check agent sched store server sim cli api

@@ -1,8 +1,10 @@
 #include "agent/agent.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -22,6 +24,7 @@
 #include "agent/node_registration.h"
 #include "agent/pod_launch.h"
 #include "agent/process_runner.h"
+#include "auth/service_account_tokens.h"
 #include "common/check.h"
 #include "common/node_annotations.h"
 #include "common/time_format.h"
@@ -35,6 +38,46 @@ namespace fs = std::filesystem;
 constexpr const char* kLeaseNamespace = "tessera-node-lease";
 constexpr Duration kMaxBackoff = Duration::Seconds(300);
 constexpr Duration kDefaultGrace = Duration::Seconds(30);
+// A pod's token lives an hour and is renewed at 80 % of that, as the kubelet renews projected tokens.
+constexpr Duration kPodTokenLifetime = Duration::Seconds(3600);
+constexpr Duration kPodTokenRenewAfter = Duration::Seconds(2880);
+constexpr Duration kNamespaceFresh = Duration::Seconds(60);
+constexpr int64_t kKeysRefetchMs = 10'000;
+
+// Reads the whole of a small file, without its trailing newline.
+Result<std::string> ReadSecretFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Err(Status::IoError(fmt::format("cannot read {}: {}", path, std::strerror(errno))));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  if (text.empty()) return Err(Status::InvalidArgument(fmt::format("{} is empty: it should hold the node's token", path)));
+  return text;
+}
+
+// Writes `text` to `path` (replacing it whole), owned by uid:gid and readable by them alone.
+Status WriteOwnedFile(const fs::path& path, const std::string& text, uid_t uid, gid_t gid) {
+  const std::string tmp = path.string() + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0400);
+  if (fd < 0) return Status::IoError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+  const bool ok = ::fchmod(fd, 0400) == 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+                  (::geteuid() != 0 || ::fchown(fd, uid, gid) == 0);
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return Status::IoError(fmt::format("cannot write {}", path.string()));
+  }
+  return Status::Ok();
+}
+
+// A directory that pod uid:gid alone may use.
+void OwnDirectory(const fs::path& dir, uid_t uid, gid_t gid, mode_t mode) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (::geteuid() == 0 && ::chown(dir.c_str(), uid, gid) != 0) {
+    spdlog::warn("cannot give {} to uid {}: {}", dir.string(), uid, std::strerror(errno));
+  }
+  ::chmod(dir.c_str(), mode);
+}
 
 std::string PodPath(const std::string& ns, const std::string& name) {
   return fmt::format("/api/v1/namespaces/{}/pods/{}", ns, name);
@@ -109,6 +152,9 @@ struct Agent::Impl {
     bool unreported = false;                    // status changed since the API last took it
     std::optional<ProcessIdentity> identity;    // of the last process, kept after it ends
     std::optional<LogPump> logs;                // copies the pod's output into its log files
+    // The pod's ServiceAccount token file, while it has one: renewed after this.
+    std::optional<Timestamp> token_renew_at;
+    std::pair<uint32_t, uint32_t> runs_as{0, 0};
   };
   std::map<std::string, Run> runs;  // by pod uid
   std::map<std::string, json> current;  // the loop's copy of `pods`
@@ -118,6 +164,20 @@ struct Agent::Impl {
   // GPU utilisation, published every options.usage_interval by the loop thread.
   std::unique_ptr<SimulatedGpuSampler> sampler;  // with a simulated inventory
   int64_t next_usage_ms = 0;
+
+  // The server's signing keys and issuer, for the log endpoint's check of the
+  // server's calls (fetched at start and again for a key not among them).
+  std::mutex keys_mu;
+  KeySet server_keys;
+  std::string server_issuer;
+  int64_t keys_fetched_ms = 0;
+  // Namespaces' uid blocks, as last read (the loop's).
+  struct NamespaceEntry {
+    std::optional<UidRange> range;
+    Timestamp read;
+  };
+  std::map<std::string, NamespaceEntry> namespaces;
+  std::optional<std::pair<uint32_t, uint32_t>> pod_user;  // --pod-user
 
   std::unique_ptr<ApiClient> watch_client;  // Stop cancels its stream
   std::unique_ptr<LogServer> log_server;
@@ -135,6 +195,8 @@ struct Agent::Impl {
   }
 
   Status Register();
+  Status FetchServerKeys();
+  Status AuthorizeServerCall(std::string_view token);
   Status RenewLease(ApiClient& client);
   void WatchPods();
   void Heartbeat();
@@ -146,7 +208,15 @@ struct Agent::Impl {
   // A pod's start in two halves, so that a pass starts all its pods with one
   // ProcessRunner::StartAll: its directories, log pump and process spec (or,
   // when it cannot run, its Failed status and nullopt); then the outcome.
-  std::optional<ProcessSpec> PrepareStart(Run& run, const std::map<std::string, json>& all);
+  // A third outcome: not yet (run.restart_at is set), when what it needs from
+  // the server (its namespace, its token) could not be had just now.
+  std::optional<ProcessSpec> PrepareStart(ApiClient& client, Run& run, const std::map<std::string, json>& all);
+  // The namespace's uid block, read from the server at most once a minute.
+  Result<std::optional<UidRange>> NamespaceUidRange(ApiClient& client, const std::string& ns);
+  // Writes (or renews) the pod's ServiceAccount token into <pod dir>/serviceaccount/token.
+  Status WritePodToken(ApiClient& client, Run& run);
+  std::string TokenPath(const json& pod) const { return (fs::path(PodDir(pod)) / "serviceaccount" / "token").string(); }
+  std::vector<std::string> HiddenPaths() const;
   void Started(Run& run, Result<RunningProcess> started, Timestamp now);
   // Records how the process ended (marking the run unreported), or, for one
   // that never started, readies the pod to be started again.
@@ -209,6 +279,109 @@ Status Agent::Impl::RenewLease(ApiClient& client) {
   last_renewed_ms = sent;
   RecordLeaseRenewal(options.data_dir, SystemNow());
   return Status::Ok();
+}
+
+Status Agent::Impl::FetchServerKeys() {
+  ApiClient client(options.server, options.token, options.tls, std::chrono::seconds(10));
+  ASSIGN_OR_RETURN(ApiResponse discovery, client.Request("GET", "/.well-known/openid-configuration"));
+  if (discovery.status != 200) {
+    return Status::Unavailable(fmt::format("reading the server's issuer: HTTP {}: {}", discovery.status, discovery.body));
+  }
+  const json doc = json::parse(discovery.body, nullptr, false);
+  if (!doc.is_object() || !doc.contains("issuer") || !doc["issuer"].is_string()) {
+    return Status::Unavailable("the server's /.well-known/openid-configuration names no issuer");
+  }
+  ASSIGN_OR_RETURN(ApiResponse jwks, client.Request("GET", "/openid/v1/jwks"));
+  if (jwks.status != 200) return Status::Unavailable(fmt::format("reading the server's keys: HTTP {}", jwks.status));
+  ASSIGN_OR_RETURN(KeySet keys, KeySet::FromJwks(jwks.body));
+  std::lock_guard lock(keys_mu);
+  server_keys = std::move(keys);
+  server_issuer = doc["issuer"].get<std::string>();
+  keys_fetched_ms = SteadyMs();
+  return Status::Ok();
+}
+
+Status Agent::Impl::AuthorizeServerCall(std::string_view token) {
+  auto verify = [&] {
+    std::lock_guard lock(keys_mu);
+    return VerifyAgentCall(token, server_keys, server_issuer, options.node_name, SystemNow());
+  };
+  Status s = verify();
+  if (s.ok()) return s;
+  {
+    std::lock_guard lock(keys_mu);
+    if (SteadyMs() - keys_fetched_ms < kKeysRefetchMs) return s;
+  }
+  // The server may have a new key: look once more.
+  if (!FetchServerKeys().ok()) return s;
+  return verify();
+}
+
+Result<std::optional<UidRange>> Agent::Impl::NamespaceUidRange(ApiClient& client, const std::string& ns) {
+  const Timestamp now = SystemNow();
+  if (auto it = namespaces.find(ns); it != namespaces.end() && it->second.range && now - it->second.read < kNamespaceFresh) {
+    return it->second.range;
+  }
+  ASSIGN_OR_RETURN(ApiResponse r, client.Request("GET", "/api/v1/namespaces/" + ns));
+  if (r.status != 200) return Err(Status::Unavailable(fmt::format("reading namespace {}: HTTP {}", ns, r.status)));
+  const json obj = json::parse(r.body, nullptr, false);
+  std::optional<UidRange> range;
+  if (obj.is_object()) {
+    const json annotations = obj.value("metadata", json::object()).value("annotations", json::object());
+    if (auto it = annotations.find(kUidRangeAnnotation); it != annotations.end() && it->is_string()) {
+      auto parsed = ParseUidRange(it->get<std::string>());
+      if (parsed) {
+        range = *parsed;
+      } else {
+        spdlog::warn("agent {}: namespace {}: {}", options.node_name, ns, parsed.error().message());
+      }
+    }
+  }
+  namespaces[ns] = NamespaceEntry{.range = range, .read = now};
+  return range;
+}
+
+Status Agent::Impl::WritePodToken(ApiClient& client, Run& run) {
+  const json& pod = run.pod;
+  const json& meta = pod["metadata"];
+  const std::string ns = meta.value("namespace", ""), name = meta.value("name", "");
+  std::string sa = pod["spec"].value("serviceAccountName", "");
+  if (sa.empty()) sa = "default";
+  const json request{{"apiVersion", "authentication.k8s.io/v1"},
+                     {"kind", "TokenRequest"},
+                     {"spec",
+                      {{"expirationSeconds", kPodTokenLifetime.seconds()},
+                       {"boundObjectRef", {{"kind", "Pod"}, {"apiVersion", "v1"}, {"name", name}, {"uid", Uid(pod)}}}}}};
+  ASSIGN_OR_RETURN(ApiResponse r, client.Request("POST", fmt::format("/api/v1/namespaces/{}/serviceaccounts/{}/token", ns, sa),
+                                                 request.dump()));
+  const json answer = json::parse(r.body, nullptr, false);
+  if (r.status == 404 && answer.is_object() && answer.value("details", json::object()).value("kind", "") == "serviceaccounts") {
+    return Status::NotFound(fmt::format("the pod's service account {}/{} does not exist: create it, or leave "
+                                        "spec.serviceAccountName unset to use the namespace's default one",
+                                        ns, sa));
+  }
+  if (r.status != 201 || !answer.is_object()) {
+    return Status::Unavailable(fmt::format("requesting the pod's token: HTTP {}: {}", r.status,
+                                           answer.is_object() ? answer.value("message", r.body) : r.body));
+  }
+  const std::string token = answer.value("status", json::object()).value("token", "");
+  const fs::path dir = fs::path(TokenPath(pod)).parent_path();
+  OwnDirectory(dir, run.runs_as.first, run.runs_as.second, 0500);
+  RETURN_IF_ERROR(WriteOwnedFile(dir / "token", token, run.runs_as.first, run.runs_as.second));
+  run.token_renew_at = SystemNow() + kPodTokenRenewAfter;
+  return Status::Ok();
+}
+
+std::vector<std::string> Agent::Impl::HiddenPaths() const {
+  std::vector<std::string> out{options.data_dir};
+  if (!options.checkpoint_root.empty()) {
+    out.push_back(fs::absolute(options.checkpoint_root).lexically_normal().string());
+  }
+  for (const std::string& p : options.hidden_paths) out.push_back(fs::absolute(p).lexically_normal().string());
+  for (std::string& p : out) {
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+  }
+  return out;
 }
 
 void Agent::Impl::Heartbeat() {
@@ -346,17 +519,55 @@ void Agent::Impl::Adopt() {
   }
 }
 
-std::optional<ProcessSpec> Agent::Impl::PrepareStart(Run& run, const std::map<std::string, json>& all) {
+std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run, const std::map<std::string, json>& all) {
   const json& pod = run.pod;
   const std::string dir = PodDir(pod);
-  std::error_code ec;
-  fs::create_directories(fs::path(dir) / "work", ec);
   const std::string workload = pod["metadata"].value("labels", json::object()).value("tessera.dev/workload", "");
   const std::string ns = pod["metadata"].value("namespace", "");
+  // Whom it runs as decides who owns its directories: from its namespace's uid block.
+  const bool root = ::geteuid() == 0;
+  PodLaunchContext ctx{.node_name = options.node_name, .default_user = pod_user, .switch_user = root};
+  if (root) {
+    auto range = NamespaceUidRange(client, ns);
+    if (!range) {
+      spdlog::warn("agent {}: pod {}/{} waits: {}", options.node_name, ns, pod["metadata"].value("name", ""),
+                   range.error().message());
+      run.restart_at = SystemNow() + Duration::Seconds(1);
+      return std::nullopt;
+    }
+    ctx.uid_range = *range;
+    auto runs_as = PodRunAs(pod, ctx);
+    if (!runs_as) {
+      Started(run, Err(runs_as.error()), SystemNow());
+      return std::nullopt;
+    }
+    run.runs_as = *runs_as;
+  }
+  const auto [uid, gid] = run.runs_as;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  ::chmod(dir.c_str(), 0700);
+  OwnDirectory(fs::path(dir) / "work", uid, gid, 0700);
   const fs::path checkpoint_root =
       options.checkpoint_root.empty() ? fs::path(options.data_dir) / "checkpoints" : fs::path(options.checkpoint_root);
   const fs::path checkpoint = checkpoint_root / SafePathPart(ns) / SafePathPart(workload.empty() ? pod["metadata"].value("name", "") : workload);
-  fs::create_directories(checkpoint, ec);
+  OwnDirectory(checkpoint, uid, gid, 0700);
+  // Its ServiceAccount's token, unless it asks for none.
+  const json automount = pod["spec"].value("automountServiceAccountToken", json());
+  if (!(automount.is_boolean() && !automount.get<bool>())) {
+    Status token = WritePodToken(client, run);
+    if (token.code() == StatusCode::kNotFound) {
+      Started(run, Err(token), SystemNow());
+      return std::nullopt;
+    }
+    if (!token.ok()) {
+      spdlog::warn("agent {}: pod {}/{} waits for its token: {}", options.node_name, ns,
+                   pod["metadata"].value("name", ""), token.message());
+      run.restart_at = SystemNow() + Duration::Seconds(1);
+      return std::nullopt;
+    }
+    ctx.token_file = TokenPath(pod);
+  }
 
   const LogFileSet log_files = PodLogs(pod);
   if (!run.logs) {
@@ -371,11 +582,10 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(Run& run, const std::map<st
                    pump.error().message());
     }
   }
-  PodLaunchContext ctx{.node_name = options.node_name,
-                       .working_dir = (fs::path(dir) / "work").string(),
-                       .output_path = run.logs ? log_files.FifoPath() : (fs::path(dir) / "pod.log").string(),
-                       .checkpoint_dir = checkpoint.string(),
-                       .master_addr = options.address};
+  ctx.working_dir = (fs::path(dir) / "work").string();
+  ctx.output_path = run.logs ? log_files.FifoPath() : (fs::path(dir) / "pod.log").string();
+  ctx.checkpoint_dir = checkpoint.string();
+  ctx.master_addr = options.address;
   // LOCAL_RANK: this pod's place among its workload's pods on this node, by rank.
   const auto annotation = [](const json& p, const char* key) {
     return std::atoi(p["metadata"].value("annotations", json::object()).value(key, "0").c_str());
@@ -395,6 +605,11 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(Run& run, const std::map<st
     return std::nullopt;
   }
   spec->exit_status_path = (fs::path(dir) / "exit-status").string();
+  // Its own view of the node's files: the agent's (and the server's) hidden, its own directories kept.
+  spec->hidden_paths = HiddenPaths();
+  spec->visible_paths = {ctx.working_dir, ctx.checkpoint_dir};
+  if (spec->working_dir != ctx.working_dir) spec->visible_paths.push_back(spec->working_dir);
+  if (!ctx.token_file.empty()) spec->visible_paths.push_back(fs::path(ctx.token_file).parent_path().string());
   return std::move(*spec);
 }
 
@@ -600,6 +815,13 @@ void Agent::Impl::Reconcile(ApiClient& client) {
       continue;
     }
     if (run.logs) (void)run.logs->Pump();
+    if (run.process && run.token_renew_at && now >= *run.token_renew_at && !run.terminating) {
+      if (Status renewed = WritePodToken(client, run); !renewed.ok()) {
+        spdlog::warn("agent {}: renewing the token of pod {}: {}", options.node_name,
+                     run.pod["metadata"].value("name", ""), renewed.message());
+        run.token_renew_at = now + Duration::Seconds(10);
+      }
+    }
     if (run.process) {
       auto polled = runner.Poll(run.process->identity, now);
       if (polled && *polled) {
@@ -618,7 +840,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
     }
     if (!run.process && !run.done && !run.terminating && !fenced && listed && current.count(it->first) &&
         (!run.restart_at || now >= *run.restart_at)) {
-      std::optional<ProcessSpec> spec = PrepareStart(run, current);
+      std::optional<ProcessSpec> spec = PrepareStart(client, run, current);
       run.unreported = true;
       changed = true;
       if (spec) {  // started below, with the pass's other pods, then reported
@@ -772,14 +994,32 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   std::error_code ec;
   fs::create_directories(options.data_dir, ec);
   if (ec) return Err(Status::IoError(fmt::format("creating {}: {}", options.data_dir, ec.message())));
+  // The agent's state, pods' logs and tokens are the agent's alone.
+  ::chmod(options.data_dir.c_str(), 0700);
+  if (options.token.empty()) {
+    if (options.token_file.empty()) {
+      return Err(Status::InvalidArgument(
+          "the agent needs its node's credential: --token-file FILE (an admin makes one with `tessera create token "
+          "--node NAME`)"));
+    }
+    ASSIGN_OR_RETURN(options.token, ReadSecretFile(options.token_file));
+  }
+  std::optional<std::pair<uint32_t, uint32_t>> pod_user;
+  if (!options.pod_user.empty()) {
+    ASSIGN_OR_RETURN(pod_user, ParsePodUser(options.pod_user));
+  }
   auto impl = std::make_unique<Impl>(std::move(options));
+  impl->pod_user = pod_user;
   ASSIGN_OR_RETURN(impl->inventory, DiscoverGpus(impl->options.gpus));
   impl->summary = impl->inventory.reason;
   if (impl->inventory.simulated()) impl->sampler = std::make_unique<SimulatedGpuSampler>(impl->inventory.devices);
-  ASSIGN_OR_RETURN(impl->log_server, LogServer::Start((fs::path(impl->options.data_dir) / "pods").string(),
-                                                      impl->options.token, impl->options.address,
-                                                      impl->options.log_port));
+  Impl* self = impl.get();
+  ASSIGN_OR_RETURN(impl->log_server,
+                   LogServer::Start((fs::path(impl->options.data_dir) / "pods").string(),
+                                    [self](std::string_view token) { return self->AuthorizeServerCall(token); },
+                                    impl->options.address, impl->options.log_port));
   RETURN_IF_ERROR(impl->Register());
+  RETURN_IF_ERROR(impl->FetchServerKeys());
   if (!impl->options.fence_command.empty()) RETURN_IF_ERROR(EnsureFence(impl->options.data_dir, impl->options.fence_command));
   impl->runner.RemoveStaleCgroups();
   impl->Adopt();

@@ -17,6 +17,24 @@
 // Restart: the agent keeps <data_dir>/agent-state.json (pod uid -> pid and start
 // time). A new agent adopts the processes still running with the same identity
 // and reports the ones that ended meanwhile.
+//
+// Identity (DESIGN.md section 12): the agent authenticates with its node's own
+// credential (system:node:NAME), read from a file, never from the command
+// line; the server lets it touch only its Node, its Lease and the pods bound to
+// it. The server's calls to its log endpoint carry a token the server signs for
+// this node alone, checked against the keys the server publishes
+// (/openid/v1/jwks).
+//
+// Pods run unprivileged (when the agent is root): as the first uid of their
+// namespace's block (tessera.dev/uid-range, domain/uid_range.h), or the uid their
+// securityContext asks for within that block, or --pod-user. Each runs in a
+// mount namespace of its own where the agent's data directory (and the server's,
+// under `tessera up`) is an empty directory but for the pod's own working
+// directory, checkpoint directory and token: a pod cannot read the agent's
+// state or credentials, nor another pod's files or logs. Each pod gets its
+// ServiceAccount's token (the namespace's "default" unless it names one),
+// bound to the pod and renewed before it expires, as the file named by
+// TESSERA_TOKEN_FILE (and /var/run/secrets/... is not used: process pods have no image).
 #pragma once
 
 #include <map>
@@ -33,7 +51,8 @@ namespace tessera {
 
 struct AgentOptions {
   std::string server;  // API server URL
-  std::string token;
+  std::string token;       // the node's credential; empty: read from token_file
+  std::string token_file;  // where the node's credential is (--token-file)
   TlsClientOptions tls;
   std::string node_name;
   std::string data_dir;         // agent-state.json, pods/<pod>/ (working directory, logs)
@@ -50,6 +69,13 @@ struct AgentOptions {
   // How often GPU utilisation and memory use are sampled (NVML, or the simulated
   // inventory's model) and published on the Node (annotation tessera.dev/gpu-usage).
   Duration usage_interval = Duration::Seconds(10);
+  // Who pods run as when they do not say (securityContext.runAsUser): empty,
+  // the first uid of their namespace's block; else "UID[:GID]" for every pod
+  // (weaker: pods of different namespaces then share a uid).
+  std::string pod_user;
+  // Directories pods must not see, besides data_dir (the server's data
+  // directory under `tessera up`).
+  std::vector<std::string> hidden_paths;
   // argv of the node's fence process (src/agent/fence.h), which kills the pods
   // when this agent stops renewing the Lease, even when it is dead; empty: none
   // (the agent then fences only while it runs).

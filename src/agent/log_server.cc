@@ -34,11 +34,11 @@ std::string PodDirectory(const std::string& pods_dir, const std::string& ns, con
 
 void MarkPodEnded(const std::string& pod_dir) { std::ofstream(fs::path(pod_dir) / "ended") << "ended\n"; }
 
-Result<std::unique_ptr<LogServer>> LogServer::Start(std::string pods_dir, std::string token, const std::string& host,
+Result<std::unique_ptr<LogServer>> LogServer::Start(std::string pods_dir, Authorize authorize, const std::string& host,
                                                     uint16_t port) {
   std::unique_ptr<LogServer> s(new LogServer());
   s->pods_dir_ = std::move(pods_dir);
-  s->token_ = std::move(token);
+  s->authorize_ = std::move(authorize);
   LogServer* self = s.get();
   s->http_ = std::make_unique<HttpServer>(HttpServerOptions{.host = host, .port = port, .threads = 1},
                                           [self](const HttpRequest& req) { return self->Handle(req); });
@@ -55,7 +55,9 @@ void LogServer::Stop() {
 uint16_t LogServer::port() const { return http_->port(); }
 
 HttpResponse LogServer::Handle(const HttpRequest& req) {
-  if (req.Header("authorization") != "Bearer " + token_) return Text(401, "a valid bearer token is required\n");
+  const std::string auth = req.Header("authorization");
+  if (!auth.starts_with("Bearer ")) return Text(401, "a bearer token is required\n");
+  if (Status s = authorize_(std::string_view(auth).substr(7)); !s.ok()) return Text(401, s.message() + "\n");
   // /logs/{ns}/{pod}/{uid}
   std::vector<std::string> parts;
   for (size_t start = 1; start <= req.path.size();) {

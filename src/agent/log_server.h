@@ -6,12 +6,15 @@
 //
 // streams the pod's log files (src/agent/log_files.h) as text; with follow, it
 // keeps streaming until the pod has ended (its directory holds "ended") and
-// everything written is sent, or the client goes. Requests must carry the
-// agent's bearer token (the one it uses with the server).
+// everything written is sent, or the client goes. Requests must carry a bearer
+// token that `authorize` accepts: the agent accepts only the short-lived token
+// its server signs for its calls to this node (TokenIssuer::IssueAgentCall).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 #include "http/http_server.h"
@@ -21,7 +24,9 @@ namespace tessera {
 class LogServer {
  public:
   // Serves the pod directories under `pods_dir` on host:port (0: any free port).
-  static Result<std::unique_ptr<LogServer>> Start(std::string pods_dir, std::string token, const std::string& host,
+  // OK from `authorize` lets a request in; its error is the 401's reason.
+  using Authorize = std::function<Status(std::string_view bearer_token)>;
+  static Result<std::unique_ptr<LogServer>> Start(std::string pods_dir, Authorize authorize, const std::string& host,
                                                   uint16_t port);
   ~LogServer();
   void Stop();
@@ -31,7 +36,7 @@ class LogServer {
   LogServer() = default;
   HttpResponse Handle(const HttpRequest& req);
   std::string pods_dir_;
-  std::string token_;
+  Authorize authorize_;
   std::unique_ptr<HttpServer> http_;
 };
 

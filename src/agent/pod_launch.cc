@@ -54,7 +54,73 @@ std::string ExpandVars(const std::string& s, const std::map<std::string, std::st
   return out;
 }
 
+// securityContext.<field> of the container, else of the pod; nullopt when neither says.
+Result<std::optional<int64_t>> SecurityContextId(const json& pod, const json& container, const char* field) {
+  for (const json* holder : {&container, &pod["spec"]}) {
+    auto sc = holder->find("securityContext");
+    if (sc == holder->end() || !sc->is_object()) continue;
+    auto v = sc->find(field);
+    if (v == sc->end() || v->is_null()) continue;
+    if (!v->is_number_integer()) return Err(Status::InvalidArgument(fmt::format("securityContext.{} must be a number", field)));
+    return std::optional<int64_t>(v->get<int64_t>());
+  }
+  return std::optional<int64_t>();
+}
+
 }  // namespace
+
+Result<std::pair<uint32_t, uint32_t>> ParsePodUser(std::string_view text) {
+  const size_t colon = text.find(':');
+  auto number = [](std::string_view s) -> std::optional<uint32_t> {
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string_view::npos || s.size() > 10) return std::nullopt;
+    const uint64_t v = std::stoull(std::string(s));
+    if (v >= 0xFFFFFFFFull) return std::nullopt;
+    return static_cast<uint32_t>(v);
+  };
+  const auto uid = number(text.substr(0, colon));
+  const auto gid = colon == std::string_view::npos ? uid : number(text.substr(colon + 1));
+  if (!uid || !gid) {
+    return Err(Status::InvalidArgument(
+        fmt::format("--pod-user \"{}\": expected UID or UID:GID, numbers such as 65534:65534", text)));
+  }
+  return std::pair{*uid, *gid};
+}
+
+Result<std::pair<uint32_t, uint32_t>> PodRunAs(const json& pod, const PodLaunchContext& ctx) {
+  const json& containers = pod["spec"].value("containers", json::array());
+  const json& c = containers.empty() ? json::object() : containers[0];
+  ASSIGN_OR_RETURN(std::optional<int64_t> user, SecurityContextId(pod, c, "runAsUser"));
+  ASSIGN_OR_RETURN(std::optional<int64_t> group, SecurityContextId(pod, c, "runAsGroup"));
+  const std::string ns = pod["metadata"].value("namespace", "");
+  auto in_block = [&](int64_t id, const char* field) -> Status {
+    if (!ctx.uid_range) {
+      return Status::InvalidArgument(fmt::format(
+          "securityContext.{} {}: namespace {} has no uid range (annotation {}) to check it against", field, id, ns,
+          kUidRangeAnnotation));
+    }
+    if (ctx.uid_range->Contains(id)) return Status::Ok();
+    return Status::InvalidArgument(fmt::format(
+        "securityContext.{} {} is not allowed in namespace {}: its pods run as ids {}-{} (annotation {}); leave it "
+        "unset or pick one of those",
+        field, id, ns, ctx.uid_range->first, ctx.uid_range->last(), kUidRangeAnnotation));
+  };
+  if (user) RETURN_IF_ERROR(in_block(*user, "runAsUser"));
+  if (group) RETURN_IF_ERROR(in_block(*group, "runAsGroup"));
+  std::pair<uint32_t, uint32_t> runs_as;
+  if (ctx.default_user) {
+    runs_as = *ctx.default_user;
+  } else if (ctx.uid_range) {
+    runs_as = {ctx.uid_range->first, ctx.uid_range->first};
+  } else if (!user) {
+    return Err(Status::InvalidArgument(fmt::format(
+        "namespace {} has no uid range yet (annotation {}, given by the server to every namespace): the pod has no "
+        "user to run as",
+        ns, kUidRangeAnnotation)));
+  }
+  if (user) runs_as = {static_cast<uint32_t>(*user), group ? static_cast<uint32_t>(*group) : static_cast<uint32_t>(*user)};
+  if (group) runs_as.second = static_cast<uint32_t>(*group);
+  return runs_as;
+}
 
 int MasterPort(const std::string& workload_uid) {
   return 20000 + static_cast<int>(std::hash<std::string>{}(workload_uid) % 10000);
@@ -92,6 +158,7 @@ Result<ProcessSpec> PodProcessSpec(const json& pod, const PodLaunchContext& ctx)
   env["TESSERA_NODE_NAME"] = ctx.node_name;
   env["TESSERA_WORKLOAD"] = workload;
   env["TESSERA_CHECKPOINT_DIR"] = ctx.checkpoint_dir;
+  if (!ctx.token_file.empty()) env["TESSERA_TOKEN_FILE"] = ctx.token_file;
 
   const std::string devices = Annotation(pod, "tessera.dev/gpu-devices");
   env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
@@ -145,6 +212,13 @@ Result<ProcessSpec> PodProcessSpec(const json& pod, const PodLaunchContext& ctx)
   }
 
   ProcessSpec spec;
+  if (ctx.switch_user) {
+    ASSIGN_OR_RETURN(auto runs_as, PodRunAs(pod, ctx));
+    spec.uid = runs_as.first;
+    spec.gid = runs_as.second;
+    // The agent's own home is not the pod's to read; its working directory is.
+    if (!env.count("HOME")) env["HOME"] = c.value("workingDir", ctx.working_dir);
+  }
   spec.name = fmt::format("{}_{}_{}", SafePathPart(ns), SafePathPart(name), SafePathPart(pod["metadata"].value("uid", "")));
   for (const std::string& s : command) spec.argv.push_back(ExpandVars(s, env));
   for (const std::string& s : args) spec.argv.push_back(ExpandVars(s, env));

@@ -14,6 +14,14 @@
 //   WORLD_SIZE, RANK, LOCAL_RANK, MASTER_ADDR, MASTER_PORT  for every pod of a workload
 //   TESSERA_CHECKPOINT_DIR                per workload, kept across preemptions and restarts
 //   TESSERA_POD_NAME, TESSERA_NAMESPACE, TESSERA_NODE_NAME, TESSERA_WORKLOAD
+//   TESSERA_TOKEN_FILE                    the pod's ServiceAccount token, when it has one
+//   HOME                                  its working directory, when it runs as a user of its own
+//
+// Who it runs as (DESIGN.md section 12): securityContext.runAsUser and
+// runAsGroup (the container's over the pod's) when they lie in the namespace's
+// uid block; without them, the context's default user (--pod-user) or else the
+// block's first uid, with the same number as its group. A request outside the
+// block, or a namespace without one, is refused with the reason.
 #pragma once
 
 #include <map>
@@ -23,6 +31,7 @@
 
 #include "agent/process_runner.h"
 #include "common/result.h"
+#include "domain/uid_range.h"
 
 namespace tessera {
 
@@ -33,7 +42,20 @@ struct PodLaunchContext {
   std::string checkpoint_dir;  // TESSERA_CHECKPOINT_DIR
   std::string master_addr;     // the address of the node running rank 0
   int local_rank = 0;          // among this workload's pods on this node
+  // Who the pod may run as: its namespace's uid block (nullopt: unknown), and
+  // --pod-user's uid and gid when the agent was given one.
+  std::optional<UidRange> uid_range;
+  std::optional<std::pair<uint32_t, uint32_t>> default_user;
+  bool switch_user = true;   // false: run as the agent (it is not root, and says so)
+  std::string token_file;    // TESSERA_TOKEN_FILE; empty: the pod has no token
 };
+
+// Who the pod runs as (rules above): InvalidArgument with the reason, for the
+// pod's StartError, when it may not run as it asks.
+Result<std::pair<uint32_t, uint32_t>> PodRunAs(const nlohmann::json& pod, const PodLaunchContext& ctx);
+
+// "UID" or "UID:GID" (--pod-user), numbers only.
+Result<std::pair<uint32_t, uint32_t>> ParsePodUser(std::string_view text);
 
 // The reason a pod that names only an image fails: no OCI runtime here.
 inline constexpr const char* kNoOciRuntime = "container images need an OCI runtime, which this node does not have";

@@ -9,6 +9,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <linux/mount.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -676,6 +678,7 @@ CgroupPlacement DetectCgroupPlacement() {
 namespace {
 
 constexpr size_t kMaxPodCgroups = 3;  // v2: one; v1: cpu and memory
+constexpr size_t kMaxVisiblePaths = 8;  // a pod's own directories inside the hidden ones
 constexpr size_t kChildStackBytes = 128 * 1024;
 
 struct ChildPlan {
@@ -695,6 +698,12 @@ struct ChildPlan {
   gid_t gid = 0;
   bool set_uid = false;
   uid_t uid = 0;
+  // The private view (ProcessSpec::hidden_paths): null-terminated lists.
+  bool private_mounts = false;
+  const char* const* visible = nullptr;    // copied (open_tree) before the hiding, put back after
+  const char* const* hide = nullptr;       // a tmpfs over each
+  const char* const* make_dirs = nullptr;  // the places, in those tmpfs, the visible ones go back to
+  int visible_trees[kMaxVisiblePaths] = {};
 
   // Written by the child, read by the parent once clone returns.
   int cgroup_errors[kMaxPodCgroups] = {};  // errno per cgroup_procs entry; 0: joined
@@ -727,6 +736,32 @@ int RunChild(void* arg) {
   if (::dup2(plan.stdin_fd, STDIN_FILENO) < 0 || ::dup2(plan.output_fd, STDOUT_FILENO) < 0 ||
       ::dup2(plan.output_fd, STDERR_FILENO) < 0) {
     ChildFail(plan, ChildStage::kRedirect);
+  }
+  if (plan.private_mounts) {
+    // A mount namespace of the pod's own; nothing mounted here reaches the host.
+    if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
+      ChildFail(plan, ChildStage::kMountNamespace);
+    }
+    // Copies of the pod's own directories, taken in this namespace (a mount of
+    // another namespace cannot be bound here), before the tmpfs covers them.
+    for (size_t i = 0; plan.visible[i] != nullptr; ++i) {
+      plan.visible_trees[i] = static_cast<int>(
+          ::syscall(SYS_open_tree, AT_FDCWD, plan.visible[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+      if (plan.visible_trees[i] < 0) ChildFail(plan, ChildStage::kMountNamespace);
+    }
+    for (const char* const* p = plan.hide; *p != nullptr; ++p) {
+      if (::mount("tessera-hidden", *p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") != 0) {
+        ChildFail(plan, ChildStage::kMountNamespace);
+      }
+    }
+    for (const char* const* p = plan.make_dirs; *p != nullptr; ++p) {
+      if (::mkdir(*p, 0755) != 0 && errno != EEXIST) ChildFail(plan, ChildStage::kMountNamespace);
+    }
+    for (size_t i = 0; plan.visible[i] != nullptr; ++i) {
+      if (::syscall(SYS_move_mount, plan.visible_trees[i], "", AT_FDCWD, plan.visible[i], MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+        ChildFail(plan, ChildStage::kMountNamespace);
+      }
+    }
   }
   if (::chdir(plan.working_dir) != 0) ChildFail(plan, ChildStage::kChdir);
   // Raw syscalls: glibc's wrappers would try to change the credentials of every
@@ -769,6 +804,10 @@ Status ChildFailureStatus(const ChildFailure& failure, const ProcessSpec& spec, 
       return Status::Internal(fmt::format("setsid failed in the new process: {}", why));
     case ChildStage::kRedirect:
       return Status::IoError(fmt::format("cannot send the output of the new process to {}: {}", spec.output_path, why));
+    case ChildStage::kMountNamespace:
+      return Status::Unavailable(fmt::format(
+          "cannot give the process its private view of the node's files (hiding {}): {}",
+          spec.hidden_paths.empty() ? std::string("nothing") : spec.hidden_paths.front(), why));
     case ChildStage::kChdir:
       return Status::NotFound(fmt::format("working directory {} cannot be used: {}", spec.working_dir, why));
     case ChildStage::kSetGroups:
@@ -791,6 +830,55 @@ Status ChildFailureStatus(const ChildFailure& failure, const ProcessSpec& spec, 
 
 // Owned strings and the NULL-terminated pointer arrays execve wants, built
 // before clone so that the child allocates nothing.
+// ProcessSpec::hidden_paths and visible_paths as the child applies them, with
+// every string it needs made here, before clone.
+struct PrivateView {
+  std::vector<std::string> storage;  // the strings the pointers below point into
+  std::vector<const char*> visible, hide, make_dirs;  // each null-terminated
+};
+
+bool UnderPath(const std::string& path, const std::string& dir) {
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
+}
+
+Result<PrivateView> PlanPrivateView(const std::vector<std::string>& hidden, const std::vector<std::string>& visible) {
+  PrivateView view;
+  std::vector<std::string> hide, dirs, shown;
+  for (const std::string& h : hidden) {
+    if (h.empty() || h[0] != '/') return Err(Status::InvalidArgument(fmt::format("hidden path {} is not absolute", h)));
+    const bool inside_another = std::any_of(hidden.begin(), hidden.end(), [&](const std::string& o) { return UnderPath(h, o); });
+    if (!inside_another && std::find(hide.begin(), hide.end(), h) == hide.end()) hide.push_back(h);
+  }
+  for (const std::string& v : visible) {
+    auto root = std::find_if(hide.begin(), hide.end(), [&](const std::string& h) { return UnderPath(v, h); });
+    if (root == hide.end()) continue;  // not hidden: nothing to bring back
+    // Its parents inside the tmpfs, then itself, so that the bind has a place.
+    for (size_t at = root->size() + 1; at != std::string::npos && at <= v.size();) {
+      const size_t slash = v.find('/', at);
+      const std::string dir = v.substr(0, slash);
+      if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+      at = slash == std::string::npos ? std::string::npos : slash + 1;
+    }
+    struct stat st {};
+    if (::stat(v.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return Err(Status::IoError(fmt::format("{} cannot be given to the pod: it is not a directory", v)));
+    }
+    if (std::find(shown.begin(), shown.end(), v) == shown.end()) shown.push_back(v);
+  }
+  if (shown.size() > kMaxVisiblePaths) {
+    return Err(Status::InvalidArgument(fmt::format("a pod may keep at most {} of its directories visible", kMaxVisiblePaths)));
+  }
+  view.storage.reserve(hide.size() + dirs.size() + shown.size());
+  auto keep = [&](std::vector<std::string>& strings, std::vector<const char*>& out) {
+    for (std::string& s : strings) out.push_back(view.storage.emplace_back(std::move(s)).c_str());
+    out.push_back(nullptr);
+  };
+  keep(shown, view.visible);
+  keep(hide, view.hide);
+  keep(dirs, view.make_dirs);
+  return view;
+}
+
 struct ExecStrings {
   std::vector<std::string> argv_storage;
   std::vector<std::string> env_storage;
@@ -956,6 +1044,20 @@ Result<ProcessRunner::Launched> ProcessRunner::Launch(const ProcessSpec& spec) {
                  .status_fd = with_reaper ? exit_status.get() : -1,
                  .report_fd = with_reaper ? report.write_end.get() : -1,
                  .gate_fd = with_reaper ? gate.read_end.get() : -1};
+  PrivateView view;
+  if (!spec.hidden_paths.empty()) {
+    if (::geteuid() == 0) {
+      ASSIGN_OR_RETURN(view, PlanPrivateView(spec.hidden_paths, spec.visible_paths));
+      plan.private_mounts = true;
+      plan.visible = view.visible.data();
+      plan.hide = view.hide.data();
+      plan.make_dirs = view.make_dirs.data();
+    } else {
+      process.warnings.push_back(fmt::format("the agent's files are not hidden from the pod: the agent runs as uid {}, "
+                                             "not root",
+                                             ::geteuid()));
+    }
+  }
   if (spec.uid || spec.gid) {
     if (::geteuid() == 0) {
       plan.set_uid = spec.uid.has_value();

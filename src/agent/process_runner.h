@@ -90,6 +90,14 @@ struct ProcessSpec {
   std::optional<uid_t> uid;
   std::optional<gid_t> gid;
   ResourceLimits limits;
+  // A private view of the filesystem, in a mount namespace of the process's
+  // own (applied only when the agent runs as root; otherwise a warning says
+  // so): each of `hidden_paths` is an empty directory, but for the
+  // `visible_paths` inside it, which stay where they are. Absolute, normalised
+  // paths; a hidden path inside another is redundant. The working directory is
+  // entered after this, so it must be visible.
+  std::vector<std::string> hidden_paths;
+  std::vector<std::string> visible_paths;
   // When set, the group leader stays a reaper: the command runs as its child and
   // its wait status is written here, so that an agent that restarts while the
   // pod runs (and is not its parent) still learns how it ended. Truncated at start.

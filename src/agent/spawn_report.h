@@ -19,6 +19,7 @@ enum class ChildStage : int32_t {
   kExecReaper,   // the pod reaper could not be run
   kExec,         // the command could not be run
   kNotReleased,  // the pod reaper was never told to run the command (its agent went away first)
+  kMountNamespace,  // its private view of the filesystem could not be made
 };
 
 struct ChildFailure {

@@ -1101,17 +1101,14 @@ Result<json> WorkloadForJob(const json& job) {
   if (parts.max_run_seconds) {
     metadata["annotations"] = {{std::string(kMaxRunSecondsAnnotation), std::to_string(*parts.max_run_seconds)}};
   }
-  // The kind of work and its idle timeout (notebooks are suspended when idle).
+  // The kind of work and its idle timeout (notebooks are suspended when idle),
+  // and who made the Job (the server stamped it; usage reports count by it).
   const json job_annotations = job.value("metadata", json::object()).value("annotations", json::object());
-  for (const char* key : {"tessera.dev/type", "tessera.dev/idle-timeout"}) {
+  for (std::string_view key : {std::string_view("tessera.dev/type"), std::string_view("tessera.dev/idle-timeout"),
+                               kCreatedByAnnotation}) {
     if (auto a = job_annotations.find(key); a != job_annotations.end() && a->is_string()) {
-      metadata["annotations"][key] = *a;
+      metadata["annotations"][std::string(key)] = *a;
     }
-  }
-  // Who the work is for, in usage reports (`tessera report usage --by user`).
-  const json job_labels = job.value("metadata", json::object()).value("labels", json::object());
-  if (auto user = job_labels.find(std::string(kUserLabel)); user != job_labels.end() && user->is_string()) {
-    metadata["labels"][std::string(kUserLabel)] = *user;
   }
   json wl_spec{{"queueName", parts.queue}};
   if (!parts.priority_class.empty()) wl_spec["priorityClassName"] = parts.priority_class;

@@ -47,6 +47,7 @@
 #include "domain/priority_class.h"
 #include "domain/resource_flavor.h"
 #include "domain/resource_quota.h"
+#include "domain/uid_range.h"
 #include "domain/workload.h"
 
 namespace tessera {
@@ -60,8 +61,15 @@ inline constexpr std::string_view kTopologyAnnotation = "tessera.dev/topology";
 inline constexpr std::string_view kJobNameLabel = "tessera.dev/job-name";
 inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 inline constexpr std::string_view kRackLabel = "topology.kubernetes.io/rack";
-// The person a Job runs for (copied to its Workload and usage records).
-inline constexpr std::string_view kUserLabel = "tessera.dev/user";
+// Who created an object, as the API server authenticated them (it sets this
+// annotation on every create and keeps it on updates; no client can set it).
+// A Job's is copied to its Workload, and usage records count by it.
+inline constexpr std::string_view kCreatedByAnnotation = "tessera.dev/created-by";
+// The annotations the server writes and keeps: who created an object, and a
+// Namespace's block of uids (kUidRangeAnnotation, domain/uid_range.h; an
+// update that leaves it out keeps it, and only an admin may change it).
+// `tessera apply` leaves them out when it compares a manifest with the object.
+inline constexpr std::string_view kServerAnnotations[] = {kCreatedByAnnotation, kUidRangeAnnotation};
 // On a ResourceFlavor: the price of one GPU-hour in it ("2.10"), for usage reports.
 inline constexpr std::string_view kPricePerGpuHourAnnotation = "tessera.dev/price-per-gpu-hour";
 
@@ -160,6 +168,8 @@ nlohmann::json AdmissionToJson(const Admission& admission, const Workload& w,
 //     pod set past the gang gets minCount 1: the smallest gang the domain can
 //     express that contains Volcano's;
 //   - the pod templates copied unchanged;
+//   - the Job's annotations tessera.dev/type, tessera.dev/idle-timeout and
+//     tessera.dev/created-by, copied;
 //   - the annotation tessera.dev/max-run-seconds from spec.activeDeadlineSeconds
 //     (batch/v1) or from the job's own tessera.dev/max-run-seconds annotation
 //     (the smaller when both are set).

@@ -9,10 +9,12 @@ namespace {
 KindInfo Make(std::string_view group, std::string_view version, std::string_view kind,
               std::string_view api_version, std::string_view plural, std::string_view singular,
               std::vector<std::string_view> short_names, bool namespaced, NameRule rule,
-              std::string_view store_key) {
+              std::string_view store_key, bool stored = true) {
   return KindInfo{group, version, kind, api_version, plural, singular, std::move(short_names),
-                  namespaced, rule, store_key};
+                  namespaced, rule, store_key, stored};
 }
+
+constexpr bool kNotStored = false;
 
 constexpr bool kNamespaced = true;
 constexpr bool kCluster = false;
@@ -32,6 +34,8 @@ const std::vector<KindInfo>& Registry() {
            NameRule::kDns1123Subdomain, "/Node"),
       Make("", "v1", "Event", "v1", "events", "event", {"ev"}, kNamespaced,
            NameRule::kDns1123Subdomain, "/Event"),
+      Make("", "v1", "ServiceAccount", "v1", "serviceaccounts", "serviceaccount", {"sa"}, kNamespaced,
+           NameRule::kDns1123Subdomain, "/ServiceAccount"),
       // batch/v1 (before Volcano: "jobs" means batch/v1 Job, as in kubectl)
       Make("batch", "v1", "Job", "batch/v1", "jobs", "job", {}, kNamespaced,
            NameRule::kDns1123Subdomain, "batch/Job"),
@@ -51,6 +55,17 @@ const std::vector<KindInfo>& Registry() {
       Make("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding",
            "rbac.authorization.k8s.io/v1", "clusterrolebindings", "clusterrolebinding", {},
            kCluster, NameRule::kPathSegment, "rbac.authorization.k8s.io/ClusterRoleBinding"),
+      // authorization.k8s.io/v1 and authentication.k8s.io/v1: questions a caller
+      // asks about itself (kubectl auth can-i, auth whoami); answered, never stored.
+      Make("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "authorization.k8s.io/v1",
+           "selfsubjectaccessreviews", "selfsubjectaccessreview", {}, kCluster, NameRule::kPathSegment,
+           "authorization.k8s.io/SelfSubjectAccessReview", kNotStored),
+      Make("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "authorization.k8s.io/v1",
+           "selfsubjectrulesreviews", "selfsubjectrulesreview", {}, kCluster, NameRule::kPathSegment,
+           "authorization.k8s.io/SelfSubjectRulesReview", kNotStored),
+      Make("authentication.k8s.io", "v1", "SelfSubjectReview", "authentication.k8s.io/v1", "selfsubjectreviews",
+           "selfsubjectreview", {}, kCluster, NameRule::kPathSegment, "authentication.k8s.io/SelfSubjectReview",
+           kNotStored),
       // networking.k8s.io/v1
       Make("networking.k8s.io", "v1", "NetworkPolicy", "networking.k8s.io/v1", "networkpolicies",
            "networkpolicy", {"netpol"}, kNamespaced, NameRule::kDns1123Subdomain,

@@ -44,9 +44,12 @@ struct KindInfo {
   bool namespaced = false;
   NameRule name_rule = NameRule::kDns1123Subdomain;
   std::string_view store_key;    // "<group>/<Kind>": "/Pod", "kueue.x-k8s.io/ClusterQueue"
+  // False for the kinds that are only ever created, never stored: a POST
+  // computes an answer (SelfSubjectAccessReview, SelfSubjectReview).
+  bool stored = true;
 };
 
-// Every registered kind, in lookup-priority order (core, then built-in groups,
+// Every registered kind (stored or not), in lookup-priority order (core, then built-in groups,
 // then the ecosystem's CRD groups).
 std::span<const KindInfo> AllKinds();
 

@@ -961,6 +961,47 @@ SchemaRef UsageRecordSchema() {
                            }))});
 }
 
+SchemaRef ServiceAccountSchema() {
+  return Root({
+      Opt("secrets", Arr(ObjectReference())),
+      Opt("imagePullSecrets", Arr(Obj({Opt("name", Str())}))),
+      Opt("automountServiceAccountToken", Bool()),
+  });
+}
+
+// authentication.k8s.io/v1 TokenRequest, the body of serviceaccounts/NAME/token.
+SchemaRef TokenRequestSchema() {
+  static const SchemaRef s = Root({Opt("spec", Obj({
+                                                   Opt("audiences", Arr(Str())),
+                                                   Opt("expirationSeconds", Int64(0)),
+                                                   Opt("boundObjectRef", Obj({Opt("kind", Enum({"Pod", "Secret", "Node"})),
+                                                                             Opt("apiVersion", Str()),
+                                                                             Opt("name", Str()),
+                                                                             Opt("uid", Str())})),
+                                               }))});
+  return s;
+}
+
+SchemaRef SelfSubjectAccessReviewSchema() {
+  SchemaRef resource = Obj({Opt("namespace", Str()), Opt("verb", Str()), Opt("group", Str()), Opt("version", Str()),
+                            Opt("resource", Str()), Opt("subresource", Str()), Opt("name", Str()),
+                            Opt("fieldSelector", OpenObj()), Opt("labelSelector", OpenObj())});
+  SchemaRef non_resource = Obj({Opt("path", Str()), Opt("verb", Str())});
+  return Root({Req("spec", Obj({Opt("resourceAttributes", resource), Opt("nonResourceAttributes", non_resource)},
+                               {[](const json& v, const std::string& path, Errors& errors) {
+                                 const bool resource = Get(v, "resourceAttributes") != nullptr;
+                                 const bool non_resource = Get(v, "nonResourceAttributes") != nullptr;
+                                 if (resource == non_resource) {
+                                   errors.Add(path, "exactly one of resourceAttributes or nonResourceAttributes must "
+                                                    "be specified");
+                                 }
+                               }}))});
+}
+
+SchemaRef SelfSubjectRulesReviewSchema() { return Root({Req("spec", Obj({Opt("namespace", Str())}))}); }
+
+SchemaRef SelfSubjectReviewSchema() { return Root({}); }
+
 SchemaRef PriorityClassSchema() {
   return Root({
       Req("value", Int(kInt32Min, kHighestUserPriority)),
@@ -1308,6 +1349,10 @@ const std::map<std::string_view, SchemaRef>& Schemas() {
       {"/Pod", PodSchema()},
       {"/Node", NodeSchema()},
       {"/Event", EventSchema()},
+      {"/ServiceAccount", ServiceAccountSchema()},
+      {"authorization.k8s.io/SelfSubjectAccessReview", SelfSubjectAccessReviewSchema()},
+      {"authorization.k8s.io/SelfSubjectRulesReview", SelfSubjectRulesReviewSchema()},
+      {"authentication.k8s.io/SelfSubjectReview", SelfSubjectReviewSchema()},
       {"batch/Job", BatchJobSchema()},
       {"scheduling.k8s.io/PriorityClass", PriorityClassSchema()},
       {"coordination.k8s.io/Lease", LeaseSchema()},
@@ -1356,7 +1401,7 @@ Status ValidateObjectOrThrow(const KindInfo& kind, const json& object) {
     errors.Add("kind", fmt::format("expected \"{}\", got {}", kind.kind,
                                    kind_field ? Describe(*kind_field) : "none"));
   }
-  CheckName(kind, object, errors);
+  if (kind.stored) CheckName(kind, object, errors);  // a review is answered, never named
   auto schema = Schemas().find(kind.store_key);
   if (schema == Schemas().end()) {
     return Status::Internal(fmt::format("no schema for kind {}", kind.store_key));
@@ -1464,6 +1509,25 @@ Status ValidateObject(const KindInfo& kind, const json& object) {
     return ValidateObjectOrThrow(kind, object);
   } catch (const std::exception& e) {
     return Status::Internal(fmt::format("validating {} failed: {}", kind.store_key, e.what()));
+  }
+}
+
+Status ValidateTokenRequest(const json& object) {
+  try {
+    if (!object.is_object()) {
+      return Status::InvalidArgument(fmt::format("expected a TokenRequest object, got {}", Describe(object)));
+    }
+    Errors errors;
+    const json* api_version = Get(object, "apiVersion");
+    const json* kind = Get(object, "kind");
+    if (api_version && *api_version != "authentication.k8s.io/v1") {
+      errors.Add("apiVersion", fmt::format("expected \"authentication.k8s.io/v1\", got {}", Describe(*api_version)));
+    }
+    if (kind && *kind != "TokenRequest") errors.Add("kind", fmt::format("expected \"TokenRequest\", got {}", Describe(*kind)));
+    Validate(*TokenRequestSchema(), object, "", errors);
+    return errors.ToStatus();
+  } catch (const std::exception& e) {
+    return Status::Internal(fmt::format("validating a TokenRequest failed: {}", e.what()));
   }
 }
 

@@ -61,6 +61,11 @@ Result<const KindInfo*> ValidateManifest(const nlohmann::json& object);
 // field: "apiVersion: required", "kind: unknown kind \"Foo\" ...".
 Result<const KindInfo*> ResolveKind(const nlohmann::json& object);
 
+// An authentication.k8s.io/v1 TokenRequest (the body of a POST to
+// serviceaccounts/NAME/token): apiVersion and kind, when present, are
+// TokenRequest's; spec.audiences, spec.expirationSeconds, spec.boundObjectRef.
+Status ValidateTokenRequest(const nlohmann::json& object);
+
 // Name rules, for names that arrive outside a manifest (URL paths, CLI
 // arguments). OK or InvalidArgument saying what is wrong (no field path).
 Status ValidateName(NameRule rule, std::string_view name);

@@ -36,14 +36,7 @@ int main(int argc, char** argv) {
   sim->callback([&] { rc = tessera::RunSimCommand(sim_options, std::cout, std::cerr); });
 
   tessera::ServeOptions serve;
-  auto add_serve_flags = [&](CLI::App* cmd) {
-    cmd->add_option("--listen", serve.listen, "Address to serve the API on (HOST:PORT; port 0 picks a free one)");
-    cmd->add_option("--data-dir", serve.server.data_dir, "Where the store and the admin token live");
-    tessera::AddTlsServingFlags(*cmd, serve.server.http);
-    cmd->add_option("--threads", serve.server.http.threads, "HTTP I/O threads")->check(CLI::Range(1, 64));
-    cmd->add_flag("--metrics-require-token", serve.server.metrics_need_token,
-                  "GET /metrics asks for a bearer token (default: open, like the API's health checks)");
-  };
+  auto add_serve_flags = [&](CLI::App* cmd) { tessera::AddServerFlags(*cmd, serve); };
   auto* server = app.add_subcommand("server", "Run the control plane (API server) in the foreground");
   add_serve_flags(server);
   server->callback([&] { rc = tessera::RunServerCommand(serve); });

@@ -4,15 +4,19 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 
 #include "agent/gpu_inventory.h"
 #include "agent/node_registration.h"
 #include "client/api_client.h"
 #include "client/client_config.h"
+#include "common/time_format.h"
 #include "server/api_handler.h"
 
 namespace tessera {
@@ -39,6 +43,98 @@ void AddTlsServingFlags(CLI::App& command, HttpServerOptions& http) {
   command.add_option("--tls-cert-file", http.tls_cert_file, "PEM certificate chain: serve HTTPS")->type_name("FILE");
   command.add_option("--tls-private-key-file", http.tls_key_file, "PEM private key of --tls-cert-file")
       ->type_name("FILE");
+}
+
+void AddServerFlags(CLI::App& cmd, ServeOptions& o) {
+  cmd.add_option("--listen", o.listen, "Address to serve the API on (HOST:PORT; port 0 picks a free one)");
+  cmd.add_option("--data-dir", o.server.data_dir, "Where the store, the admin token and the signing key live");
+  AddTlsServingFlags(cmd, o.server.http);
+  cmd.add_option("--threads", o.server.http.threads, "HTTP I/O threads")->check(CLI::Range(1, 64));
+  cmd.add_flag("--metrics-require-token", o.server.metrics_need_token,
+               "GET /metrics asks for a bearer token and RBAC's get on /metrics (default: open)");
+  cmd.add_option("--token-auth-file", o.server.token_auth_file,
+                 "Users by token, one per line: token,user,uid,\"group1,group2\" (re-read when it changes)")
+      ->type_name("FILE");
+  cmd.add_option("--service-account-issuer", o.server.service_accounts.issuer,
+                 "The iss of the tokens this server signs")
+      ->capture_default_str();
+  cmd.add_option("--api-audiences", o.api_audiences, "Audiences the API accepts in its tokens (default: the issuer)")
+      ->type_name("A,B");
+  cmd.add_option("--service-account-max-token-expiration", o.max_token_expiration,
+                 "Longest validity a TokenRequest gets (24h, 720h); default: as asked")
+      ->type_name("DURATION");
+  cmd.add_option("--oidc-issuer-url", o.oidc.issuer_url, "Accept ID tokens of this OpenID Connect issuer (https://)")
+      ->type_name("URL");
+  cmd.add_option("--oidc-client-id", o.oidc.client_id, "The audience its tokens must have");
+  cmd.add_option("--oidc-username-claim", o.oidc.username_claim, "The claim to take the user name from")
+      ->capture_default_str();
+  cmd.add_option("--oidc-username-prefix", o.oidc_username_prefix,
+                 "Put before user names (default: the issuer URL and '#', but none for email; '-': none)");
+  cmd.add_option("--oidc-groups-claim", o.oidc.groups_claim, "The claim to take the groups from");
+  cmd.add_option("--oidc-groups-prefix", o.oidc.groups_prefix, "Put before each group");
+  cmd.add_option("--oidc-required-claim", o.oidc_required_claims, "KEY=VALUE that every token must carry (repeatable)");
+  cmd.add_option("--oidc-signing-algs", o.oidc_signing_algs, "Accepted algorithms (default RS256)")->type_name("A,B");
+  cmd.add_option("--oidc-ca-file", o.oidc.ca_file, "CA to trust for the issuer's HTTPS")->type_name("FILE");
+  cmd.add_option("--oidc-jwks-file", o.oidc.jwks_file, "The issuer's keys (JWKS), for sites that cannot reach it")
+      ->type_name("FILE");
+  cmd.add_option("--audit-log-path", o.server.audit.path, "Write the audit log here ('-': standard output)")
+      ->type_name("FILE");
+  cmd.add_option("--audit-log-maxsize", o.server.audit.max_size_mb, "Rotate the audit log at this many megabytes")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--audit-log-maxbackup", o.server.audit.max_backups, "Rotated audit logs to keep (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--audit-log-maxage", o.server.audit.max_age_days, "Days to keep rotated audit logs (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--per-user-qps", o.server.rate.per_second, "Requests a second each user may send (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--per-user-burst", o.server.rate.burst, "Requests a user may send at once after a quiet spell")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.preparse_callback([&o](size_t) { o.oidc_username_prefix_given = false; });
+  cmd.get_option("--oidc-username-prefix")->each([&o](const std::string&) { o.oidc_username_prefix_given = true; });
+}
+
+namespace {
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t start = 0; start < text.size();) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Status FinishServeOptions(ServeOptions& o) {
+  o.server.service_accounts.api_audiences = SplitList(o.api_audiences);
+  if (!o.max_token_expiration.empty()) {
+    auto d = ParseDuration(o.max_token_expiration);
+    if (!d) return Status::InvalidArgument(fmt::format("--service-account-max-token-expiration: {}", d.error().message()));
+    o.server.service_accounts.max_expiration = *d;
+  }
+  const bool oidc_flags = !o.oidc.client_id.empty() || !o.oidc.groups_claim.empty() || !o.oidc_required_claims.empty() ||
+                          !o.oidc.jwks_file.empty();
+  if (o.oidc.issuer_url.empty()) {
+    if (oidc_flags) return Status::InvalidArgument("the --oidc-* flags need --oidc-issuer-url");
+    return Status::Ok();
+  }
+  OidcOptions oidc = o.oidc;
+  if (o.oidc_username_prefix_given) oidc.username_prefix = o.oidc_username_prefix;
+  for (const std::string& kv : o.oidc_required_claims) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::InvalidArgument(fmt::format("--oidc-required-claim \"{}\": expected KEY=VALUE", kv));
+    }
+    oidc.required_claims[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  if (!o.oidc_signing_algs.empty()) oidc.signing_algs = SplitList(o.oidc_signing_algs);
+  o.server.oidc = std::move(oidc);
+  return Status::Ok();
 }
 
 bool ParseListen(const std::string& listen, HttpServerOptions& http, std::string* error) {
@@ -71,6 +167,11 @@ std::unique_ptr<Server> StartForeground(ServeOptions& options, sigset_t* set, in
     *exit_code = 2;
     return nullptr;
   }
+  if (Status s = FinishServeOptions(options); !s.ok()) {
+    fmt::print(stderr, "error: {}\n", s.message());
+    *exit_code = 2;
+    return nullptr;
+  }
   auto server = Server::Start(options.server);
   if (!server) {
     fmt::print(stderr, "error: {}\n", server.error().message());
@@ -96,6 +197,23 @@ int RunServerCommand(ServeOptions options) {
   return 0;
 }
 
+Status WriteSecretFile(const std::string& path, const std::string& secret) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  ::chmod(std::filesystem::path(path).parent_path().c_str(), 0700);
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::IoError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+  const std::string text = secret + "\n";
+  const bool ok = ::fchmod(fd, 0600) == 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return Status::IoError(fmt::format("cannot write {}", path));
+  }
+  return Status::Ok();
+}
+
 std::string ThisNodeName() {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
@@ -112,8 +230,10 @@ std::vector<std::string> FenceCommand(const std::string& data_dir, Duration leas
 }
 
 void AddAgentFlags(CLI::App& command, AgentCommandOptions& o) {
-  command.add_option("--server", o.client.server, "Tessera API server URL (else TESSERA_SERVER, else the config file)");
-  command.add_option("--token", o.client.token, "Bearer token (else TESSERA_TOKEN, else the config file)");
+  command.add_option("--server", o.client.server, "Tessera API server URL (else TESSERA_SERVER)");
+  command.add_option("--token-file", o.agent.token_file,
+                     "The node's credential (`tessera create node-token NODE`), in a file only root reads")
+      ->type_name("FILE");
   command.add_option("--certificate-authority", o.client.certificate_authority, "PEM file of the CA to trust")
       ->type_name("FILE");
   command.add_flag("--insecure-skip-tls-verify", o.client.insecure_skip_tls_verify, "Accept any server certificate");
@@ -132,13 +252,29 @@ void AddAgentFlags(CLI::App& command, AgentCommandOptions& o) {
                      "Seconds between GPU utilisation samples published on the Node (0: none)")
       ->check(CLI::Range(0, 3600));
   command.add_option("--label", o.labels, "Node label KEY=VALUE (flavor, rack); repeatable");
+  command.add_option("--pod-user", o.agent.pod_user,
+                     "UID[:GID] for pods that do not say (default: the first uid of their namespace's block)")
+      ->type_name("UID[:GID]");
 }
 
 int RunAgentCommand(AgentCommandOptions o) {
-  const ClientConfig api = ResolveClientConfig(o.client);
-  o.agent.server = api.server;
-  o.agent.token = api.token;
-  o.agent.tls = api.tls;
+  // The agent's server and TLS come from the flags or the environment, never
+  // from a user's config file (whose token is a person's, not the node's).
+  o.agent.server = !o.client.server.empty() ? o.client.server : "http://127.0.0.1:7070";
+  if (o.client.server.empty()) {
+    if (const char* env = std::getenv("TESSERA_SERVER"); env && *env) o.agent.server = env;
+  }
+  o.agent.tls = TlsClientOptions{.certificate_authority = o.client.certificate_authority,
+                                 .insecure_skip_tls_verify = o.client.insecure_skip_tls_verify};
+  if (o.agent.token_file.empty()) {
+    if (const char* env = std::getenv("TESSERA_TOKEN_FILE"); env && *env) o.agent.token_file = env;
+  }
+  if (o.agent.token_file.empty()) {
+    fmt::print(stderr,
+               "error: the agent needs its node's credential: --token-file FILE (an admin makes one with `tessera "
+               "create node-token NODE`)\n");
+    return 2;
+  }
   if (o.agent.node_name.empty()) o.agent.node_name = ThisNodeName();
   if (o.agent.data_dir.empty()) o.agent.data_dir = "./tessera-agent-" + o.agent.node_name;
   o.agent.lease_duration = Duration::Seconds(o.lease_seconds);
@@ -161,7 +297,7 @@ int RunAgentCommand(AgentCommandOptions o) {
     return 1;
   }
   // Scripts read this line to know the node is registered.
-  fmt::print("tessera agent: node {} registered with {} ({})\n", o.agent.node_name, api.server,
+  fmt::print("tessera agent: node {} registered with {} ({})\n", o.agent.node_name, o.agent.server,
              (*agent)->inventory_summary());
   std::fflush(stdout);
   const int sig = WaitForTermination(set);
@@ -178,14 +314,28 @@ int RunUpCommand(ServeOptions options) {
   const std::string url = server->url();
   const std::string data_dir = std::filesystem::absolute(options.server.data_dir).lexically_normal().string();
   const std::string config_path = DefaultConfigPath();
-  ClientConfig api{.server = url, .token = server->admin_token()};
+  TlsClientOptions tls;
   if (!options.server.http.tls_cert_file.empty()) {
-    api.tls.certificate_authority =
-        std::filesystem::absolute(options.server.http.tls_cert_file).lexically_normal().string();
+    tls.certificate_authority = std::filesystem::absolute(options.server.http.tls_cert_file).lexically_normal().string();
   }
-  // The embedded agent: this machine as a node that runs the pods bound to it.
-  AgentOptions agent_options{.server = url, .token = api.token, .tls = api.tls, .node_name = ThisNodeName(),
-                             .data_dir = (std::filesystem::path(data_dir) / "agent").string()};
+  // The embedded agent: this machine as a node that runs the pods bound to it,
+  // with a node credential of its own (never the admin's), made now and kept
+  // where only root reads it.
+  const std::string node = ThisNodeName();
+  const std::string agent_dir = (std::filesystem::path(data_dir) / "agent").string();
+  const std::string node_token_file = agent_dir + "/node.token";
+  auto node_token = server->issuer().IssueNode(node, Duration::Seconds(365 * 24 * 3600), SystemNow());
+  if (!node_token) {
+    fmt::print(stderr, "error: making this machine's node credential: {}\n", node_token.error().message());
+    return 1;
+  }
+  if (Status s = WriteSecretFile(node_token_file, node_token->token); !s.ok()) {
+    fmt::print(stderr, "error: {}\n", s.message());
+    return 1;
+  }
+  AgentOptions agent_options{.server = url, .token_file = node_token_file, .tls = tls, .node_name = node,
+                             .data_dir = agent_dir};
+  agent_options.hidden_paths = {data_dir};  // the store, the admin token and the signing key
   agent_options.gpus.simulated = options.gpus;
   agent_options.fence_command = FenceCommand(agent_options.data_dir, agent_options.lease_duration);
   auto agent = Agent::Start(agent_options);
@@ -194,19 +344,22 @@ int RunUpCommand(ServeOptions options) {
     return 1;
   }
   const std::string node_summary = fmt::format("node {}: {}", agent_options.node_name, (*agent)->inventory_summary());
-  auto wrote = WriteClientConfigIfMissing(config_path, api);
+  auto wrote = AddContextIfMissing(config_path, ClientContext{.name = "admin",
+                                                              .server = url,
+                                                              .token_file = data_dir + "/admin.token",
+                                                              .tls = tls});
   fmt::print("Tessera is up at {}\n", url);
   fmt::print("  data directory: {}\n", data_dir);
   fmt::print("  admin token:    {}/admin.token\n", data_dir);
   fmt::print("  this machine:   {}\n", node_summary);
   if (wrote && *wrote) {
-    fmt::print("  CLI config:     {} (written now)\n", config_path);
+    fmt::print("  CLI config:     {} (context \"admin\" added)\n", config_path);
   } else {
-    fmt::print("  CLI config:     {} exists and was left as it is; if it points elsewhere, use\n"
-               "                  export TESSERA_SERVER={} TESSERA_TOKEN=$(cat {}/admin.token)\n",
+    fmt::print("  CLI config:     {} has a context \"admin\" already and was left as it is; if it points\n"
+               "                  elsewhere, use export TESSERA_SERVER={} TESSERA_TOKEN_FILE={}/admin.token\n",
                config_path, url, data_dir);
-    if (!api.tls.certificate_authority.empty()) {
-      fmt::print("                  and pass --certificate-authority {}\n", api.tls.certificate_authority);
+    if (!tls.certificate_authority.empty()) {
+      fmt::print("                  and pass --certificate-authority {}\n", tls.certificate_authority);
     }
   }
   fmt::print("\nTry, in another terminal:\n"

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "agent/agent.h"
+#include "auth/oidc.h"
 #include "client/client_config.h"
 #include "server/server.h"
 
@@ -16,7 +17,23 @@ struct ServeOptions {
   ServerOptions server;
   std::string listen = "127.0.0.1:7070";  // HOST:PORT
   std::string gpus = "8xH100-80GB";       // `up`: the simulated inventory when there is no driver
+  // As the flags give them, turned into `server`'s by AddServerFlags' parse.
+  std::string api_audiences;              // --api-audiences A,B
+  std::string max_token_expiration;       // --service-account-max-token-expiration DURATION
+  OidcOptions oidc;                       // --oidc-*: used when --oidc-issuer-url is given
+  std::string oidc_username_prefix;
+  bool oidc_username_prefix_given = false;
+  std::vector<std::string> oidc_required_claims;  // KEY=VALUE
+  std::string oidc_signing_algs;                  // A,B
 };
+
+// The server's flags, kube-apiserver's names where it has them: --listen,
+// --data-dir, TLS, --threads, --metrics-require-token, --token-auth-file,
+// --service-account-*, --api-audiences, --oidc-*, --audit-log-*,
+// --per-user-qps and --per-user-burst.
+void AddServerFlags(CLI::App& command, ServeOptions& options);
+// Turns the flags' text into ServerOptions; InvalidArgument naming the flag.
+Status FinishServeOptions(ServeOptions& options);
 
 // kube-apiserver's flags for serving HTTPS: --tls-cert-file (PEM certificate
 // chain) and --tls-private-key-file (its PEM key). `up` also trusts that
@@ -32,7 +49,7 @@ int RunServerCommand(ServeOptions options);
 // `tessera agent`: this machine as a node of a Tessera server, running the pods
 // bound to it until SIGINT or SIGTERM (which leave them running for the next agent).
 struct AgentCommandOptions {
-  ClientFlags client;
+  ClientFlags client;  // --server and TLS; the credential comes from --token-file alone
   AgentOptions agent;
   int64_t lease_seconds = 40;
   int64_t usage_seconds = 10;
@@ -43,6 +60,9 @@ int RunAgentCommand(AgentCommandOptions options);
 
 // argv of this binary's hidden `agent-fence` subcommand (src/agent/fence.h).
 std::vector<std::string> FenceCommand(const std::string& data_dir, Duration lease);
+
+// Writes a credential to `path`, mode 0600, in a directory made mode 0700.
+Status WriteSecretFile(const std::string& path, const std::string& secret);
 
 // This machine's name as a node name: the host name, lower-cased.
 std::string ThisNodeName();

@@ -9,9 +9,11 @@
 #include <chrono>
 
 #include "api/kinds.h"
-#include "common/time_format.h"
 #include "api/manifest.h"
 #include "api/validation.h"
+#include "common/time_format.h"
+#include "common/uuid.h"
+#include "server/auth_endpoints.h"
 #include "server/list_paging.h"
 #include "server/metrics_registry.h"
 #include "server/object_json.h"
@@ -19,43 +21,30 @@
 
 namespace tessera {
 
-// What a path names: a kind, a namespace (maybe empty), a name (maybe empty) and
-// an optional subresource ("status").
-struct ApiHandler::Route {
-  const KindInfo* kind = nullptr;
-  std::string ns;
-  std::string name;
-  std::string subresource;
-  ObjectKey Key() const { return ObjectKey{std::string(kind->store_key), ns, name}; }
+struct ApiHandler::Call {
+  const HttpRequest& http;
+  RequestInfo info;
+  UserInfo user;
+  AuthorizationDecision decision;
+  Timestamp received;
+  std::string audit_id;
+  std::vector<std::pair<std::string, std::string>> audit_annotations;
 };
 
 namespace {
 
+using nlohmann::json;
+
 constexpr int kConflictRetries = 5;
 
-std::vector<std::string_view> SplitPath(std::string_view path) {
-  std::vector<std::string_view> out;
-  while (!path.empty()) {
-    if (path.front() == '/') {
-      path.remove_prefix(1);
-      continue;
-    }
-    const auto slash = path.find('/');
-    out.push_back(path.substr(0, slash));
-    if (slash == std::string_view::npos) break;
-    path.remove_prefix(slash);
-  }
-  return out;
-}
-
-HttpResponse Json(int code, const nlohmann::json& body) {
+HttpResponse Json(int code, const json& body) {
   HttpResponse r;
   r.status = code;
-  r.body = body.dump();
+  r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
   return r;
 }
 
-int64_t ParseRevision(const nlohmann::json& obj) {
+int64_t ParseRevision(const json& obj) {
   auto meta = obj.find("metadata");
   if (meta == obj.end() || !meta->is_object()) return 0;
   auto rv = meta->find("resourceVersion");
@@ -75,59 +64,6 @@ ManifestFormat BodyFormat(const HttpRequest& req) {
   return ManifestFormat::kAuto;
 }
 
-// RFC 7386 JSON merge patch.
-void MergePatch(nlohmann::json& target, const nlohmann::json& patch) {
-  if (!patch.is_object()) {
-    target = patch;
-    return;
-  }
-  if (!target.is_object()) target = nlohmann::json::object();
-  for (const auto& [k, v] : patch.items()) {
-    if (v.is_null()) {
-      target.erase(k);
-    } else {
-      MergePatch(target[k], v);
-    }
-  }
-}
-
-// How Kubernetes names a resource in messages: plural, then group when there is
-// one ("pods", "jobs.batch", "clusterqueues.kueue.x-k8s.io").
-std::string QualifiedResource(const KindInfo& kind) {
-  return kind.group.empty() ? std::string(kind.plural) : fmt::format("{}.{}", kind.plural, kind.group);
-}
-
-// Status.details for an error about one object, as Kubernetes fills it: the
-// name, the group (omitted for the core API) and, in `kind`, the resource.
-nlohmann::json ObjectDetails(const KindInfo& kind, std::string_view name) {
-  nlohmann::json details{{"name", name}, {"kind", kind.plural}};
-  if (!kind.group.empty()) details["group"] = kind.group;
-  return details;
-}
-
-// Kubernetes' words for the errors about one object (apimachinery's
-// NewNotFound, NewAlreadyExists, NewConflict), so that scripts and users see
-// what kubectl shows: `pods "foo" not found`.
-HttpResponse ObjectNotFound(const KindInfo& kind, std::string_view name) {
-  return StatusResponse(404, "NotFound", fmt::format("{} \"{}\" not found", QualifiedResource(kind), name),
-                        ObjectDetails(kind, name));
-}
-
-HttpResponse ObjectAlreadyExists(const KindInfo& kind, std::string_view name) {
-  return StatusResponse(409, "AlreadyExists", fmt::format("{} \"{}\" already exists", QualifiedResource(kind), name),
-                        ObjectDetails(kind, name));
-}
-
-constexpr std::string_view kObjectModified =
-    "the object has been modified; please apply your changes to the latest version and try again";
-
-HttpResponse ObjectConflict(const KindInfo& kind, std::string_view name, std::string_view why = kObjectModified) {
-  return StatusResponse(409, "Conflict",
-                        fmt::format("Operation cannot be fulfilled on {} \"{}\": {}", QualifiedResource(kind), name,
-                                    why),
-                        ObjectDetails(kind, name));
-}
-
 // What a group/version serves, or which group/versions there are, for the 404
 // of a path naming an unknown resource.
 std::string ServedResources(std::string_view group, std::string_view version) {
@@ -142,50 +78,69 @@ std::string ServedResources(std::string_view group, std::string_view version) {
   return fmt::format("the API groups are {}", fmt::join(api_versions, ", "));
 }
 
-// A store error about one object: NotFound, AlreadyExists and Conflict in
-// Kubernetes' words; anything else as it is.
-HttpResponse ObjectErrorResponse(const Status& s, const KindInfo& kind, std::string_view name) {
-  switch (s.code()) {
-    case StatusCode::kNotFound: return ObjectNotFound(kind, name);
-    case StatusCode::kAlreadyExists: return ObjectAlreadyExists(kind, name);
-    case StatusCode::kConflict: return ObjectConflict(kind, name);
-    default: return ErrorResponse(s);
+// The subresources a kind answers to, besides status.
+bool ServesSubresource(const KindInfo& kind, std::string_view subresource) {
+  if (subresource.empty()) return true;
+  if (subresource == "status") return kind.stored;
+  if (subresource == "log") return kind.store_key == "/Pod";
+  if (subresource == "token") return kind.store_key == "/ServiceAccount" || kind.store_key == "/Node";
+  return false;
+}
+
+UserInfo Anonymous() {
+  return UserInfo{.name = std::string(kUserAnonymous), .groups = {std::string(kGroupUnauthenticated)}};
+}
+
+UuidGenerator& AuditIds() {
+  static UuidGenerator ids;
+  return ids;
+}
+
+std::string NameInBody(const std::string& body) {
+  auto parsed = ParseSingleObject(body);
+  if (!parsed || !parsed->is_object()) return "";
+  auto meta = parsed->find("metadata");
+  if (meta == parsed->end() || !meta->is_object()) return "";
+  return std::string(StringField(*meta, "name"));
+}
+
+// The server's own annotations on an update: who created the object as the
+// stored one says (never what a client sent), and a Namespace's uid range
+// unless an admin sets another.
+void KeepServerAnnotations(json& next, const json& current, bool masters) {
+  const json* annotations = nullptr;
+  if (auto meta = current.find("metadata"); meta != current.end() && meta->is_object()) {
+    if (auto a = meta->find("annotations"); a != meta->end() && a->is_object()) annotations = &*a;
+  }
+  json& meta = next["metadata"];
+  for (std::string_view annotation : kServerAnnotations) {
+    const std::string key(annotation);
+    const bool sent = meta.contains("annotations") && meta["annotations"].is_object() && meta["annotations"].contains(key);
+    if (masters && annotation == kUidRangeAnnotation && sent) continue;
+    auto stored = annotations ? annotations->find(key) : json::const_iterator();
+    if (annotations && stored != annotations->end()) {
+      meta["annotations"][key] = *stored;
+    } else if (sent) {
+      meta["annotations"].erase(key);
+      if (meta["annotations"].empty()) meta.erase("annotations");
+    }
   }
 }
+
+// A node's agent acting on a pod: only on one bound to it.
+bool BoundToNode(const json& pod, std::string_view node) { return StringAt(pod, {"spec", "nodeName"}) == node; }
 
 }  // namespace
 
 std::string Rfc3339Now() { return FormatRfc3339(Timestamp::FromMillis(SystemNow().ms / 1000 * 1000)); }
 
-HttpResponse StatusResponse(int http_code, std::string_view reason, std::string_view message,
-                            const nlohmann::json& details) {
-  nlohmann::json status{{"kind", "Status"},
-                        {"apiVersion", "v1"},
-                        {"metadata", nlohmann::json::object()},
-                        {"status", "Failure"},
-                        {"message", message},
-                        {"reason", reason},
-                        {"code", http_code}};
-  if (details.is_object() && !details.empty()) status["details"] = details;
-  return Json(http_code, status);
-}
-
-HttpResponse ErrorResponse(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kInvalidArgument: return StatusResponse(422, "Invalid", s.message());
-    case StatusCode::kNotFound: return StatusResponse(404, "NotFound", s.message());
-    case StatusCode::kAlreadyExists: return StatusResponse(409, "AlreadyExists", s.message());
-    case StatusCode::kConflict: return StatusResponse(409, "Conflict", s.message());
-    case StatusCode::kGone: return StatusResponse(410, "Expired", s.message());
-    case StatusCode::kUnauthenticated: return StatusResponse(401, "Unauthorized", s.message());
-    case StatusCode::kPermissionDenied: return StatusResponse(403, "Forbidden", s.message());
-    case StatusCode::kUnavailable: return StatusResponse(503, "ServiceUnavailable", s.message());
-    default: return StatusResponse(500, "InternalError", s.message());
-  }
-}
-
-ApiHandler::ApiHandler(Store& store, WatchHub& watches, Authenticator authenticate, WallClock clock)
-    : store_(store), watches_(watches), authenticate_(std::move(authenticate)), clock_(std::move(clock)) {}
+ApiHandler::ApiHandler(Store& store, WatchHub& watches, ApiSecurity security, WallClock clock)
+    : store_(store),
+      watches_(watches),
+      security_(security),
+      authorizer_(security.auth->rbac()),
+      rate_(security.rate),
+      clock_(std::move(clock)) {}
 
 ApiHandler::~ApiHandler() { WaitForPendingWrites(); }
 
@@ -199,8 +154,12 @@ void ApiHandler::Written() {
   if (on_write_) on_write_();
 }
 
+void ApiHandler::WrittenObject(const StoredObject& object) {
+  if (AuthState::Follows(object.key.kind)) security_.auth->Apply(object);
+  Written();
+}
+
 HttpResponse ApiHandler::Handle(const HttpRequest& req) {
-  const auto parts = SplitPath(req.path);
   if (req.path == "/healthz" || req.path == "/readyz" || req.path == "/livez") {
     HttpResponse r;
     r.content_type = "text/plain";
@@ -215,82 +174,204 @@ HttpResponse ApiHandler::Handle(const HttpRequest& req) {
   };
   if (req.path == "/metrics" && metrics_ && !metrics_need_token_) return metrics();
 
+  const Timestamp received = SystemNow();
+  Call call{.http = req, .info = ParseRequestInfo(req), .received = received, .audit_id = AuditIds().Next()};
   const std::string auth = req.Header("authorization");
-  const std::string token = auth.rfind("Bearer ", 0) == 0 ? auth.substr(7) : std::string();
-  const std::optional<Identity> who = token.empty() ? std::nullopt : authenticate_(token);
+  const std::string_view token = auth.rfind("Bearer ", 0) == 0 ? std::string_view(auth).substr(7) : std::string_view();
+  auto who = security_.authenticator->Authenticate(token, received);
   if (!who) {
-    return StatusResponse(401, "Unauthorized",
-                          token.empty() ? "no bearer token: pass --token, set TESSERA_TOKEN, or use the config written "
-                                          "by `tessera up` (the admin token is in <data-dir>/admin.token)"
-                                        : "the bearer token is not valid for this server");
+    call.user = Anonymous();
+    return Finish(call, ErrorResponse(who.error()), /*refused=*/true);
   }
+  call.user = std::move(*who);
+  if (!rate_.Admit(call.user, received)) {
+    HttpResponse r = StatusResponse(
+        429, "TooManyRequests",
+        fmt::format("too many requests from user \"{}\": each user may send {} a second ({} at once); retry after 1s",
+                    call.user.name, rate_.limit().per_second, rate_.limit().burst),
+        json{{"retryAfterSeconds", 1}});
+    r.headers.emplace_back("Retry-After", "1");
+    return Finish(call, std::move(r), /*refused=*/true);
+  }
+  NodeRequestFacts facts{.field_selector = req.Query("fieldSelector")};
+  std::string body_name;
+  if (call.info.verb == "create" && call.user.InGroup(kGroupNodes)) {
+    body_name = NameInBody(req.body);
+    facts.body_name = body_name;
+  }
+  call.decision = authorizer_.Authorize(call.user, call.info, facts);
+  if (!call.decision.allowed) return Finish(call, ForbiddenResponse(call.user, call.info), /*refused=*/true);
   if (req.path == "/metrics" && metrics_) return metrics();
-
-  // /api/v1/... or /apis/{group}/{version}/...
-  size_t i = 0;
-  std::string group, version;
-  if (!parts.empty() && parts[0] == "api" && parts.size() >= 2) {
-    version = std::string(parts[1]);
-    i = 2;
-  } else if (!parts.empty() && parts[0] == "apis" && parts.size() >= 3) {
-    group = std::string(parts[1]);
-    version = std::string(parts[2]);
-    i = 3;
-  } else {
-    return StatusResponse(404, "NotFound", fmt::format("no API at {}; paths look like /api/v1/namespaces/NS/pods or "
-                                                       "/apis/GROUP/VERSION/namespaces/NS/PLURAL", req.path));
-  }
-  Route route;
-  if (i + 1 < parts.size() && parts[i] == "namespaces" && parts.size() > i + 2) {
-    route.ns = std::string(parts[i + 1]);
-    i += 2;
-  }
-  if (i >= parts.size()) return StatusResponse(404, "NotFound", fmt::format("{} names no resource", req.path));
-  route.kind = FindKindByResource(group, version, parts[i]);
-  if (route.kind == nullptr) {
-    return StatusResponse(404, "NotFound",
-                          fmt::format("the server does not serve {} in {}/{}; {}", parts[i],
-                                      group.empty() ? "core" : group, version, ServedResources(group, version)));
-  }
-  if (i + 1 < parts.size()) route.name = std::string(parts[i + 1]);
-  if (i + 2 < parts.size()) route.subresource = std::string(parts[i + 2]);
-  const bool pod_log = route.kind->kind == "Pod" && route.subresource == "log";
-  if (i + 3 < parts.size() || (!route.subresource.empty() && route.subresource != "status" && !pod_log)) {
-    return StatusResponse(404, "NotFound", fmt::format("{}: unknown subresource", req.path));
-  }
-  if (!route.kind->namespaced && !route.ns.empty()) {
-    return StatusResponse(404, "NotFound", fmt::format("{} is cluster-scoped: drop /namespaces/{} from the path",
-                                                       route.kind->kind, route.ns));
-  }
-
-  if (pod_log) {
-    if (req.method != "GET") return StatusResponse(405, "MethodNotAllowed", "pod logs are read with GET");
-    return PodLogResponse(store_, agent_token_, route.ns, route.name, req);
-  }
-  if (req.method == "GET") {
-    if (!route.name.empty()) return Get(route, req);
-    const std::string watch = req.Query("watch");
-    if (watch == "true" || watch == "1") return Watch(route, req);
-    return List(route, req);
-  }
-  if (req.method == "POST" && route.name.empty()) return Create(route, req);
-  if (req.method == "PUT" && !route.name.empty()) return Update(route, req);
-  if (req.method == "PATCH" && !route.name.empty()) return Patch(route, req);
-  if (req.method == "DELETE" && !route.name.empty()) return Delete(route, req);
-  return StatusResponse(405, "MethodNotAllowed",
-                        fmt::format("{} is not allowed on {}", req.method, req.path));
+  return Finish(call, Dispatch(call));
 }
 
-HttpResponse ApiHandler::Get(const Route& r, const HttpRequest&) {
+HttpResponse ApiHandler::Finish(const Call& call, HttpResponse response, bool refused) {
+  const bool audited = security_.audit != nullptr &&
+                       (refused || (call.info.mutating() && (call.info.kind == nullptr || call.info.kind->stored)));
+  if (!audited) return response;
+  AuditEvent event = StartAudit(call);
+  if (!response.deferred) {
+    CompleteAudit(std::move(event), response);
+    return response;
+  }
+  // A create answered later, when the request may be gone: what the record
+  // needs of it is in `event` already.
+  auto deferred = std::move(response.deferred);
+  response.deferred = [this, deferred = std::move(deferred), event = std::move(event)](
+                          std::function<void(HttpResponse)> respond) mutable {
+    deferred([this, event = std::move(event), respond = std::move(respond)](HttpResponse answer) mutable {
+      CompleteAudit(std::move(event), answer);
+      respond(std::move(answer));
+    });
+  };
+  return response;
+}
+
+AuditEvent ApiHandler::StartAudit(const Call& call) const {
+  const RequestInfo& r = call.info;
+  AuditEvent e{.audit_id = call.audit_id,
+               .request_uri = call.http.path,
+               .verb = r.verb,
+               .user = call.user,
+               .user_agent = call.http.Header("user-agent"),
+               .received = call.received};
+  char separator = '?';
+  for (const auto& [k, v] : call.http.query) {
+    e.request_uri += fmt::format("{}{}={}", separator, k, v);
+    separator = '&';
+  }
+  if (const auto colon = call.http.remote.rfind(':'); colon != std::string::npos) {
+    e.source_ips.push_back(call.http.remote.substr(0, colon));
+  }
+  if (r.resource_request) {
+    e.resource = r.resource;
+    e.ns = r.ns;
+    e.name = r.name;
+    e.api_group = r.api_group;
+    e.api_version = r.api_version;
+    e.subresource = r.subresource;
+  }
+  if (!call.decision.reason.empty() || !call.decision.allowed) {
+    e.annotations.emplace_back("authorization.k8s.io/decision", call.decision.allowed ? "allow" : "forbid");
+    e.annotations.emplace_back("authorization.k8s.io/reason", call.decision.reason);
+  }
+  for (const auto& a : call.audit_annotations) e.annotations.push_back(a);
+  return e;
+}
+
+void ApiHandler::CompleteAudit(AuditEvent e, const HttpResponse& response) {
+  e.code = response.status;
+  e.completed = SystemNow();
+  if (e.name.empty() && e.verb == "create" && response.status == 201 && !e.resource.empty()) {
+    // A create names its object in the answer.
+    const json created = json::parse(response.body, nullptr, false);
+    if (created.is_object()) e.name = StringAt(created, {"metadata", "name"});
+  }
+  if (response.status >= 400) {
+    const json status = json::parse(response.body, nullptr, false);
+    if (status.is_object()) {
+      e.status_reason = std::string(StringField(status, "reason"));
+      e.status_message = std::string(StringField(status, "message"));
+    }
+  }
+  security_.audit->Record(std::move(e));
+}
+
+HttpResponse ApiHandler::NonResource(Call& call) {
+  const std::string& path = call.http.path;
+  if (call.http.method == "GET" && path == "/.well-known/openid-configuration") {
+    return OpenIdConfiguration(*security_.issuer, server_url_);
+  }
+  if (call.http.method == "GET" && path == "/openid/v1/jwks") return OpenIdKeys(*security_.issuer);
+  if (path == "/api" || path.starts_with("/api/") || path == "/apis" || path.starts_with("/apis/")) {
+    return StatusResponse(404, "NotFound",
+                          fmt::format("{} names no resource; paths look like /api/v1/namespaces/NS/pods or "
+                                      "/apis/GROUP/VERSION/namespaces/NS/PLURAL",
+                                      path));
+  }
+  return StatusResponse(404, "NotFound",
+                        fmt::format("no API at {}; paths look like /api/v1/namespaces/NS/pods or "
+                                    "/apis/GROUP/VERSION/namespaces/NS/PLURAL",
+                                    path));
+}
+
+HttpResponse ApiHandler::Dispatch(Call& call) {
+  const RequestInfo& r = call.info;
+  const HttpRequest& req = call.http;
+  if (!r.resource_request) return NonResource(call);
+  if (r.resource.empty()) return StatusResponse(404, "NotFound", fmt::format("{}: no such resource path", req.path));
+  if (r.kind == nullptr) {
+    return StatusResponse(404, "NotFound",
+                          fmt::format("the server does not serve {} in {}/{}; {}", r.resource,
+                                      r.api_group.empty() ? "core" : r.api_group, r.api_version,
+                                      ServedResources(r.api_group, r.api_version)));
+  }
+  if (!ServesSubresource(*r.kind, r.subresource)) {
+    return StatusResponse(404, "NotFound", fmt::format("{}: unknown subresource", req.path));
+  }
+  if (!r.kind->namespaced && r.namespace_in_path) {
+    return StatusResponse(404, "NotFound",
+                          fmt::format("{} is cluster-scoped: drop /namespaces/{} from the path", r.kind->kind, r.ns));
+  }
+  const std::string_view key = r.kind->store_key;
+  if (!r.kind->stored) {
+    if (req.method != "POST" || !r.name.empty()) {
+      return StatusResponse(405, "MethodNotAllowed",
+                            fmt::format("{} are only created (POST to {}); they are answered, not stored",
+                                        r.kind->plural, req.path));
+    }
+    const std::string now = clock_();
+    if (key == "authorization.k8s.io/SelfSubjectAccessReview") {
+      return SelfSubjectAccessReview(authorizer_, call.user, req, now);
+    }
+    if (key == "authorization.k8s.io/SelfSubjectRulesReview") return SelfSubjectRulesReview(authorizer_, call.user, req, now);
+    return SelfSubjectReview(call.user, req, now);
+  }
+  if (r.subresource == "log") {
+    if (req.method != "GET") return StatusResponse(405, "MethodNotAllowed", "pod logs are read with GET");
+    return PodLogResponse(store_, *security_.issuer, r.ns, r.name, req);
+  }
+  if (r.subresource == "token") {
+    if (req.method != "POST") return StatusResponse(405, "MethodNotAllowed", "tokens are requested with POST");
+    if (key == "/Node") return AnswerNodeToken(*security_.issuer, r, req, call.received);
+    return AnswerServiceAccountToken(store_, *security_.issuer, r, req,
+                                      call.decision.only_bound_to_node ? call.decision.node : "", call.received);
+  }
+  if (req.method == "GET") {
+    if (!r.name.empty()) return Get(call);
+    if (r.verb == "watch") return Watch(call);
+    return List(call);
+  }
+  if (req.method == "POST" && r.name.empty()) return Create(call);
+  if (req.method == "PUT" && !r.name.empty()) return Update(call);
+  if (req.method == "PATCH" && !r.name.empty()) return Patch(call);
+  if (req.method == "DELETE" && !r.name.empty()) return Delete(call);
+  return StatusResponse(405, "MethodNotAllowed", fmt::format("{} is not allowed on {}", req.method, req.path));
+}
+
+std::optional<HttpResponse> ApiHandler::EscalationError(const Call& call, const json& object) const {
+  Status s = authorizer_.CheckNoEscalation(call.user, *call.info.kind, object);
+  if (s.ok()) return std::nullopt;
+  if (s.code() != StatusCode::kPermissionDenied) return ErrorResponse(s);
+  return ForbiddenObjectResponse(*call.info.kind, StringAt(object, {"metadata", "name"}), s.message());
+}
+
+HttpResponse ApiHandler::Get(Call& call) {
+  const RequestInfo& r = call.info;
   if (r.kind->namespaced && r.ns.empty()) {
     return StatusResponse(404, "NotFound", fmt::format("{} is namespaced: use /namespaces/NS/ in the path", r.kind->kind));
   }
   auto got = store_.Get(r.Key());
   if (!got) return ObjectErrorResponse(got.error(), *r.kind, r.name);
+  if (call.decision.only_bound_to_node && !BoundToNode(got->object, call.decision.node)) {
+    return ForbiddenResponse(call.user, r, fmt::format("the pod is not bound to node \"{}\"", call.decision.node));
+  }
   return Json(200, got->object);
 }
 
-HttpResponse ApiHandler::List(const Route& r, const HttpRequest& req) {
+HttpResponse ApiHandler::List(Call& call) {
+  const RequestInfo& r = call.info;
+  const HttpRequest& req = call.http;
   auto selector = LabelSelector::Parse(req.Query("labelSelector"));
   if (!selector) return StatusResponse(400, "BadRequest", selector.error().message());
   auto fields = FieldSelector::Parse(req.Query("fieldSelector"));
@@ -323,18 +404,20 @@ HttpResponse ApiHandler::List(const Route& r, const HttpRequest& req) {
   const int64_t revision = after ? after->revision : list->revision;
   if (!fields->empty()) std::erase_if(list->items, [&](const StoredObject& o) { return !fields->Matches(o.object); });
   ListPage page = CutListPage(std::move(list->items), *selector, after, *limit, revision, r.kind->store_key, r.ns);
-  nlohmann::json metadata{{"resourceVersion", std::to_string(revision)}};
+  json metadata{{"resourceVersion", std::to_string(revision)}};
   if (page.next) {
     metadata["continue"] = EncodeContinueToken(*page.next);
     metadata["remainingItemCount"] = page.remaining;
   }
-  return Json(200, nlohmann::json{{"apiVersion", std::string(r.kind->api_version)},
-                                  {"kind", std::string(r.kind->kind) + "List"},
-                                  {"metadata", std::move(metadata)},
-                                  {"items", std::move(page.items)}});
+  return Json(200, json{{"apiVersion", std::string(r.kind->api_version)},
+                        {"kind", std::string(r.kind->kind) + "List"},
+                        {"metadata", std::move(metadata)},
+                        {"items", std::move(page.items)}});
 }
 
-HttpResponse ApiHandler::Watch(const Route& r, const HttpRequest& req) {
+HttpResponse ApiHandler::Watch(Call& call) {
+  const RequestInfo& r = call.info;
+  const HttpRequest& req = call.http;
   auto selector = LabelSelector::Parse(req.Query("labelSelector"));
   if (!selector) return StatusResponse(400, "BadRequest", selector.error().message());
   auto fields = FieldSelector::Parse(req.Query("fieldSelector"));
@@ -372,35 +455,36 @@ HttpResponse ApiHandler::Watch(const Route& r, const HttpRequest& req) {
     for (std::string& e : initial) sink->Write(std::move(e));
     Status s = watches_.Subscribe(std::move(filter), from, sink);
     if (!s.ok()) {
-      sink->Write(nlohmann::json{{"type", "ERROR"},
-                                 {"object", nlohmann::json::parse(ErrorResponse(s).body)}}.dump() + "\n");
+      sink->Write(json{{"type", "ERROR"}, {"object", json::parse(ErrorResponse(s).body)}}.dump() + "\n");
       sink->Close();
     }
   };
   return resp;
 }
 
-HttpResponse ApiHandler::Create(const Route& r, const HttpRequest& req) {
+HttpResponse ApiHandler::Create(Call& call) {
+  const RequestInfo& r = call.info;
+  const HttpRequest& req = call.http;
   auto parsed = ParseSingleObject(req.body, BodyFormat(req));
   if (!parsed) return StatusResponse(400, "BadRequest", parsed.error().message());
-  nlohmann::json obj = std::move(*parsed);
+  json obj = std::move(*parsed);
   if (StringField(obj, "kind") != r.kind->kind || StringField(obj, "apiVersion") != r.kind->api_version) {
     return StatusResponse(400, "BadRequest",
                           fmt::format("the body is apiVersion \"{}\" kind \"{}\", but the path is for {} {}",
                                       StringField(obj, "apiVersion"), StringField(obj, "kind"), r.kind->api_version,
                                       r.kind->kind));
   }
-  if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = nlohmann::json::object();
-  nlohmann::json& meta = obj["metadata"];
+  if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = json::object();
+  json& meta = obj["metadata"];
   if (r.kind->namespaced) {
     if (r.ns.empty()) {
-      return StatusResponse(400, "BadRequest", fmt::format("{} is namespaced: POST to /namespaces/NS/{}", r.kind->kind,
-                                                           r.kind->plural));
+      return StatusResponse(400, "BadRequest",
+                            fmt::format("{} is namespaced: POST to /namespaces/NS/{}", r.kind->kind, r.kind->plural));
     }
     const std::string body_ns(StringField(meta, "namespace"));
     if (!body_ns.empty() && body_ns != r.ns) {
-      return StatusResponse(400, "BadRequest", fmt::format("metadata.namespace is {} but the path is for namespace {}",
-                                                           body_ns, r.ns));
+      return StatusResponse(400, "BadRequest",
+                            fmt::format("metadata.namespace is {} but the path is for namespace {}", body_ns, r.ns));
     }
     meta["namespace"] = r.ns;
   }
@@ -414,12 +498,23 @@ HttpResponse ApiHandler::Create(const Route& r, const HttpRequest& req) {
     }
     return ErrorResponse(v);
   }
-  // Status is written by controllers and agents; on create only nodes and pods
-  // (registered by agents, bound by the scheduler) bring theirs.
-  if (r.kind->kind != "Node" && r.kind->kind != "Pod") obj.erase("status");
+  if (auto refused = EscalationError(call, obj)) return std::move(*refused);
+  const bool masters = call.user.InGroup(kGroupMasters);
+  if (r.kind->store_key == "/Pod" && !masters && !StringAt(obj, {"spec", "nodeName"}).empty()) {
+    // A pod with a node would run there at once, past queues and quota: only
+    // the scheduler binds pods.
+    return StatusResponse(422, "Invalid",
+                          "spec.nodeName: Forbidden: only the scheduler binds pods to nodes; leave it empty, or "
+                          "submit a Job (tessera submit) so that the pod is queued and admitted");
+  }
+  // Status is written by controllers and agents; on create only nodes (by
+  // their agents) and pods made by an admin bring theirs.
+  if (r.kind->kind != "Node" && !(r.kind->kind == "Pod" && masters)) obj.erase("status");
   meta.erase("resourceVersion");
   meta["creationTimestamp"] = clock_();
   meta["generation"] = 1;
+  // Who made it, where no client can forge it (usage is reported by it).
+  meta["annotations"][std::string(kCreatedByAnnotation)] = call.user.name;
   std::string name(StringField(meta, "name"));
   // The write waits in the store's queue to share a commit with others; the
   // I/O thread serves other connections meanwhile. The namespace must exist
@@ -430,17 +525,20 @@ HttpResponse ApiHandler::Create(const Route& r, const HttpRequest& req) {
                    &ns_kind](std::function<void(HttpResponse)> respond) mutable {
     pending_writes_.fetch_add(1);
     store_.CreateAsync(key, std::move(obj), std::move(ns_key),
-                       [this, kind, &ns_kind, ns = key.ns, name = key.name, respond = std::move(respond)](
-                           Result<int64_t> created, std::string_view text) {
+                       [this, kind, &ns_kind, key, respond = std::move(respond)](Result<int64_t> created,
+                                                                                std::string_view text) {
                          if (!created) {
                            const Status& error = created.error();
                            // Only the namespace check makes a create fail with NotFound.
                            if (error.code() == StatusCode::kNotFound && kind->namespaced) {
-                             respond(ObjectErrorResponse(error, ns_kind, ns));
+                             respond(ObjectErrorResponse(error, ns_kind, key.ns));
                            } else {
-                             respond(ObjectErrorResponse(error, *kind, name));
+                             respond(ObjectErrorResponse(error, *kind, key.name));
                            }
                          } else {
+                           if (AuthState::Follows(key.kind)) {
+                             security_.auth->Apply(StoredObject{key, *created, json::parse(text, nullptr, false)});
+                           }
                            Written();
                            // The stored text is the object's compact JSON: no second dump.
                            HttpResponse r;
@@ -457,11 +555,12 @@ HttpResponse ApiHandler::Create(const Route& r, const HttpRequest& req) {
   return resp;
 }
 
-HttpResponse ApiHandler::Update(const Route& r, const HttpRequest& req) {
-  auto parsed = ParseSingleObject(req.body, BodyFormat(req));
+HttpResponse ApiHandler::Update(Call& call) {
+  const RequestInfo& r = call.info;
+  auto parsed = ParseSingleObject(call.http.body, BodyFormat(call.http));
   if (!parsed) return StatusResponse(400, "BadRequest", parsed.error().message());
-  nlohmann::json obj = std::move(*parsed);
-  if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = nlohmann::json::object();
+  json obj = std::move(*parsed);
+  if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = json::object();
   if (!StringField(obj["metadata"], "name").empty() && StringField(obj["metadata"], "name") != r.name) {
     return StatusResponse(400, "BadRequest", "metadata.name does not match the name in the path");
   }
@@ -472,60 +571,82 @@ HttpResponse ApiHandler::Update(const Route& r, const HttpRequest& req) {
   if (Status v = ValidateObject(*r.kind, obj); !v.ok()) return ErrorResponse(v);
   auto current = store_.Get(r.Key());
   if (!current) return ObjectErrorResponse(current.error(), *r.kind, r.name);
-  // Immutable metadata comes from the stored object; /status writes only status.
+  if (call.decision.only_bound_to_node && !BoundToNode(current->object, call.decision.node)) {
+    return ForbiddenResponse(call.user, r, fmt::format("the pod is not bound to node \"{}\"", call.decision.node));
+  }
+  json& stored = current->object;  // a stored object always has metadata
   // As in Kubernetes: /status writes only status; the object itself keeps the stored status.
-  nlohmann::json next = r.subresource == "status" ? current->object : obj;
+  json next = r.subresource == "status" ? stored : obj;
   if (r.subresource == "status") {
-    next["status"] = obj.value("status", nlohmann::json::object());
-  } else if (current->object.contains("status")) {
-    next["status"] = current->object["status"];
+    next["status"] = obj.value("status", json::object());
+  } else if (stored.contains("status")) {
+    next["status"] = stored["status"];
   } else {
     next.erase("status");
   }
   for (const char* f : {"uid", "creationTimestamp"}) {
-    if (current->object["metadata"].contains(f)) next["metadata"][f] = current->object["metadata"][f];
+    if (stored["metadata"].contains(f)) next["metadata"][f] = stored["metadata"][f];
   }
-  const int64_t generation = current->object["metadata"].value("generation", 1);
-  const bool spec_changed = r.subresource != "status" && next.value("spec", nlohmann::json()) !=
-                                                             current->object.value("spec", nlohmann::json());
+  KeepServerAnnotations(next, stored, call.user.InGroup(kGroupMasters));
+  if (r.subresource != "status") {
+    if (auto refused = EscalationError(call, next)) return std::move(*refused);
+  }
+  const int64_t generation = stored["metadata"].value("generation", 1);
+  const bool spec_changed = r.subresource != "status" && next.value("spec", json()) != stored.value("spec", json());
   next["metadata"]["generation"] = generation + (spec_changed ? 1 : 0);
   auto updated = store_.Update(r.Key(), std::move(next), expected == 0 ? current->revision : expected);
   if (!updated) return ObjectErrorResponse(updated.error(), *r.kind, r.name);
-  Written();
+  WrittenObject(*updated);
   return Json(200, updated->object);
 }
 
-HttpResponse ApiHandler::Patch(const Route& r, const HttpRequest& req) {
-  const std::string type = req.Header("content-type");
+HttpResponse ApiHandler::Patch(Call& call) {
+  const RequestInfo& r = call.info;
+  const std::string type = call.http.Header("content-type");
   if (!type.empty() && type.find("merge-patch") == std::string::npos && type.find("application/json") == std::string::npos) {
     return StatusResponse(415, "UnsupportedMediaType",
                           fmt::format("patch type {} is not supported; use application/merge-patch+json", type));
   }
-  auto parsed = ParseSingleObject(req.body, ManifestFormat::kJson);
+  auto parsed = ParseSingleObject(call.http.body, ManifestFormat::kJson);
   if (!parsed) return StatusResponse(400, "BadRequest", parsed.error().message());
-  const nlohmann::json& patch = *parsed;
+  const json& patch = *parsed;
   const int64_t pinned = ParseRevision(patch);
   for (int attempt = 0; attempt < kConflictRetries; ++attempt) {
     auto current = store_.Get(r.Key());
     if (!current) return ObjectErrorResponse(current.error(), *r.kind, r.name);
+    if (call.decision.only_bound_to_node && !BoundToNode(current->object, call.decision.node)) {
+      return ForbiddenResponse(call.user, r, fmt::format("the pod is not bound to node \"{}\"", call.decision.node));
+    }
+    json& stored = current->object;  // a stored object always has metadata
     if (pinned > 0 && pinned != current->revision) return ObjectConflict(*r.kind, r.name);
-    nlohmann::json next = current->object;
+    json next = stored;
     if (r.subresource == "status") {
-      MergePatch(next["status"], patch.value("status", nlohmann::json::object()));
+      if (!next.contains("status") || !next["status"].is_object()) next["status"] = json::object();
+      next["status"].merge_patch(patch.value("status", json::object()));
     } else {
-      MergePatch(next, patch);
+      next.merge_patch(patch);
+      // As PUT does: status changes only through /status.
+      if (stored.contains("status")) {
+        next["status"] = stored["status"];
+      } else {
+        next.erase("status");
+      }
     }
     for (const char* f : {"name", "namespace", "uid", "creationTimestamp"}) {
-      if (current->object["metadata"].contains(f)) next["metadata"][f] = current->object["metadata"][f];
+      if (stored["metadata"].contains(f)) next["metadata"][f] = stored["metadata"][f];
     }
+    KeepServerAnnotations(next, stored, call.user.InGroup(kGroupMasters));
     next["metadata"]["resourceVersion"] = std::to_string(current->revision);
     if (Status v = ValidateObject(*r.kind, next); !v.ok()) return ErrorResponse(v);
-    if (next.value("spec", nlohmann::json()) != current->object.value("spec", nlohmann::json())) {
-      next["metadata"]["generation"] = current->object["metadata"].value("generation", 1) + 1;
+    if (r.subresource != "status") {
+      if (auto refused = EscalationError(call, next)) return std::move(*refused);
+    }
+    if (next.value("spec", json()) != stored.value("spec", json())) {
+      next["metadata"]["generation"] = stored["metadata"].value("generation", 1) + 1;
     }
     auto updated = store_.Update(r.Key(), std::move(next), current->revision);
     if (updated) {
-      Written();
+      WrittenObject(*updated);
       return Json(200, updated->object);
     }
     if (updated.error().code() != StatusCode::kConflict) return ObjectErrorResponse(updated.error(), *r.kind, r.name);
@@ -533,17 +654,27 @@ HttpResponse ApiHandler::Patch(const Route& r, const HttpRequest& req) {
   return ObjectConflict(*r.kind, r.name);  // it kept changing under the patch
 }
 
-HttpResponse ApiHandler::Delete(const Route& r, const HttpRequest& req) {
+HttpResponse ApiHandler::Delete(Call& call) {
+  const RequestInfo& r = call.info;
   int64_t expected = 0;
-  if (!req.body.empty()) {
-    auto options = ParseSingleObject(req.body);  // DeleteOptions, with preconditions.resourceVersion
+  if (!call.http.body.empty()) {
+    auto options = ParseSingleObject(call.http.body);  // DeleteOptions, with preconditions.resourceVersion
     if (options) {
-      const auto& pre = options->value("preconditions", nlohmann::json::object());
+      const auto& pre = options->value("preconditions", json::object());
       if (pre.is_object() && pre.contains("resourceVersion")) {
-        expected = ParseRevision(nlohmann::json{{"metadata", {{"resourceVersion", pre["resourceVersion"]}}}});
+        expected = ParseRevision(json{{"metadata", {{"resourceVersion", pre["resourceVersion"]}}}});
         if (expected < 0) return StatusResponse(400, "BadRequest", "preconditions.resourceVersion must be a number");
       }
     }
+  }
+  if (call.decision.only_bound_to_node) {
+    // Deleted only as it is now, and only while bound to the agent's node.
+    auto current = store_.Get(r.Key());
+    if (!current) return ObjectErrorResponse(current.error(), *r.kind, r.name);
+    if (!BoundToNode(current->object, call.decision.node)) {
+      return ForbiddenResponse(call.user, r, fmt::format("the pod is not bound to node \"{}\"", call.decision.node));
+    }
+    if (expected == 0) expected = current->revision;
   }
   auto deleted = store_.Delete(r.Key(), expected);
   if (!deleted && deleted.error().code() == StatusCode::kConflict) {
@@ -555,6 +686,7 @@ HttpResponse ApiHandler::Delete(const Route& r, const HttpRequest& req) {
                                       expected, current->revision));
   }
   if (!deleted) return ObjectErrorResponse(deleted.error(), *r.kind, r.name);
+  if (AuthState::Follows(deleted->key.kind)) security_.auth->Remove(deleted->key, deleted->revision);
   Written();
   return Json(200, deleted->object);
 }

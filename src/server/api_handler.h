@@ -1,6 +1,6 @@
 // ApiHandler: the Kubernetes-style REST API over the Store.
 //
-// Paths (DESIGN.md section 3):
+// Paths (DESIGN.md section 3; request_info.h parses them):
 //   /api/v1/{plural}[/{name}]                          cluster-scoped kinds, or all namespaces
 //   /api/v1/namespaces/{ns}/{plural}[/{name}[/status]] namespaced core kinds
 //   /apis/{group}/{version}/... the same for other groups
@@ -14,8 +14,21 @@
 // Status.details: `pods "foo" not found`, `pods "foo" already exists`,
 // `Operation cannot be fulfilled on pods "foo": the object has been modified; ...`.
 //
-// Authentication: `Authorization: Bearer <token>`; every request carries an
-// Identity (the seam for per-team RBAC).
+// Every request, in order (DESIGN.md section 12):
+//   1. authentication (auth/authenticator.h): 401 Unauthorized saying why;
+//   2. the user's request rate (user_rate_limiter.h): 429 with Retry-After;
+//   3. authorization (authorization.h: system:masters, the node rules, RBAC):
+//      403 Forbidden in Kubernetes' words; for a node's agent acting on a pod,
+//      the pod must be bound to that node;
+//   4. the request itself, where writes of RBAC objects are checked for
+//      escalation, a create is stamped with who made it (the annotation
+//      tessera.dev/created-by, which no client can set or change: usage
+//      reports count by it), and status is written only through /status
+//      (a PATCH of an object keeps its stored status, as PUT does);
+//   5. the audit log (audit_log.h): every request that changes state, and
+//      every refusal.
+// Writes of RBAC objects and ServiceAccounts are applied to the AuthState
+// before the answer, so that the next request is authorized by them.
 //
 // Thread-safe: called concurrently from the HTTP server's I/O threads.
 #pragma once
@@ -27,29 +40,39 @@
 #include <memory>
 #include <string>
 
+#include "api/convert.h"
+#include "auth/authenticator.h"
+#include "auth/service_account_tokens.h"
 #include "http/http_server.h"
+#include "server/api_errors.h"
+#include "server/audit_log.h"
+#include "server/auth_state.h"
+#include "server/authorization.h"
+#include "server/request_info.h"
+#include "server/user_rate_limiter.h"
 #include "server/watch_hub.h"
 #include "store/store.h"
 
 namespace tessera {
-
-struct Identity {
-  std::string user;
-  std::vector<std::string> groups;
-  bool admin = false;
-};
-
-// Maps a bearer token to an identity; nullopt when the token is unknown.
-using Authenticator = std::function<std::optional<Identity>(const std::string& token)>;
 
 // The clock is a seam so that tests can pin creationTimestamp.
 using WallClock = std::function<std::string()>;  // RFC 3339, UTC
 
 std::string Rfc3339Now();
 
+// What the handler authenticates, authorizes, limits and audits with. Every
+// pointer but `audit` is required and must outlive the handler.
+struct ApiSecurity {
+  Authenticator* authenticator = nullptr;
+  AuthState* auth = nullptr;
+  const TokenIssuer* issuer = nullptr;
+  AuditLog* audit = nullptr;  // null: no audit log
+  UserRateLimit rate;
+};
+
 class ApiHandler {
  public:
-  ApiHandler(Store& store, WatchHub& watches, Authenticator authenticate, WallClock clock = Rfc3339Now);
+  ApiHandler(Store& store, WatchHub& watches, ApiSecurity security, WallClock clock = Rfc3339Now);
 
   // Waits for the writer's callbacks of every create still queued in the
   // store (creates are answered asynchronously, HttpResponse::deferred).
@@ -62,36 +85,50 @@ class ApiHandler {
   // watch hub, the OnWrite callback's target) goes away.
   void WaitForPendingWrites();
 
-  // The token the server presents to agents when it proxies pod logs.
-  void SetAgentToken(std::string token) { agent_token_ = std::move(token); }
+  // The URL clients reach this server at (the jwks_uri of the discovery document).
+  void SetServerUrl(std::string url) { server_url_ = std::move(url); }
 
   // Called after every successful write (the scheduler loop hooks in here).
   void OnWrite(std::function<void()> callback) { on_write_ = std::move(callback); }
   // Serves GET /metrics (Prometheus text format) from `render`, without a token,
   // as kube-state-metrics and node exporters do; unset: /metrics is 404.
   // With `need_token`, /metrics asks for a bearer token like the API (Prometheus'
-  // `authorization` scrape setting).
+  // `authorization` scrape setting) and RBAC's nonResourceURL /metrics.
   void SetMetrics(std::function<std::string()> render, bool need_token = false) {
     metrics_ = std::move(render);
     metrics_need_token_ = need_token;
   }
 
  private:
-  struct Route;
-  HttpResponse Get(const Route& r, const HttpRequest& req);
-  HttpResponse List(const Route& r, const HttpRequest& req);
-  HttpResponse Watch(const Route& r, const HttpRequest& req);
-  HttpResponse Create(const Route& r, const HttpRequest& req);
-  HttpResponse Update(const Route& r, const HttpRequest& req);
-  HttpResponse Patch(const Route& r, const HttpRequest& req);
-  HttpResponse Delete(const Route& r, const HttpRequest& req);
+  struct Call;  // one request, once authenticated and authorized
+  HttpResponse Dispatch(Call& call);
+  HttpResponse NonResource(Call& call);
+  HttpResponse Get(Call& call);
+  HttpResponse List(Call& call);
+  HttpResponse Watch(Call& call);
+  HttpResponse Create(Call& call);
+  HttpResponse Update(Call& call);
+  HttpResponse Patch(Call& call);
+  HttpResponse Delete(Call& call);
+  // Records an answered call in the audit log when it changed state or was
+  // refused (a deferred answer when it comes).
+  HttpResponse Finish(const Call& call, HttpResponse response, bool refused = false);
+  AuditEvent StartAudit(const Call& call) const;  // what the request says
+  void CompleteAudit(AuditEvent event, const HttpResponse& response);  // and its answer
+  // After a successful write: watchers, the scheduler, and (for the kinds it
+  // follows) the AuthState.
   void Written();
+  void WrittenObject(const StoredObject& object);
+  // The answer to a write the user's own permissions forbid (escalation), or nullopt.
+  std::optional<HttpResponse> EscalationError(const Call& call, const nlohmann::json& object) const;
 
   Store& store_;
-  std::string agent_token_;
   WatchHub& watches_;
-  Authenticator authenticate_;
+  ApiSecurity security_;
+  RequestAuthorizer authorizer_;
+  UserRateLimiter rate_;
   WallClock clock_;
+  std::string server_url_;
   std::function<void()> on_write_;
   std::function<std::string()> metrics_;
   bool metrics_need_token_ = false;
@@ -100,11 +137,5 @@ class ApiHandler {
   std::mutex pending_mu_;
   std::condition_variable pending_cv_;  // notified (under pending_mu_) when pending_writes_ reaches 0
 };
-
-// An error as an HTTP response carrying a Kubernetes Status object; `details`
-// (Status.details: name, group, kind) only when it is a non-empty object.
-HttpResponse StatusResponse(int http_code, std::string_view reason, std::string_view message,
-                            const nlohmann::json& details = nlohmann::json());
-HttpResponse ErrorResponse(const Status& status);
 
 }  // namespace tessera

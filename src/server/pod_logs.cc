@@ -5,7 +5,9 @@
 #include <thread>
 
 #include "client/api_client.h"
-#include "server/api_handler.h"
+#include "common/time_format.h"
+#include "server/api_errors.h"
+#include "server/object_json.h"
 
 namespace tessera {
 namespace {
@@ -21,8 +23,8 @@ std::string InternalIp(const json& node) {
 
 }  // namespace
 
-HttpResponse PodLogResponse(Store& store, const std::string& agent_token, const std::string& ns,
-                            const std::string& name, const HttpRequest& req) {
+HttpResponse PodLogResponse(Store& store, const TokenIssuer& issuer, const std::string& ns, const std::string& name,
+                            const HttpRequest& req) {
   auto pod = store.Get(ObjectKey{"/Pod", ns, name});
   if (!pod) return StatusResponse(404, "NotFound", fmt::format("pods \"{}\" not found", name), {{"name", name}, {"kind", "pods"}});
   const json& p = pod->object;
@@ -41,13 +43,16 @@ HttpResponse PodLogResponse(Store& store, const std::string& agent_token, const 
                                       "daemonEndpoints.kubeletEndpoint.Port in its status)",
                                       node_name));
   }
-  std::string target = fmt::format("/logs/{}/{}/{}", ns, name, p["metadata"].value("uid", ""));
+  std::string target = fmt::format("/logs/{}/{}/{}", ns, name, StringAt(p, {"metadata", "uid"}));
   std::string query;
   if (const std::string tail = req.Query("tailLines"); !tail.empty()) query += "tailLines=" + tail;
   const bool follow = req.Query("follow") == "true";
   if (follow) query += std::string(query.empty() ? "" : "&") + "follow=true";
   if (!query.empty()) target += "?" + query;
   const std::string url = fmt::format("http://{}:{}", address, port);
+  auto minted = issuer.IssueAgentCall(node_name, SystemNow());
+  if (!minted) return ErrorResponse(minted.error());
+  const std::string agent_token = std::move(*minted);
 
   if (!follow) {
     ApiClient agent(url, agent_token);

@@ -1,17 +1,21 @@
 // GET /api/v1/namespaces/{ns}/pods/{name}/log[?follow=true&tailLines=N]: the
 // server finds the pod's node and proxies the request to that node's agent
 // (its InternalIP address and status.daemonEndpoints.kubeletEndpoint.Port, as
-// the Kubernetes API server does with kubelets), presenting `agent_token`.
+// the Kubernetes API server does with kubelets). It presents a short-lived
+// token of its own, signed by `issuer` for that node alone
+// (TokenIssuer::IssueAgentCall), which the agent checks against the server's
+// published keys: no user's token ever reaches an agent.
 #pragma once
 
 #include <string>
 
+#include "auth/service_account_tokens.h"
 #include "http/http_server.h"
 #include "store/store.h"
 
 namespace tessera {
 
-HttpResponse PodLogResponse(Store& store, const std::string& agent_token, const std::string& ns,
-                            const std::string& name, const HttpRequest& req);
+HttpResponse PodLogResponse(Store& store, const TokenIssuer& issuer, const std::string& ns, const std::string& name,
+                            const HttpRequest& req);
 
 }  // namespace tessera

@@ -21,6 +21,7 @@
 #include "sched/workload_usage.h"
 #include "server/cluster_gauges.h"
 #include "server/job_controller.h"
+#include "server/namespace_controller.h"
 #include "server/node_lifecycle.h"
 #include "server/idle_reclaimer.h"
 #include "server/object_json.h"
@@ -49,7 +50,8 @@ const std::vector<std::string>& CachedKinds() {
                                               "/ResourceQuota",
                                               "scheduling.k8s.io/PriorityClass",
                                               kLeaseKind,
-                                              kUsageRecordKind};
+                                              kUsageRecordKind,
+                                              kServiceAccountKind};
   return kinds;
 }
 
@@ -455,6 +457,9 @@ Status SchedulerLoop::RunOnce() {
   // Kept current by the cache as writes land; read between Flushes.
   const PodIndex& pods = pods_by_workload_.index();
 
+  // 0. Every namespace's default ServiceAccount and uid range, before its pods.
+  ReconcileNamespaces(cache_, now_text, writer);
+  writer.Flush();
   // 1. Jobs -> Workloads; Pods' outcomes -> Workloads and Jobs; lost nodes.
   jobs_.Reconcile(cache_, pods, now_text, writer);
   writer.Flush();

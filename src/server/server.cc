@@ -11,11 +11,16 @@
 #include <chrono>
 #include <random>
 
+#include "auth/authenticator.h"
+#include "auth/bootstrap_policy.h"
+#include "client/api_client.h"
 #include "common/time_format.h"
 #include "domain/priority_class.h"
 #include "server/api_handler.h"
+#include "server/auth_state.h"
 #include "server/scheduler_loop.h"
 #include "server/watch_hub.h"
+#include "server/object_json.h"
 #include "store/sqlite_store.h"
 
 namespace tessera {
@@ -23,6 +28,10 @@ namespace tessera {
 struct Server::Parts {
   MetricsRegistry metrics;  // first: outlives everything that updates or serves it
   std::unique_ptr<Store> store;
+  std::unique_ptr<TokenIssuer> issuer;
+  std::unique_ptr<AuthState> auth;
+  std::unique_ptr<Authenticator> authenticator;
+  std::unique_ptr<AuditLog> audit;
   std::unique_ptr<WatchHub> watches;
   std::unique_ptr<ApiHandler> api;
   std::unique_ptr<SchedulerLoop> scheduler;
@@ -49,6 +58,62 @@ Result<std::string> LoadOrCreateAdminToken(const std::string& data_dir) {
   ::chmod(path.c_str(), 0600);
   return token;
 }
+
+namespace {
+
+// GETs an https:// URL (an OIDC issuer's discovery document and keys), trusting `ca_file` when set.
+Result<std::string> FetchUrl(const std::string& url, const std::string& ca_file) {
+  const size_t scheme = url.find("://");
+  const size_t path = scheme == std::string::npos ? std::string::npos : url.find('/', scheme + 3);
+  const std::string base = path == std::string::npos ? url : url.substr(0, path);
+  const std::string target = path == std::string::npos ? "/" : url.substr(path);
+  ApiClient client(base, "", TlsClientOptions{.certificate_authority = ca_file}, std::chrono::seconds(10));
+  ASSIGN_OR_RETURN(ApiResponse r, client.Request("GET", target));
+  if (r.status != 200) return Err(Status::Unavailable(fmt::format("GET {}: HTTP {}", url, r.status)));
+  return std::move(r.body);
+}
+
+// The default RBAC objects: created when missing; brought back to the shipped
+// rules while they keep rbac.authorization.kubernetes.io/autoupdate=true.
+Status BootstrapRbac(Store& store, const std::string& now) {
+  for (nlohmann::json obj : BootstrapRbacObjects()) {
+    const std::string kind = "rbac.authorization.k8s.io/" + obj["kind"].get<std::string>();
+    const std::string name = obj["metadata"]["name"];
+    const ObjectKey key{kind, "", name};
+    auto current = store.Get(key);
+    if (current) {
+      const nlohmann::json& stored = current->object;
+      const std::string autoupdate = StringAt(stored, {"metadata", "annotations", kAutoupdateAnnotation});
+      if (autoupdate != "true") continue;
+      nlohmann::json next = stored;
+      bool changed = false;
+      for (const char* field : {"rules", "aggregationRule", "roleRef", "subjects"}) {
+        if (obj.contains(field) && next.value(field, nlohmann::json()) != obj[field]) {
+          // An aggregated role's rules are the aggregation's: only its rule set is ours.
+          if (std::string_view(field) == "rules" && obj.contains("aggregationRule")) continue;
+          next[field] = obj[field];
+          changed = true;
+        }
+      }
+      for (const auto& [k, v] : obj["metadata"]["labels"].items()) {
+        if (next["metadata"]["labels"].value(k, "") != v) {
+          next["metadata"]["labels"][k] = v;
+          changed = true;
+        }
+      }
+      if (!changed) continue;
+      auto updated = store.Update(key, std::move(next), current->revision);
+      if (!updated && updated.error().code() != StatusCode::kConflict) return updated.error();
+      continue;
+    }
+    obj["metadata"]["creationTimestamp"] = now;
+    auto created = store.Create(key, std::move(obj));
+    if (!created && created.error().code() != StatusCode::kAlreadyExists) return created.error();
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status BootstrapDefaults(Store& store, const std::string& now) {
   auto ensure = [&](const std::string& kind, const std::string& ns, nlohmann::json obj) -> Status {
@@ -99,7 +164,7 @@ Status BootstrapDefaults(Store& store, const std::string& now) {
                           {"kind", "LocalQueue"},
                           {"metadata", {{"name", "default"}, {"namespace", "default"}}},
                           {"spec", {{"clusterQueue", "default"}}}}));
-  return Status::Ok();
+  return BootstrapRbac(store, now);
 }
 
 Server::~Server() { Stop(); }
@@ -110,22 +175,52 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   if (ec) {
     return Err(Status::IoError(fmt::format("cannot create data directory {}: {}", options.data_dir, ec.message())));
   }
+  // The store, the admin token and the signing key are the server's alone.
+  if (::chmod(options.data_dir.c_str(), 0700) != 0) {
+    return Err(Status::IoError(fmt::format("cannot make the data directory {} private (mode 0700): {}",
+                                           options.data_dir, std::strerror(errno))));
+  }
   std::unique_ptr<Server> server(new Server());
   server->parts_ = std::make_unique<Parts>();
   Parts& p = *server->parts_;
   ASSIGN_OR_RETURN(p.store, OpenSqliteStore(options.data_dir + "/tessera.db"));
+  ::chmod((options.data_dir + "/tessera.db").c_str(), 0600);
   ASSIGN_OR_RETURN(server->admin_token_, LoadOrCreateAdminToken(options.data_dir));
+  ASSIGN_OR_RETURN(SigningKey key, TokenIssuer::LoadOrCreateSigningKey(options.data_dir + "/service-account.key"));
+  p.issuer = std::make_unique<TokenIssuer>(std::move(key), options.service_accounts);
   RETURN_IF_ERROR(BootstrapDefaults(*p.store, Rfc3339Now()));
+  p.auth = std::make_unique<AuthState>(*p.store);
+  RETURN_IF_ERROR(p.auth->Start());
+  std::unique_ptr<TokenFileAuthenticator> token_file;
+  if (!options.token_auth_file.empty()) {
+    ASSIGN_OR_RETURN(token_file, TokenFileAuthenticator::Open(options.token_auth_file));
+  }
+  std::unique_ptr<OidcAuthenticator> oidc;
+  if (options.oidc) {
+    const std::string ca = options.oidc->ca_file;
+    ASSIGN_OR_RETURN(oidc, OidcAuthenticator::Create(*options.oidc, [ca](const std::string& url) { return FetchUrl(url, ca); }));
+  }
+  AuthState* auth = p.auth.get();
+  p.authenticator = std::make_unique<Authenticator>(
+      server->admin_token_, std::move(token_file), p.issuer.get(), std::move(oidc),
+      Authenticator::Lookups{
+          .service_account_exists = [auth](std::string_view ns, std::string_view name,
+                                           std::string_view uid) { return auth->ServiceAccountExists(ns, name, uid); },
+          .pod_exists = [auth](std::string_view ns, std::string_view name,
+                               std::string_view uid) { return auth->PodExists(ns, name, uid, SystemNow()); }});
+  if (!options.audit.path.empty()) {
+    ASSIGN_OR_RETURN(p.audit, AuditLog::Open(options.audit));
+  }
   p.watches = std::make_unique<WatchHub>(*p.store);
-  const std::string admin = server->admin_token_;
-  p.api = std::make_unique<ApiHandler>(*p.store, *p.watches, [admin](const std::string& token) -> std::optional<Identity> {
-    if (token == admin) return Identity{.user = "admin", .groups = {"system:masters"}, .admin = true};
-    return std::nullopt;
-  });
+  p.api = std::make_unique<ApiHandler>(*p.store, *p.watches,
+                                       ApiSecurity{.authenticator = p.authenticator.get(),
+                                                   .auth = p.auth.get(),
+                                                   .issuer = p.issuer.get(),
+                                                   .audit = p.audit.get(),
+                                                   .rate = options.rate});
   WatchHub* watches = p.watches.get();
   p.scheduler = std::make_unique<SchedulerLoop>(*p.store, SchedulerConfig{}, SystemNow, [watches] { watches->Notify(); });
   SchedulerLoop* scheduler = p.scheduler.get();
-  p.api->SetAgentToken(server->admin_token_);
   p.api->OnWrite([scheduler] { scheduler->Kick(); });
   p.scheduler->SetMetrics(&p.metrics);
   MetricsRegistry* metrics = &p.metrics;
@@ -137,6 +232,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   RETURN_IF_ERROR(p.http->Start());
   server->scheme_ = p.http->tls() ? "https" : "http";
   server->host_ = options.http.host;
+  p.api->SetServerUrl(server->url());
   return server;
 }
 
@@ -151,6 +247,10 @@ void Server::Stop() {
   parts_->watches.reset();
   parts_->api.reset();
   parts_->http.reset();
+  parts_->audit.reset();  // writes what is still queued
+  parts_->authenticator.reset();
+  if (parts_->auth) parts_->auth->Stop();
+  parts_->auth.reset();
   parts_->store.reset();
   parts_.reset();
 }
@@ -158,5 +258,7 @@ void Server::Stop() {
 uint16_t Server::port() const { return parts_ && parts_->http ? parts_->http->port() : 0; }
 
 std::string Server::url() const { return fmt::format("{}://{}:{}", scheme_, host_, port()); }
+
+const TokenIssuer& Server::issuer() const { return *parts_->issuer; }
 
 }  // namespace tessera

@@ -1,13 +1,23 @@
 // Server: the control plane process (`tessera server`, and the core of `tessera up`):
-// the store under the data directory, the admin token, first-start defaults,
-// the watch hub, the REST API and the HTTP listener.
+// the store under the data directory, the admin token and the service account
+// signing key, first-start defaults (with the default RBAC roles), the
+// authenticators, the watch hub, the REST API, the audit log and the HTTP listener.
+//
+// The data directory is made mode 0700 and holds, besides the store, the
+// admin token (admin.token) and the signing key (service-account.key), both
+// mode 0600: nothing else on the machine, pods included, can read them.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "auth/oidc.h"
+#include "auth/service_account_tokens.h"
 #include "common/result.h"
 #include "http/http_server.h"
+#include "server/audit_log.h"
+#include "server/user_rate_limiter.h"
 
 namespace tessera {
 
@@ -15,6 +25,14 @@ struct ServerOptions {
   std::string data_dir = "./tessera-data";
   HttpServerOptions http;  // listen address, threads, TLS
   bool metrics_need_token = false;  // GET /metrics without a token unless set
+  // Identities (kube-apiserver's flags): --token-auth-file, the service account
+  // issuer (--service-account-issuer, --api-audiences,
+  // --service-account-max-token-expiration), OIDC (--oidc-*).
+  std::string token_auth_file;
+  TokenIssuerOptions service_accounts;
+  std::optional<OidcOptions> oidc;
+  AuditLogOptions audit;  // empty path: no audit log
+  UserRateLimit rate;
 };
 
 class Server {
@@ -27,6 +45,8 @@ class Server {
   uint16_t port() const;
   std::string url() const;
   const std::string& admin_token() const { return admin_token_; }
+  // The service account issuer: node credentials for `tessera up`'s own agent.
+  const TokenIssuer& issuer() const;
 
  private:
   Server() = default;
@@ -42,7 +62,10 @@ Result<std::string> LoadOrCreateAdminToken(const std::string& data_dir);
 
 // The objects a new installation starts with, so that a user can submit at once:
 // namespace default, the four priority classes of DESIGN.md, a default flavor,
-// ClusterQueue and LocalQueue. Creates only what is missing.
+// ClusterQueue and LocalQueue, and the default RBAC roles and bindings
+// (auth/bootstrap_policy.h). Creates only what is missing, and brings the
+// RBAC defaults still marked rbac.authorization.kubernetes.io/autoupdate=true
+// back to their shipped rules.
 Status BootstrapDefaults(class Store& store, const std::string& now);
 
 }  // namespace tessera

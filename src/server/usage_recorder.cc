@@ -41,7 +41,8 @@ json RecordFor(const StoredObject& w, const std::string& name, const std::string
       }
     }
   }
-  const json labels = w.object["metadata"].value("labels", json::object());
+  std::string user = StringAt(w.object, {"metadata", "annotations", kCreatedByAnnotation.data()});
+  if (user.empty()) user = "unknown";
   return json{{"apiVersion", "tessera.dev/v1"},
               {"kind", "UsageRecord"},
               {"metadata", {{"name", name}, {"namespace", w.key.ns}, {"creationTimestamp", now_text}}},
@@ -52,7 +53,7 @@ json RecordFor(const StoredObject& w, const std::string& name, const std::string
                 {"flavor", flavor},
                 {"gpuMilli", milli},
                 {"devices", devices},
-                {"user", labels.value(std::string(kUserLabel), "unknown")},
+                {"user", user},
                 {"start", AdmittedAt(w.object)}}}};
 }
 

@@ -14,7 +14,7 @@
 #include "api/manifest.h"
 #include "api/validation.h"
 #include "sched/snapshot_builder.h"
-#include "sim/csv_rows.h"
+#include "common/csv_rows.h"
 
 namespace tessera {
 namespace {

@@ -27,7 +27,7 @@
 #include <span>
 #include <utility>
 
-#include "sim/csv_rows.h"
+#include "common/csv_rows.h"
 
 namespace tessera {
 namespace {

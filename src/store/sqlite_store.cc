@@ -22,7 +22,7 @@
 #include "store/rendered_create.h"
 #include "store/sqlite_db.h"
 #include "store/sqlite_schema.h"
-#include "store/uuid.h"
+#include "common/uuid.h"
 
 namespace tessera {
 namespace {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <map>
 
 namespace tessera {
@@ -38,9 +40,103 @@ json GangPod(int rank) {
   return pod;
 }
 
+// Namespace team-a's uid block: 1000010000-1000019999.
+constexpr UidRange kTeamA{1'000'010'000, 10'000};
+
 PodLaunchContext Ctx() {
   return PodLaunchContext{.node_name = "node-2", .working_dir = "/tmp", .output_path = "/tmp/log",
-                          .checkpoint_dir = "/ckpt/team-a/job-train", .master_addr = "10.0.0.5", .local_rank = 1};
+                          .checkpoint_dir = "/ckpt/team-a/job-train", .master_addr = "10.0.0.5", .local_rank = 1,
+                          .uid_range = kTeamA};
+}
+
+// A pod of team-a with securityContext `pod_sc` on the pod and `container_sc` on its container.
+json PodWithSecurityContext(json pod_sc, json container_sc) {
+  json pod = GangPod(0);
+  if (!pod_sc.is_null()) pod["spec"]["securityContext"] = std::move(pod_sc);
+  if (!container_sc.is_null()) pod["spec"]["containers"][0]["securityContext"] = std::move(container_sc);
+  return pod;
+}
+
+TEST(PodLaunchTest, APodRunsAsTheFirstUidOfItsNamespacesBlockWithItsHomeInItsWorkingDirectory) {
+  // No securityContext: uid and gid 1000010000, HOME the working directory, never the agent's.
+  auto spec = PodProcessSpec(PodWithSecurityContext(nullptr, nullptr), Ctx());
+  ASSERT_TRUE(spec.has_value()) << spec.error().ToString();
+  EXPECT_EQ(spec->uid, 1'000'010'000u);
+  EXPECT_EQ(spec->gid, 1'000'010'000u);
+  EXPECT_EQ(EnvOf(*spec).at("HOME"), "/tmp");
+}
+
+TEST(PodLaunchTest, RunAsUserWithinTheBlockIsHonouredTheContainersOverThePods) {
+  // Pod: 1000010005/1000010006; container: runAsUser 1000010007 (its group stays the pod's).
+  auto spec = PodProcessSpec(PodWithSecurityContext({{"runAsUser", 1'000'010'005}, {"runAsGroup", 1'000'010'006}},
+                                                    {{"runAsUser", 1'000'010'007}}),
+                             Ctx());
+  ASSERT_TRUE(spec.has_value()) << spec.error().ToString();
+  EXPECT_EQ(spec->uid, 1'000'010'007u);
+  EXPECT_EQ(spec->gid, 1'000'010'006u);
+}
+
+TEST(PodLaunchTest, RunAsUserOutsideTheBlockIsRefusedWithTheBlock) {
+  // Root, or another team's uid, is refused, saying which ids the namespace has.
+  for (int64_t uid : {int64_t{0}, int64_t{1'000'020'000}}) {
+    auto spec = PodProcessSpec(PodWithSecurityContext({{"runAsUser", uid}}, nullptr), Ctx());
+    ASSERT_FALSE(spec.has_value()) << uid;
+    EXPECT_EQ(spec.error().message(),
+              fmt::format("securityContext.runAsUser {} is not allowed in namespace team-a: its pods run as ids "
+                          "1000010000-1000019999 (annotation tessera.dev/uid-range); leave it unset or pick one of those",
+                          uid));
+  }
+  auto group = PodProcessSpec(PodWithSecurityContext(nullptr, {{"runAsGroup", 0}}), Ctx());
+  ASSERT_FALSE(group.has_value());
+  EXPECT_NE(group.error().message().find("securityContext.runAsGroup 0 is not allowed"), std::string::npos);
+}
+
+TEST(PodLaunchTest, WithoutABlockAPodCannotRunAsAnyone) {
+  // A namespace the server has not given a block yet: no uid to run as.
+  PodLaunchContext ctx = Ctx();
+  ctx.uid_range.reset();
+  auto spec = PodProcessSpec(PodWithSecurityContext(nullptr, nullptr), ctx);
+  ASSERT_FALSE(spec.has_value());
+  EXPECT_NE(spec.error().message().find("namespace team-a has no uid range yet"), std::string::npos);
+}
+
+TEST(PodLaunchTest, PodUserIsTheDefaultForPodsThatDoNotSay) {
+  // --pod-user 65534:65534: pods without runAsUser run as it; one that asks, within the block, as it asks.
+  PodLaunchContext ctx = Ctx();
+  ctx.default_user = std::pair<uint32_t, uint32_t>{65534, 65534};
+  auto spec = PodProcessSpec(PodWithSecurityContext(nullptr, nullptr), ctx);
+  ASSERT_TRUE(spec.has_value()) << spec.error().ToString();
+  EXPECT_EQ(spec->uid, 65534u);
+  EXPECT_EQ(spec->gid, 65534u);
+  auto asks = PodProcessSpec(PodWithSecurityContext({{"runAsUser", 1'000'010'001}}, nullptr), ctx);
+  ASSERT_TRUE(asks.has_value()) << asks.error().ToString();
+  EXPECT_EQ(asks->uid, 1'000'010'001u);
+}
+
+TEST(PodLaunchTest, AnAgentThatIsNotRootRunsPodsAsItself) {
+  // switch_user false: no uid, no gid, HOME untouched.
+  PodLaunchContext ctx = Ctx();
+  ctx.switch_user = false;
+  auto spec = PodProcessSpec(PodWithSecurityContext({{"runAsUser", 0}}, nullptr), ctx);
+  ASSERT_TRUE(spec.has_value()) << spec.error().ToString();
+  EXPECT_FALSE(spec->uid.has_value());
+  EXPECT_FALSE(EnvOf(*spec).count("HOME"));
+}
+
+TEST(PodLaunchTest, TheTokenFileIsInTheEnvironment) {
+  // TESSERA_TOKEN_FILE names the pod's ServiceAccount token; without one, it is not set.
+  PodLaunchContext ctx = Ctx();
+  ctx.token_file = "/var/lib/tessera/pods/x/serviceaccount/token";
+  EXPECT_EQ(EnvOf(*PodProcessSpec(GangPod(0), ctx)).at("TESSERA_TOKEN_FILE"), ctx.token_file);
+  EXPECT_FALSE(EnvOf(*PodProcessSpec(GangPod(0), Ctx())).count("TESSERA_TOKEN_FILE"));
+}
+
+TEST(PodLaunchTest, PodUserParsesUidOrUidAndGid) {
+  EXPECT_EQ(*ParsePodUser("65534"), (std::pair<uint32_t, uint32_t>{65534, 65534}));
+  EXPECT_EQ(*ParsePodUser("1000:100"), (std::pair<uint32_t, uint32_t>{1000, 100}));
+  for (const char* bad : {"", "nobody", "1000:", ":1000", "-1", "4294967295", "1:2:3"}) {
+    EXPECT_FALSE(ParsePodUser(bad).has_value()) << bad;
+  }
 }
 
 TEST(PodLaunchTest, GangPodsGetDevicesRanksAndTheirOwnEnvWins) {

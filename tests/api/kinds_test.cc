@@ -123,7 +123,9 @@ TEST(KindsTest, RegistryHoldsEveryKindWithUniqueStoreKeys) {
                                               : std::string(k.group) + "/" + std::string(k.version);
     EXPECT_EQ(k.api_version, expected_av);
   }
-  EXPECT_EQ(keys.size(), 19u);  // 5 core + PriorityClass + Lease + 4 RBAC + NetworkPolicy + 4 Kueue + 2 Jobs + UsageRecord
+  // 6 core (with ServiceAccount) + PriorityClass + Lease + 4 RBAC + 3 reviews + NetworkPolicy + 4 Kueue + 2 Jobs
+  // + UsageRecord
+  EXPECT_EQ(keys.size(), 23u);
 }
 
 // Cluster-scoped kinds are those Kubernetes, Kueue and Volcano define so.

@@ -20,18 +20,22 @@ class DescribeTest : public CliTest {
 
 bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-// A namespace: its metadata, the resource quotas in it (used/hard) and the
-// local queues its users submit to.
+// A namespace: its metadata (with who created it and, once the server gave it
+// one, its uid block), the resource quotas in it (used/hard) and the local
+// queues its users submit to.
 TEST_F(DescribeTest, NamespaceShowsQuotasAndQueues) {
   ApplySeed();
+  ASSERT_TRUE(Eventually([&] {
+    return GetJson("/api/v1/namespaces/team-data-science")["metadata"]["annotations"].contains("tessera.dev/uid-range");
+  }));
   CommandRun ds = Describe({"namespace", "team-data-science"});
   ASSERT_EQ(ds.rc, 0) << ds.err;
   EXPECT_TRUE(ds.out.starts_with("Name:                team-data-science\n"
                                  "Labels:              <none>\n"
-                                 "Annotations:         <none>\n"
-                                 "API Version:         v1\n"
-                                 "Kind:                Namespace\n"))
+                                 "Annotations:         tessera.dev/created-by: admin\n"
+                                 "                     tessera.dev/uid-range: 10000"))
       << ds.out;
+  EXPECT_TRUE(Has(ds.out, "API Version:         v1\nKind:                Namespace\n")) << ds.out;
   EXPECT_TRUE(Has(ds.out, "Resource Quotas:\n  Name:  gpu-quota\n")) << ds.out;
   EXPECT_TRUE(Has(ds.out, "  requests.nvidia.com/gpu  0     8\n")) << ds.out;  // nothing used of 8
   EXPECT_TRUE(Has(ds.out, "Local Queues:  <none>")) << ds.out;

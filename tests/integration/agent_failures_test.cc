@@ -62,7 +62,7 @@ class AgentFailuresTest : public ::testing::Test {
       if (f.is_object() && f.value("pid", 0) > 0) fences.push_back(f.value("pid", 0));
     }
     for (const auto& [node, pid] : agents_) {
-      kill(pid, SIGKILL);
+      KillProcess(pid, SIGKILL);
       waitpid(pid, nullptr, 0);
     }
     agents_.clear();
@@ -80,7 +80,7 @@ class AgentFailuresTest : public ::testing::Test {
         10);
     EXPECT_TRUE(all_gone) << "processes outlived the test: " << ProcessesWithMarker(marker_).size()
                           << " pod process(es) with the marker, fences " << ::testing::PrintToString(fences);
-    for (pid_t pid : ProcessesWithMarker(marker_)) kill(pid, SIGKILL);  // ours: they carry this run's marker
+    for (pid_t pid : ProcessesWithMarker(marker_)) KillProcess(pid, SIGKILL);  // ours: they carry this run's marker
   }
 
   void StartTheServer() {
@@ -91,7 +91,7 @@ class AgentFailuresTest : public ::testing::Test {
   }
   void StopServer(int sig) {
     if (server_.pid <= 0) return;
-    kill(server_.pid, sig);
+    KillProcess(server_.pid, sig);
     waitpid(server_.pid, nullptr, 0);
     server_.pid = -1;
   }
@@ -314,11 +314,11 @@ TEST_F(AgentFailuresTest, AgentRestartAdoptsRunningPods) {
   EXPECT_EQ(Copies(), 1u);
 
   // SIGTERM: the agent stops, cleanly, and its pod keeps running.
-  ASSERT_EQ(kill(first, SIGTERM), 0);
+  ASSERT_EQ(KillProcess(first, SIGTERM), 0);
   int status = 0;
   const bool exited = WaitUntil([&] { return waitpid(first, &status, WNOHANG) == first; }, 10);
   if (!exited) {
-    kill(first, SIGKILL);
+    KillProcess(first, SIGKILL);
     waitpid(first, &status, 0);
   }
   agents_.erase("node-a");
@@ -383,7 +383,7 @@ TEST_F(AgentFailuresTest, APodThatEndsWhileTheServerIsDownIsReportedByTheNextAge
   std::ofstream(checkpoint / "stop") << "stop\n";
   ASSERT_TRUE(WaitUntil([&] { return !ProcessAlive(pid); }, 10)) << "the pod did not see the stop file";
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the agent sees the end and cannot report it
-  ASSERT_EQ(kill(first, SIGKILL), 0);
+  ASSERT_EQ(KillProcess(first, SIGKILL), 0);
   waitpid(first, nullptr, 0);
   agents_.erase("node-a");
 

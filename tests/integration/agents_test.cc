@@ -38,10 +38,10 @@ class AgentsTest : public ::testing::Test {
   }
   void TearDown() override {
     for (pid_t pid : agents_) {
-      kill(pid, SIGKILL);
+      KillProcess(pid, SIGKILL);
       waitpid(pid, nullptr, 0);
     }
-    kill(server_.pid, SIGKILL);
+    KillProcess(server_.pid, SIGKILL);
     waitpid(server_.pid, nullptr, 0);
     fs::remove_all(dir_);  // the fences see their directories go and exit
   }
@@ -116,7 +116,7 @@ TEST_F(AgentsTest, AKilledAgentsPodIsPlacedElsewhereAndNeverRunsTwiceAtOnce) {
   }, 20));
   const pid_t victim = first == "node-a" ? a : b;
   const std::string other = first == "node-a" ? "node-b" : "node-a";
-  kill(victim, SIGKILL);
+  KillProcess(victim, SIGKILL);
   waitpid(victim, nullptr, 0);
 
   ASSERT_TRUE(WaitUntil([&] {

@@ -52,7 +52,7 @@ class PrometheusTest : public ::testing::Test {
   void TearDown() override {
     for (pid_t pid : {prometheus_, agent_, server_.pid}) {
       if (pid <= 0) continue;
-      kill(pid, SIGKILL);
+      KillProcess(pid, SIGKILL);
       waitpid(pid, nullptr, 0);
     }
     if (!dir_.empty()) fs::remove_all(dir_);

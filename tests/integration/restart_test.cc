@@ -22,18 +22,28 @@ namespace {
 
 using nlohmann::json;
 
+constexpr const char* kPath = "/apis/scheduling.k8s.io/v1/priorityclasses";
+
+json PriorityClass(const std::string& name, const std::string& load) {
+  return json{{"apiVersion", "scheduling.k8s.io/v1"},
+              {"kind", "PriorityClass"},
+              {"metadata", {{"name", name}, {"labels", {{"load", load}}}}},
+              {"value", 1}};
+}
+
 TEST(RestartTest, KillNineMidTrafficLosesNoAcknowledgedWriteAndWatchesResume) {
   const std::string dir = testing::FreshTestDir("tessera-restart").string();
   ServerProcess server = StartServer(dir);
   ASSERT_FALSE(server.url.empty());
   const std::string token = ReadToken(dir);
 
-  // A watcher records what it sees; a writer creates namespaces as fast as it can.
+  // A watcher records what it sees; a writer creates PriorityClasses as fast as it can
+  // (a kind no controller writes to, so that each creation is one event).
   std::vector<json> seen;
   std::mutex seen_mu;
   std::thread watcher([&] {
     ApiClient w(server.url, token);
-    (void)w.Stream("/api/v1/namespaces?watch=true&labelSelector=load", [&](const std::string& line) {
+    (void)w.Stream(std::string(kPath) + "?watch=true&labelSelector=load", [&](const std::string& line) {
       std::lock_guard lock(seen_mu);
       seen.push_back(json::parse(line));
       return true;
@@ -45,8 +55,7 @@ TEST(RestartTest, KillNineMidTrafficLosesNoAcknowledgedWriteAndWatchesResume) {
     ApiClient c(server.url, token);
     for (int i = 0; !stop; ++i) {
       const std::string name = "load-" + std::to_string(i);
-      json ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}, {"labels", {{"load", "yes"}}}}}};
-      auto r = c.Request("POST", "/api/v1/namespaces", ns.dump());
+      auto r = c.Request("POST", kPath, PriorityClass(name, "yes").dump());
       if (!r || r->status != 201) break;  // the server died under us
       acknowledged.push_back(name);
     }
@@ -56,7 +65,7 @@ TEST(RestartTest, KillNineMidTrafficLosesNoAcknowledgedWriteAndWatchesResume) {
     std::lock_guard lock(seen_mu);
     if (seen.size() >= 100) break;
   }
-  kill(server.pid, SIGKILL);
+  KillProcess(server.pid, SIGKILL);
   waitpid(server.pid, nullptr, 0);
   stop = true;
   writer.join();
@@ -67,7 +76,7 @@ TEST(RestartTest, KillNineMidTrafficLosesNoAcknowledgedWriteAndWatchesResume) {
   ASSERT_FALSE(server.url.empty());
   ApiClient c(server.url, token);
   for (const std::string& name : acknowledged) {
-    auto r = c.Request("GET", "/api/v1/namespaces/" + name);
+    auto r = c.Request("GET", std::string(kPath) + "/" + name);
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->status, 200) << name << " was acknowledged before the kill but is gone";
   }
@@ -85,12 +94,11 @@ TEST(RestartTest, KillNineMidTrafficLosesNoAcknowledgedWriteAndWatchesResume) {
     // After the resumed events, one more write marks the end of the stream.
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     ApiClient w(server.url, token);
-    json marker{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "marker"}, {"labels", {{"load", "end"}}}}}};
-    (void)w.Request("POST", "/api/v1/namespaces", marker.dump());
+    (void)w.Request("POST", kPath, PriorityClass("marker", "end").dump());
   });
   size_t repeats = 0;
   ApiClient w(server.url, token);
-  (void)w.Stream("/api/v1/namespaces?watch=true&labelSelector=load&resourceVersion=" + last_rv, [&](const std::string& line) {
+  (void)w.Stream(std::string(kPath) + "?watch=true&labelSelector=load&resourceVersion=" + last_rv, [&](const std::string& line) {
     const json e = json::parse(line);
     const std::string name = e["object"]["metadata"]["name"];
     if (name == "marker") return false;
@@ -101,7 +109,7 @@ TEST(RestartTest, KillNineMidTrafficLosesNoAcknowledgedWriteAndWatchesResume) {
   EXPECT_EQ(repeats, 0u);
   EXPECT_GE(names.size() - before, expected_rest);  // every acknowledged creation; maybe one unacknowledged more
   for (const std::string& name : acknowledged) EXPECT_TRUE(names.count(name)) << name << " never reached the watch";
-  kill(server.pid, SIGTERM);
+  KillProcess(server.pid, SIGTERM);
   waitpid(server.pid, nullptr, 0);
   std::filesystem::remove_all(dir);
 }

@@ -27,9 +27,17 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "client/api_client.h"
 #include "tests/testing/read_file.h"
 
 namespace tessera {
+
+// kill(2) for a process the test started, refusing (-1) a pid that is not one:
+// -1 comes from a start that failed, and kill(-1) would signal every process of
+// the machine.
+inline int KillProcess(pid_t pid, int sig) { return pid > 0 ? ::kill(pid, sig) : -1; }
 
 struct ServerProcess {
   pid_t pid = -1;
@@ -122,10 +130,28 @@ inline std::string ReadToken(const std::string& dir) {
   return t;
 }
 
-// Starts `tessera agent` and waits for its "registered" line; its output goes to <data_dir>.out.
+// A credential for node `node`'s agent, made with the admin's `token` (as
+// `tessera create node-token` does) and written to `path` (mode 0600).
+inline void WriteNodeToken(const std::string& url, const std::string& token, const std::string& node,
+                           const std::string& path) {
+  ApiClient admin(url, token);
+  auto r = admin.Request("POST", "/api/v1/nodes/" + node + "/token", "{}");
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+  const std::string node_token = nlohmann::json::parse(r->body)["status"]["token"];
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0) << path;
+  ASSERT_EQ(write(fd, node_token.data(), node_token.size()), static_cast<ssize_t>(node_token.size()));
+  close(fd);
+}
+
+// Starts `tessera agent` with a node credential of its own (made with the
+// admin's `token`, in <data_dir>.token) and waits for its "registered" line;
+// its output goes to <data_dir>.out.
 inline pid_t StartAgent(const std::string& url, const std::string& token, const std::string& node,
                         const std::string& data_dir, const std::vector<std::string>& extra) {
-  std::vector<std::string> args{TESSERA_BINARY, "agent",      "--server", url,     "--token", token,
+  const std::string token_file = data_dir + ".token";
+  WriteNodeToken(url, token, node, token_file);
+  std::vector<std::string> args{TESSERA_BINARY, "agent",      "--server",   url,     "--token-file", token_file,
                                 "--node",       node,         "--data-dir", data_dir};
   args.insert(args.end(), extra.begin(), extra.end());
   pid_t pid = -1;

@@ -39,7 +39,7 @@ class UpTest : public ::testing::Test {
   }
   void TearDown() override {
     if (up_pid_ > 0) {
-      kill(up_pid_, SIGTERM);
+      KillProcess(up_pid_, SIGTERM);
       waitpid(up_pid_, nullptr, 0);
     }
     fs::remove_all(dir_);  // the node's fence sees it go and ends what is left

@@ -164,8 +164,10 @@ TEST_F(ApiServerTest, ConcurrentCreatesEachGetTheirOwnAnswer) {
       for (int i = 0; i < kEach; ++i) {
         // Every client also tries the same name once: exactly one wins.
         const std::string name = i == 0 ? "shared" : "c" + std::to_string(t) + "-" + std::to_string(i);
-        json ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
-        auto r = c.Request("POST", "/api/v1/namespaces", ns.dump());
+        // PriorityClasses: no controller writes them (a Namespace gets its uid range and ServiceAccount).
+        json pc{{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"}, {"metadata", {{"name", name}}},
+                {"value", 7}};
+        auto r = c.Request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", pc.dump());
         if (r && r->status == 201) {
           answers[t].push_back(json::parse(r->body));
         } else if (r && r->status == 409) {
@@ -187,7 +189,7 @@ TEST_F(ApiServerTest, ConcurrentCreatesEachGetTheirOwnAnswer) {
       ++created;
       versions.insert(obj["metadata"]["resourceVersion"].get<std::string>());
       EXPECT_FALSE(obj["metadata"].value("uid", "").empty());
-      auto got = c.Request("GET", "/api/v1/namespaces/" + obj["metadata"]["name"].get<std::string>());
+      auto got = c.Request("GET", "/apis/scheduling.k8s.io/v1/priorityclasses/" + obj["metadata"]["name"].get<std::string>());
       ASSERT_TRUE(got.has_value());
       EXPECT_EQ(json::parse(got->body), obj);
     }
@@ -318,18 +320,21 @@ TEST_F(ApiServerTest, WatchStreamsChangesAndResumesFromAResourceVersion) {
   std::vector<json> events;
   std::thread watcher([&] {
     ApiClient w = Admin();
-    w.Stream("/api/v1/namespaces?watch=true&labelSelector=watched", [&](const std::string& line) {
+    w.Stream("/apis/scheduling.k8s.io/v1/priorityclasses?watch=true&labelSelector=watched", [&](const std::string& line) {
       events.push_back(json::parse(line));
       return events.size() < 3;
     });
   });
-  // Give the watch time to register; then three changes of a labelled namespace.
+  // Give the watch time to register; then three changes of a labelled PriorityClass
+  // (a kind no controller writes to).
   for (int i = 0; i < 100 && events.empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  json ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "w1"}, {"labels", {{"watched", "yes"}}}}}};
+  json pc{{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"},
+          {"metadata", {{"name", "w1"}, {"labels", {{"watched", "yes"}}}}}, {"value", 7}};
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  const json created = Body(*c.Request("POST", "/api/v1/namespaces", ns.dump()));
-  c.Request("PATCH", "/api/v1/namespaces/w1", R"({"metadata":{"labels":{"x":"1"}}})", "application/merge-patch+json");
-  c.Request("DELETE", "/api/v1/namespaces/w1");
+  const std::string path = "/apis/scheduling.k8s.io/v1/priorityclasses";
+  const json created = Body(*c.Request("POST", path, pc.dump()));
+  c.Request("PATCH", path + "/w1", R"({"metadata":{"labels":{"x":"1"}}})", "application/merge-patch+json");
+  c.Request("DELETE", path + "/w1");
   watcher.join();
   ASSERT_EQ(events.size(), 3u);
   EXPECT_EQ(events[0]["type"], "ADDED");
@@ -339,7 +344,7 @@ TEST_F(ApiServerTest, WatchStreamsChangesAndResumesFromAResourceVersion) {
   // Resuming after the creation replays the two later events, and nothing before.
   std::vector<json> resumed;
   ApiClient w = Admin();
-  w.Stream("/api/v1/namespaces?watch=true&labelSelector=watched&resourceVersion=" +
+  w.Stream("/apis/scheduling.k8s.io/v1/priorityclasses?watch=true&labelSelector=watched&resourceVersion=" +
                created["metadata"]["resourceVersion"].get<std::string>(),
            [&](const std::string& line) {
              resumed.push_back(json::parse(line));

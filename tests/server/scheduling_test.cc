@@ -243,7 +243,9 @@ TEST_F(SchedulingTest, MetricsFollowAdmissionAndPreemption) {
 TEST_F(SchedulingTest, UsageRecordsFollowAnAdmissionToTheSecond) {
   AddNode("n1", "ondemand", 4);
   json job = Job("default", "train", "default", 1, "2", "");
+  // A label (or annotation) a client sets does not name the user: the server stamps who created it.
   job["metadata"]["labels"]["tessera.dev/user"] = "ana";
+  job["metadata"]["annotations"]["tessera.dev/created-by"] = "ana";
   Create(job);
   const json admitted = WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-train",
                                 [](const json& w) { return Condition(w, "Admitted", "status") == "True"; });
@@ -253,7 +255,7 @@ TEST_F(SchedulingTest, UsageRecordsFollowAnAdmissionToTheSecond) {
   const json& open = records["items"][0];
   EXPECT_EQ(open["spec"]["start"], admitted_at);
   EXPECT_EQ(open["spec"]["gpuMilli"], 2000);
-  EXPECT_EQ(open["spec"]["user"], "ana");
+  EXPECT_EQ(open["spec"]["user"], "admin");
   EXPECT_EQ(open["spec"]["workload"], "job-train");
   EXPECT_EQ(open["spec"]["devices"].size(), 2u);
   EXPECT_FALSE(open["spec"].contains("end"));
@@ -284,7 +286,7 @@ TEST_F(SchedulingTest, UsageRecordsFollowAnAdmissionToTheSecond) {
   const UsageSummary s = SummarizeUsage(items, {{"default", 3.0}}, Timestamp::FromSeconds(0),
                                         Timestamp::FromSeconds(4'000'000'000), end, UsageGrouping::kUser);
   ASSERT_EQ(s.rows.size(), 1u);
-  EXPECT_EQ(s.rows[0].key, "ana");
+  EXPECT_EQ(s.rows[0].key, "admin");
   EXPECT_EQ(s.rows[0].gpu_milli_seconds, 2000 * (end.ms - start.ms) / 1000);
   // Used: 2 GPUs at 50 % from start to end (the latest sample holds for the interval).
   EXPECT_EQ(records["items"][0]["spec"]["usedGpuMilliSeconds"], 1000 * (end.ms - start.ms) / 1000);

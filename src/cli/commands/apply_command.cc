@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "api/convert.h"
 #include "api/validation.h"
 #include "cli/commands/exit_codes.h"
 #include "cli/commands/manifest_sources.h"
@@ -33,7 +34,8 @@ json WithoutNulls(const json& v) {
 }
 
 // What apply compares: every top-level field but the envelope and status, plus
-// labels and annotations (a missing map equals an empty one).
+// labels and annotations (a missing map equals an empty one), without the
+// annotations the server writes itself (who created it, a namespace's uids).
 json DesiredState(const json& obj) {
   json state = json::object();
   for (const auto& [k, v] : obj.items()) {
@@ -43,6 +45,7 @@ json DesiredState(const json& obj) {
     const json* m = Find(obj, std::string("metadata.") + map);
     state["metadata"][map] = m != nullptr && m->is_object() ? *m : json::object();
   }
+  for (std::string_view server_owned : kServerAnnotations) state["metadata"]["annotations"].erase(std::string(server_owned));
   return WithoutNulls(state);
 }
 

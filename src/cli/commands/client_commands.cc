@@ -77,20 +77,37 @@ CLI::App* AddCommand(CLI::App& app, const std::string& name, const std::string& 
 
 }  // namespace
 
-CommandContext ClientCommands::Context() const {
+Result<CommandContext> ClientCommands::Context() const {
   CommandContext ctx;
-  ctx.config = ResolveClientConfig(flags_);
-  ctx.ns = ns_;
+  ASSIGN_OR_RETURN(ctx.config, ResolveClientConfig(flags_));
   ctx.ns_explicit = ns_option_ != nullptr && ns_option_->count() > 0;
+  // -n, else the context's namespace, else "default".
+  ctx.ns = ctx.ns_explicit || ctx.config.ns.empty() ? ns_ : ctx.config.ns;
   ctx.out = &out_;
   ctx.err = &err_;
   ctx.in = &in_;
   return ctx;
 }
 
+std::function<void()> ClientCommands::Runs(int* rc, std::function<int(const CommandContext&)> command) {
+  return [this, rc, command = std::move(command)] {
+    auto ctx = Context();
+    if (!ctx) {
+      err_ << "error: " << ctx.error().message() << "\n";
+      *rc = kExitUsage;
+      return;
+    }
+    *rc = command(*ctx);
+  };
+}
+
 void ClientCommands::AddTo(CLI::App& app, int* rc) {
   app.add_option("--server", flags_.server, "Tessera API server URL (else TESSERA_SERVER, else the config file)");
-  app.add_option("--token", flags_.token, "Bearer token (else TESSERA_TOKEN, else the config file)");
+  app.add_option("--token", flags_.token, "Bearer token (else --token-file, TESSERA_TOKEN, the config file's context)");
+  app.add_option("--token-file", flags_.token_file, "File holding the bearer token (else TESSERA_TOKEN_FILE)")
+      ->type_name("FILE");
+  app.add_option("--context", flags_.context, "The config file's context to use (tessera config get-contexts)")
+      ->type_name("NAME");
   app.add_option("--certificate-authority", flags_.certificate_authority,
                  "PEM file of the CA that signed an https:// server's certificate (else the config file's)")
       ->type_name("FILE");
@@ -125,7 +142,7 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   apply->add_option("-f,--filename", apply_.files, "Manifest file, directory, or - for standard input (repeatable)")
       ->required()
       ->type_name("FILE");
-  apply->callback([this, rc] { *rc = RunApply(Context(), apply_); });
+  apply->callback(Runs(rc, [this](const CommandContext& c) { return RunApply(c, apply_); }));
 
   // get
   CLI::App* get = AddCommand(
@@ -157,7 +174,7 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str()
       ->type_name("N");
-  get->callback([this, rc] { *rc = RunGet(Context(), get_); });
+  get->callback(Runs(rc, [this](const CommandContext& c) { return RunGet(c, get_); }));
 
   // logs
   CLI::App* logs = AddCommand(
@@ -171,7 +188,7 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   logs->add_option("NAME", logs_.name, "Pod, workload or job")->required()->type_name("");
   logs->add_flag("-f,--follow", logs_.follow, "Keep streaming until the pod ends");
   logs->add_option("--tail", logs_.tail, "Only the last N lines")->type_name("N");
-  logs->callback([this, rc] { *rc = RunLogs(Context(), logs_); });
+  logs->callback(Runs(rc, [this](const CommandContext& c) { return RunLogs(c, logs_); }));
 
   // describe
   CLI::App* describe = AddCommand(
@@ -188,7 +205,7 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   describe->add_option("KIND", describe_.args, "Kind, then names (or KIND/NAME...)")->required()->type_name("");
   describe->add_option("-l,--selector", describe_.selector, "Label selector (without names)")->type_name("SELECTOR");
   describe->add_flag("-A,--all-namespaces", describe_.all_namespaces, "Across all namespaces (without names)");
-  describe->callback([this, rc] { *rc = RunDescribe(Context(), describe_); });
+  describe->callback(Runs(rc, [this](const CommandContext& c) { return RunDescribe(c, describe_); }));
 
   // delete
   CLI::App* del = AddCommand(
@@ -206,7 +223,7 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   del->add_option("-l,--selector", delete_.selector, "Delete the objects of KIND matching this label selector")
       ->type_name("SELECTOR");
   del->add_flag("--ignore-not-found", delete_.ignore_not_found, "Treat objects that do not exist as deleted");
-  del->callback([this, rc] { *rc = RunDelete(Context(), delete_); });
+  del->callback(Runs(rc, [this](const CommandContext& c) { return RunDelete(c, delete_); }));
 
   // submit
   CLI::App* submit = AddCommand(
@@ -247,11 +264,11 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   submit->add_option("--max-run", submit_max_run_, "Stop it after this many seconds (activeDeadlineSeconds)")
       ->check(CLI::Range(int64_t{1}, int64_t{10} * 365 * 24 * 3600))
       ->type_name("SECONDS");
-  submit->callback([this, rc] {
+  submit->callback(Runs(rc, [this](const CommandContext& c) {
     SubmitOptions options = submit_;
     if (submit_max_run_ > 0) options.max_run_seconds = submit_max_run_;
-    *rc = RunSubmit(Context(), options);
-  });
+    return RunSubmit(c, options);
+  }));
 
   // queues
   CLI::App* queues = AddCommand(
@@ -263,7 +280,7 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       "  tessera queues\n"
       "  tessera queues gpu-cluster-queue");
   queues->add_option("CLUSTERQUEUE", queues_.names, "Only these ClusterQueues")->type_name("");
-  queues->callback([this, rc] { *rc = RunQueues(Context(), queues_); });
+  queues->callback(Runs(rc, [this](const CommandContext& c) { return RunQueues(c, queues_); }));
 
   // top
   CLI::App* top = AddCommand(
@@ -274,7 +291,7 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       "busy (allocation x utilisation) and its pending workloads.\n"
       "\nExamples:\n"
       "  tessera top");
-  top->callback([this, rc] { *rc = RunTop(Context()); });
+  top->callback(Runs(rc, [this](const CommandContext& c) { return RunTop(c); }));
 
   // resume
   CLI::App* resume = AddCommand(
@@ -284,7 +301,7 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       "\nExamples:\n"
       "  tessera resume nb1 -n team-nlp");
   resume->add_option("NAME", resume_name_, "The workload, or the Job it was made from")->required()->type_name("");
-  resume->callback([this, rc] { *rc = RunResume(Context(), resume_name_); });
+  resume->callback(Runs(rc, [this](const CommandContext& c) { return RunResume(c, resume_name_); }));
 
   // report usage
   CLI::App* report = AddCommand(app, "report", "Reports: GPU usage and cost", "tessera report usage [flags]",
@@ -305,7 +322,116 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   usage->add_option("--until", report_usage_.until, "End of the window (default now)");
   usage->add_option("--by", report_usage_.by, "Group by team (namespace), flavor, user or queue");
   usage->add_option("-o,--output", report_usage_.output, "table, csv or json");
-  usage->callback([this, rc] { *rc = RunReportUsage(Context(), report_usage_); });
+  usage->callback(Runs(rc, [this](const CommandContext& c) { return RunReportUsage(c, report_usage_); }));
+
+  AddAuthCommands(app, rc);
+}
+
+void ClientCommands::AddAuthCommands(CLI::App& app, int* rc) {
+  // auth can-i, auth whoami
+  CLI::App* auth = AddCommand(app, "auth", "Inspect authorization: what you may do, and who you are (kubectl auth)",
+                              "tessera auth can-i|whoami ...",
+                              "Examples:\n  tessera auth can-i create jobs -n team-nlp\n  tessera auth whoami");
+  auth->require_subcommand(1);
+  CLI::App* can_i = AddCommand(
+      *auth, "can-i", "Check whether an action is allowed (kubectl auth can-i)",
+      "tessera auth can-i VERB TYPE[/NAME] | VERB /URL [--subresource S] [-n NS | -A] [-q]\n"
+      "       tessera auth can-i --list [-n NS]",
+      "Prints yes (exit 0) or no (exit 1), as RBAC decides for you in the namespace.\n"
+      "\nExamples:\n"
+      "  tessera auth can-i create jobs -n team-nlp\n"
+      "  tessera auth can-i get pods --subresource log\n"
+      "  tessera auth can-i list clusterqueues\n"
+      "  tessera auth can-i update approvalrequests --subresource approval -n team-nlp\n"
+      "  tessera auth can-i get /metrics\n"
+      "  tessera auth can-i --list -n team-nlp");
+  can_i->add_option("ARGS", can_i_.args, "VERB, then TYPE, TYPE/NAME or a /URL")->type_name("");
+  can_i->add_option("--subresource", can_i_.subresource, "A subresource: log, status, token, approval")
+      ->type_name("S");
+  can_i->add_flag("-A,--all-namespaces", can_i_.all_namespaces, "Ask for every namespace (cluster-wide)");
+  can_i->add_flag("--list", can_i_.list, "List every action you may take in the namespace");
+  can_i->add_flag("-q,--quiet", can_i_.quiet, "Print nothing: the exit code says");
+  can_i->callback(Runs(rc, [this](const CommandContext& c) { return RunCanI(c, can_i_); }));
+  CLI::App* whoami = AddCommand(*auth, "whoami", "Show who the server takes you for (kubectl auth whoami)",
+                                "tessera auth whoami [-o yaml|json]",
+                                "Your user name, uid, groups and extra attributes, from the server.");
+  whoami->add_option("-o,--output", whoami_output_, "yaml or json")->check(CLI::IsMember({"yaml", "json"}));
+  whoami->callback(Runs(rc, [this](const CommandContext& c) { return RunWhoAmI(c, whoami_output_); }));
+
+  // create token, create node-token
+  CLI::App* create = AddCommand(app, "create", "Create credentials: ServiceAccount tokens and node credentials",
+                                "tessera create token|node-token NAME [flags]",
+                                "Examples:\n  tessera create token builder -n team-nlp --duration 24h");
+  create->require_subcommand(1);
+  CLI::App* token = AddCommand(
+      *create, "token", "Request a ServiceAccount token (kubectl create token)",
+      "tessera create token SERVICEACCOUNT [-n NS] [--duration D] [--audience A]... [--bound-object-kind Pod "
+      "--bound-object-name P]",
+      "Prints a signed token (a JWT) for the ServiceAccount, valid for --duration (1h by\n"
+      "default, 10m at least). It stops working when the ServiceAccount (or the bound pod)\n"
+      "is deleted.\n"
+      "\nExamples:\n"
+      "  tessera create token default -n team-nlp\n"
+      "  tessera create token ci -n team-nlp --duration 24h > ci.token");
+  token->add_option("SERVICEACCOUNT", create_token_.name, "The ServiceAccount")->required()->type_name("");
+  token->add_option("--duration", create_token_.duration, "How long it is valid (10m, 24h); default 1h")
+      ->type_name("D");
+  token->add_option("--audience", create_token_.audiences, "An audience of the token (repeatable)")->type_name("A");
+  token->add_option("--bound-object-kind", create_token_.bound_object_kind, "Bind it to an object of this kind: Pod")
+      ->check(CLI::IsMember({"Pod"}));
+  token->add_option("--bound-object-name", create_token_.bound_object_name, "The object it is bound to");
+  token->add_option("--bound-object-uid", create_token_.bound_object_uid, "Its uid, to be sure it is that one");
+  token->callback(Runs(rc, [this](const CommandContext& c) { return RunCreateToken(c, create_token_); }));
+  CLI::App* node_token = AddCommand(
+      *create, "node-token", "Make the credential of a node's agent (an admin's task)",
+      "tessera create node-token NODE [--duration D]",
+      "Prints a credential for `tessera agent --node NODE --token-file FILE`: the agent\n"
+      "authenticates as system:node:NODE and may touch only its own Node, its Lease and the\n"
+      "pods bound to it. Valid a year unless --duration says otherwise. Keep it in a file\n"
+      "only root can read (mode 0600).\n"
+      "\nExamples:\n"
+      "  (umask 077; tessera create node-token gpu-07 > /etc/tessera/node.token)");
+  node_token->add_option("NODE", create_token_.name, "The node's name")->required()->type_name("");
+  node_token->add_option("--duration", create_token_.duration, "How long it is valid (8760h: a year)")->type_name("D");
+  node_token->callback(Runs(rc, [this](const CommandContext& c) { return RunCreateNodeToken(c, create_token_); }));
+
+  // config
+  CLI::App* config = AddCommand(app, "config", "Manage the CLI's contexts: servers, credentials, namespaces",
+                                "tessera config get-contexts|current-context|use-context|set-context|delete-context|view",
+                                "The contexts live in " + DefaultConfigPath() + " (mode 0600), as a kubeconfig's do.\n"
+                                "\nExamples:\n"
+                                "  tessera config set-context team-nlp --server https://127.0.0.1:7070 \\\n"
+                                "      --token-file ~/alice.token --namespace team-nlp\n"
+                                "  tessera config use-context team-nlp\n"
+                                "  tessera config get-contexts");
+  config->require_subcommand(1);
+  auto path = [] { return DefaultConfigPath(); };
+  AddCommand(*config, "get-contexts", "List the contexts", "tessera config get-contexts", "")
+      ->callback([this, rc, path] { *rc = RunGetContexts(path(), out_, err_); });
+  AddCommand(*config, "current-context", "Print the current context", "tessera config current-context", "")
+      ->callback([this, rc, path] { *rc = RunCurrentContext(path(), out_, err_); });
+  CLI::App* use = AddCommand(*config, "use-context", "Make a context the current one", "tessera config use-context NAME", "");
+  use->add_option("NAME", context_name_, "The context")->required()->type_name("");
+  use->callback([this, rc, path] { *rc = RunUseContext(path(), context_name_, out_, err_); });
+  CLI::App* set = AddCommand(*config, "set-context", "Create or change a context",
+                             "tessera config set-context NAME|--current [--server URL] [--token-file FILE | --token T]\n"
+                             "                              [--namespace NS] [--certificate-authority FILE]",
+                             "");
+  set->add_option("NAME", set_context_.name, "The context")->type_name("");
+  set->add_flag("--current", set_context_.current, "Change the current context");
+  set->add_option("--server", set_context_.server, "Its server URL");
+  set->add_option("--token", set_context_.token, "Its bearer token (kept in the file)");
+  set->add_option("--token-file", set_context_.token_file, "A file holding its bearer token")->type_name("FILE");
+  set->add_option("--namespace", set_context_.ns, "Its default namespace");
+  set->add_option("--certificate-authority", set_context_.certificate_authority, "The CA of its server")
+      ->type_name("FILE");
+  set->add_flag("--insecure-skip-tls-verify", set_context_.insecure_skip_tls_verify, "Do not check its certificate");
+  set->callback([this, rc, path] { *rc = RunSetContext(path(), set_context_, out_, err_); });
+  CLI::App* del = AddCommand(*config, "delete-context", "Remove a context", "tessera config delete-context NAME", "");
+  del->add_option("NAME", context_name_, "The context")->required()->type_name("");
+  del->callback([this, rc, path] { *rc = RunDeleteContext(path(), context_name_, out_, err_); });
+  AddCommand(*config, "view", "Show the config file (tokens redacted)", "tessera config view", "")
+      ->callback([this, rc, path] { *rc = RunViewConfig(path(), out_, err_); });
 }
 
 namespace {

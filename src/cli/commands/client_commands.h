@@ -17,6 +17,8 @@
 #include <string>
 
 #include "cli/commands/apply_command.h"
+#include "cli/commands/auth_commands.h"
+#include "cli/commands/config_command.h"
 #include "cli/commands/delete_command.h"
 #include "cli/commands/describe_command.h"
 #include "cli/commands/get_command.h"
@@ -38,7 +40,13 @@ class ClientCommands {
   void AddTo(CLI::App& app, int* rc);
 
  private:
-  CommandContext Context() const;
+  // The server, credentials and namespace from the flags, environment and
+  // config file; an error (a token file that cannot be read, an unknown
+  // --context) for the user.
+  Result<CommandContext> Context() const;
+  // A subcommand's callback: resolves the context, runs `command`, stores its exit code.
+  std::function<void()> Runs(int* rc, std::function<int(const CommandContext&)> command);
+  void AddAuthCommands(CLI::App& app, int* rc);
 
   std::ostream& out_;
   std::ostream& err_;
@@ -56,6 +64,11 @@ class ClientCommands {
   QueuesOptions queues_;
   ReportUsageOptions report_usage_;
   std::string resume_name_;
+  CanIOptions can_i_;
+  std::string whoami_output_;
+  CreateTokenOptions create_token_;
+  SetContextOptions set_context_;
+  std::string context_name_;
 };
 
 // Parses the command line and runs what it names. Returns the command's exit

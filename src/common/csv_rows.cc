@@ -1,4 +1,4 @@
-#include "sim/csv_rows.h"
+#include "common/csv_rows.h"
 
 #include <csv.h>
 

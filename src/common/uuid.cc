@@ -1,4 +1,4 @@
-#include "store/uuid.h"
+#include "common/uuid.h"
 
 namespace tessera {
 namespace {

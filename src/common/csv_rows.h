@@ -1,5 +1,6 @@
 // CsvRows: a CSV file with a header line, read through libcsv (quoting, CRLF),
-// row by row with its line number: the one place the simulator drives libcsv.
+// row by row with its line number: the one place Tessera drives libcsv (the
+// simulator's traces, the token-auth file).
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,37 @@
+// `tessera config`: the contexts of the CLI's config file (client_config.h), as
+// kubectl config manages a kubeconfig's:
+//   tessera config get-contexts            CURRENT, NAME, SERVER, NAMESPACE
+//   tessera config current-context
+//   tessera config use-context NAME
+//   tessera config set-context NAME [--server URL] [--token-file FILE | --token T] [--namespace NS]
+//                                   [--certificate-authority FILE] [--insecure-skip-tls-verify]
+//   tessera config set-context --current --namespace NS
+//   tessera config delete-context NAME
+//   tessera config view                    the file, tokens REDACTED
+// They read and write the file only; nothing is sent to a server.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+namespace tessera {
+
+struct SetContextOptions {
+  std::string name;
+  bool current = false;  // --current: the current context
+  std::string server;
+  std::string token;
+  std::string token_file;
+  std::string ns;
+  std::string certificate_authority;
+  bool insecure_skip_tls_verify = false;
+};
+
+int RunGetContexts(const std::string& path, std::ostream& out, std::ostream& err);
+int RunCurrentContext(const std::string& path, std::ostream& out, std::ostream& err);
+int RunUseContext(const std::string& path, const std::string& name, std::ostream& out, std::ostream& err);
+int RunSetContext(const std::string& path, const SetContextOptions& options, std::ostream& out, std::ostream& err);
+int RunDeleteContext(const std::string& path, const std::string& name, std::ostream& out, std::ostream& err);
+int RunViewConfig(const std::string& path, std::ostream& out, std::ostream& err);
+
+}  // namespace tessera
