@@ -11,9 +11,10 @@
 
 namespace tessera::testing {
 
-// nullptr, with a test failure saying why, when it cannot start.
-inline std::unique_ptr<Server> StartLocalServer(const std::string& data_dir) {
-  ServerOptions options;
+// nullptr, with a test failure saying why, when it cannot start. `options`
+// gives the rest (a token-auth file, OIDC, an audit log); its data_dir and
+// port are replaced.
+inline std::unique_ptr<Server> StartLocalServer(const std::string& data_dir, ServerOptions options = {}) {
   options.data_dir = data_dir;
   options.http.port = 0;
   auto server = Server::Start(options);
