@@ -273,7 +273,8 @@ Result<ApiResponse> ApiClient::Request(const std::string& method, const std::str
     if (!res.keep_alive()) impl_->Reset();
     return ApiResponse{.status = static_cast<int>(res.result_int()),
                        .body = std::move(res.body()),
-                       .content_type = std::string(res[http::field::content_type])};
+                       .content_type = std::string(res[http::field::content_type]),
+                       .retry_after = std::string(res[http::field::retry_after])};
   }
   return Err(Status::Unavailable(fmt::format("request to {} failed", server_)));
 }

@@ -37,6 +37,7 @@ struct ApiResponse {
   int status = 0;
   std::string body;
   std::string content_type;
+  std::string retry_after;  // the Retry-After header of a 429 or 503; empty when absent
 };
 
 class ApiClient {
