@@ -819,7 +819,8 @@ Result<PriorityClass> PriorityClassFromJson(const json& obj) {
                                                              PreemptionPolicy::kPreemptLowerPriority},
                                                             {"Never", PreemptionPolicy::kNever}})));
   pc.preemption_policy = policy.value_or(PreemptionPolicy::kPreemptLowerPriority);
-  pc.non_preemptible = Annotation(obj, kNonPreemptibleAnnotation) == "true";
+  pc.non_preemptible =
+      Annotation(obj, kPreemptibleAnnotation) == "false" || Annotation(obj, kNonPreemptibleAnnotation) == "true";
   return pc;
 }
 

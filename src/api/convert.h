@@ -54,6 +54,11 @@ namespace tessera {
 
 // Annotations and labels Tessera reads or writes on API objects.
 inline constexpr std::string_view kGpusAnnotation = "tessera.dev/gpus";
+// On a PriorityClass: "false" marks work of that class never preempted (DESIGN.md
+// section 12): never a victim, and admitted only within its queue's nominal
+// quota, so that no reclaim can touch it. tessera.dev/non-preemptible: "true"
+// is the older spelling, still read.
+inline constexpr std::string_view kPreemptibleAnnotation = "tessera.dev/preemptible";
 inline constexpr std::string_view kNonPreemptibleAnnotation = "tessera.dev/non-preemptible";
 inline constexpr std::string_view kMaxRunSecondsAnnotation = "tessera.dev/max-run-seconds";
 inline constexpr std::string_view kLastCheckpointAnnotation = "tessera.dev/last-checkpoint";
@@ -96,7 +101,8 @@ Result<ClusterQueue> ClusterQueueFromJson(const nlohmann::json& obj,
 Result<LocalQueue> LocalQueueFromJson(const nlohmann::json& obj);
 
 // value, preemptionPolicy, globalDefault; the annotation
-// tessera.dev/non-preemptible: "true" sets non_preemptible.
+// tessera.dev/preemptible: "false" (or tessera.dev/non-preemptible: "true") sets
+// non_preemptible.
 Result<PriorityClass> PriorityClassFromJson(const nlohmann::json& obj);
 
 // spec.hard: requests.<r> and limits.<r> for the tracked resources, the bare

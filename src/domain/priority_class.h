@@ -14,8 +14,10 @@ struct PriorityClass {
   int32_t value = 0;
   PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
   bool global_default = false;
-  // Work of this class is never chosen as a preemption victim (production serving).
-  // Set with the annotation tessera.dev/non-preemptible: "true".
+  // Work of this class is never chosen as a preemption victim (production
+  // serving), and so is admitted only within its ClusterQueue's nominal quota:
+  // borrowed quota must stay reclaimable. Set with the annotation
+  // tessera.dev/preemptible: "false".
   bool non_preemptible = false;
 };
 

@@ -309,7 +309,7 @@ std::optional<Admission> Cycle::TryAdmit(int32_t w, int32_t cq, int32_t only_fla
       const int32_t f = fq.flavor.value();
       if (only_flavor >= 0 && f != only_flavor) continue;
       FlavorAttempt attempt{.flavor = fq.flavor};
-      if (!state_.quota().Fits(cq, f, QuotaEstimate(ps, f, ps.MinCount()), &attempt)) {
+      if (!state_.quota().Fits(cq, f, QuotaEstimate(ps, f, ps.MinCount()), &attempt, wl.non_preemptible)) {
         if (why != nullptr) why->flavors.push_back(attempt);
         continue;
       }
@@ -371,7 +371,8 @@ bool Cycle::QuotaExhausted(const Entry& e, int32_t cq, PendingReason* why) const
   for (const FlavorQuotas& fq : group->flavors) {
     if (!fq.flavor.valid()) continue;
     FlavorAttempt attempt{.flavor = fq.flavor};
-    if (state_.quota().Fits(cq, fq.flavor.value(), QuotaEstimate(e.requests, fq.flavor.value(), e.min_count), &attempt)) {
+    if (state_.quota().Fits(cq, fq.flavor.value(), QuotaEstimate(e.requests, fq.flavor.value(), e.min_count), &attempt,
+                            snap_.workloads[e.workload].non_preemptible)) {
       why->flavors.clear();
       return false;
     }

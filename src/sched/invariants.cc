@@ -49,6 +49,9 @@ Status CheckPlanInvariants(const ClusterSnapshot& s, const Plan& plan, const Sch
   using Cell = std::tuple<int32_t, int32_t, int>;  // cq, flavor, kind
   std::map<Cell, int64_t> usage;
   std::set<Cell> touched;
+  // What work that is never preempted holds, and the cells a new such admission touched.
+  std::map<Cell, int64_t> never_preempted_usage;
+  std::set<Cell> never_preempted_touched;
   std::vector<Resources> ns_requests(s.namespaces.size()), ns_limits(s.namespaces.size());
   std::set<std::pair<int32_t, int>> ns_touched;  // (namespace, kind) this plan adds to
   std::set<std::pair<int32_t, int32_t>> devices_touched;
@@ -72,6 +75,10 @@ Status CheckPlanInvariants(const ClusterSnapshot& s, const Plan& plan, const Sch
           Cell c{a.cluster_queue.value(), psa.flavor.value(), static_cast<int>(k)};
           usage[c] += charge.get(k);
           if (is_new && charge.get(k) > 0) touched.insert(c);
+          if (w.non_preemptible) {
+            never_preempted_usage[c] += charge.get(k);
+            if (is_new && charge.get(k) > 0) never_preempted_touched.insert(c);
+          }
         }
         if (w.ns.valid()) {
           const Resources limit = PodLimitCharge(ps, pod);
@@ -196,6 +203,17 @@ Status CheckPlanInvariants(const ClusterSnapshot& s, const Plan& plan, const Sch
         return Broken(fmt::format("cohort {} lends {} of {} in flavor {} from a pool of {}", s.cohorts[cohort].name,
                                   pool.second, ResourceName(static_cast<ResourceKind>(k)), s.flavors[f].name, pool.first));
       }
+    }
+  }
+  // Work that is never preempted never borrows: what it holds is within nominal quota.
+  for (const Cell& c : never_preempted_touched) {
+    auto it = specs.find(c);
+    if (it == specs.end()) continue;
+    const auto [q, f, k] = c;
+    if (never_preempted_usage[c] > it->second.nominal) {
+      return Broken(fmt::format("ClusterQueue {}'s never-preempted work holds {} of {} in flavor {}, above nominal {}",
+                                s.cluster_queues[q].name, never_preempted_usage[c],
+                                ResourceName(static_cast<ResourceKind>(k)), s.flavors[f].name, it->second.nominal));
     }
   }
   for (const auto& [ns, kind_index] : ns_touched) {

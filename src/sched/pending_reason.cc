@@ -25,6 +25,13 @@ std::string DescribeAttempt(const ClusterSnapshot& s, const Workload& w, const s
       std::string out = fmt::format("ClusterQueue {}: {} in flavor {} {}/{} nominal used, the workload asks for {}", cq_name,
                                     ResourceName(a.resource), flavor, FormatAmount(a.resource, a.used),
                                     FormatAmount(a.resource, a.nominal), FormatAmount(a.resource, a.requested));
+      if (a.never_borrows && a.in_cohort && a.used + a.requested > a.nominal) {
+        // Work that is never preempted never borrows: whatever it held could not be reclaimed.
+        return out + fmt::format(
+                         "; its priority class {} is never preempted, so it runs only within its queue's nominal quota "
+                         "(it never borrows from the cohort); quota would admit it with a nominal quota of {}",
+                         w.priority_class, FormatAmount(a.resource, a.used + a.requested));
+      }
       if (!a.in_cohort) {
         // What would let it in: the quota it would take.
         return out + fmt::format(", not in a cohort (cannot borrow); quota would admit it with a nominal quota of {}",

@@ -406,7 +406,7 @@ bool Placer::PlaceOnePod(Context& ctx, PodSetAssignment* out) {
     r.set(ResourceKind::kGpu, gpu);
     return r;
   }();
-  if (!state_.quota().Fits(ctx.cq, ctx.flavor, charge, ctx.why)) {
+  if (!state_.quota().Fits(ctx.cq, ctx.flavor, charge, ctx.why, ctx.w->non_preemptible)) {
     ctx.quota_stopped = true;
     return false;
   }

@@ -51,6 +51,7 @@ struct FlavorAttempt {
   int64_t cohort_can_lend = 0;  // what the rest of the cohort can lend now
   Limit borrowing_limit;
   bool in_cohort = false;
+  bool never_borrows = false;   // its priority class is never preempted: only nominal quota may hold it
   // kNoCapacity: the numbers behind the bottleneck.
   CapacityBottleneck bottleneck = CapacityBottleneck::kNone;
   int32_t pod_set = 0;

@@ -60,7 +60,7 @@ QuotaState::QueueFlavor* QuotaState::FindFlavor(int32_t cq, int32_t flavor) {
   return const_cast<QueueFlavor*>(static_cast<const QuotaState*>(this)->FindFlavor(cq, flavor));
 }
 
-bool QuotaState::Fits(int32_t cq, int32_t flavor, const Resources& delta, FlavorAttempt* why) const {
+bool QuotaState::Fits(int32_t cq, int32_t flavor, const Resources& delta, FlavorAttempt* why, bool within_nominal) const {
   const Queue& q = queues_[cq];
   const QueueFlavor* qf = FindFlavor(cq, flavor);
   for (ResourceKind kind : kAllResourceKinds) {
@@ -79,7 +79,8 @@ bool QuotaState::Fits(int32_t cq, int32_t flavor, const Resources& delta, Flavor
       const PoolCell& p = Pool(q.cohort, flavor, k);
       const int64_t g = c->guaranteed;
       const int64_t pool_after = p.used - std::max<int64_t>(0, usage - g) + std::max<int64_t>(0, after - g);
-      ok = c->borrowing_limit.unlimited() || after <= nominal + c->borrowing_limit.value();
+      ok = within_nominal ? after <= nominal
+                          : c->borrowing_limit.unlimited() || after <= nominal + c->borrowing_limit.value();
       ok = ok && pool_after <= p.pool;
       // What the others could lend: the pool's free part minus this queue's own unused lendable quota.
       const int64_t own_unused_lendable = std::max<int64_t>(0, (nominal - g) - std::max<int64_t>(0, usage - g));
@@ -95,6 +96,7 @@ bool QuotaState::Fits(int32_t cq, int32_t flavor, const Resources& delta, Flavor
         why->cohort_can_lend = can_lend;
         why->borrowing_limit = c ? c->borrowing_limit : Limit::Of(0);
         why->in_cohort = q.cohort >= 0;
+        why->never_borrows = within_nominal;
       }
       return false;
     }

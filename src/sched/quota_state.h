@@ -33,7 +33,11 @@ class QuotaState {
 
   // True when `delta` fits queue `cq` in `flavor`. On false, and when `why` is
   // given, fills its quota fields with the first resource that does not fit.
-  bool Fits(int32_t cq, int32_t flavor, const Resources& delta, FlavorAttempt* why) const;
+  // With `within_nominal`, the queue may not borrow for it (work of a class
+  // that is never preempted: nothing it holds can be reclaimed, so it holds
+  // only what its queue owns); the pool must still have the quota back from
+  // whoever borrowed it.
+  bool Fits(int32_t cq, int32_t flavor, const Resources& delta, FlavorAttempt* why, bool within_nominal = false) const;
 
   // True when usage + delta stays within nominal quota for every resource.
   bool WithinNominal(int32_t cq, int32_t flavor, const Resources& delta) const;

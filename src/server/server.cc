@@ -11,6 +11,7 @@
 #include <chrono>
 #include <random>
 
+#include "api/convert.h"
 #include "auth/authenticator.h"
 #include "auth/bootstrap_policy.h"
 #include "client/api_client.h"
@@ -137,7 +138,7 @@ Status BootstrapDefaults(Store& store, const std::string& now) {
                        {"value", pc.value},
                        {"globalDefault", pc.global_default},
                        {"preemptionPolicy", pc.preemption_policy == PreemptionPolicy::kNever ? "Never" : "PreemptLowerPriority"}};
-    if (pc.non_preemptible) obj["metadata"]["annotations"]["tessera.dev/non-preemptible"] = "true";
+    if (pc.non_preemptible) obj["metadata"]["annotations"][std::string(kPreemptibleAnnotation)] = "false";
     RETURN_IF_ERROR(ensure("scheduling.k8s.io/PriorityClass", "", std::move(obj)));
   }
   RETURN_IF_ERROR(ensure("kueue.x-k8s.io/ResourceFlavor", "",

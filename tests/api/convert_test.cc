@@ -399,6 +399,21 @@ value: 2000000
   EXPECT_EQ(pc->preemption_policy, PreemptionPolicy::kPreemptLowerPriority);  // the default
 }
 
+// tessera.dev/preemptible: "false" (DESIGN.md section 12's spelling) marks it too; "true" does not.
+TEST(PriorityClassFromJsonTest, PreemptibleFalseMarksClassNeverPreempted) {
+  json obj = Valid(R"(
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: production-inference, annotations: {tessera.dev/preemptible: "false"}}
+value: 1000000
+)");
+  auto pc = PriorityClassFromJson(obj);
+  ASSERT_TRUE(pc.has_value()) << pc.error().ToString();
+  EXPECT_TRUE(pc->non_preemptible);
+  obj["metadata"]["annotations"]["tessera.dev/preemptible"] = "true";
+  EXPECT_FALSE(PriorityClassFromJson(obj)->non_preemptible);
+}
+
 // The seed's ml-team-quota: GPU requests and limits in milli-GPU;
 // persistentvolumeclaims is not a scheduled resource and is ignored.
 TEST(ResourceQuotaFromJsonTest, SeedQuotaCountsGpusInMilli) {

@@ -57,10 +57,10 @@ TEST_F(DescribeTest, ClusterQueueShowsSpecAndUsage) {
   EXPECT_TRUE(Has(r.out, "Spec:\n  Namespace Selector:\n  Preemption:\n    Within Cluster Queue:  LowerPriority\n"))
       << r.out;
   EXPECT_TRUE(Has(r.out, "        Name:           nvidia.com/gpu\n        Nominal Quota:  16\n")) << r.out;
-  EXPECT_TRUE(Has(r.out, "Usage:\n  Flavor         Resource        Nominal  Borrowing Limit  Used  Borrowed\n"))
+  EXPECT_TRUE(Has(r.out, "Usage:\n  Flavor         Resource        Nominal  Reserved  Borrowing Limit  Used  Borrowed\n"))
       << r.out;
-  EXPECT_TRUE(Has(r.out, "  a100-spot      nvidia.com/gpu  16       -")) << r.out;
-  EXPECT_TRUE(Has(r.out, "  a100-ondemand  nvidia.com/gpu  8        -")) << r.out;
+  EXPECT_TRUE(Has(r.out, "  a100-spot      nvidia.com/gpu  16       0         -")) << r.out;
+  EXPECT_TRUE(Has(r.out, "  a100-ondemand  nvidia.com/gpu  8        0         -")) << r.out;
   EXPECT_TRUE(Has(r.out, "Events:  <none>\n")) << r.out;
 }
 

@@ -28,6 +28,7 @@ TEST_F(QueuesTest, SeedQueueShowsBothFlavors) {
   EXPECT_EQ(rows[0].at("FLAVOR"), "a100-spot");
   EXPECT_EQ(rows[0].at("RESOURCE"), "nvidia.com/gpu");
   EXPECT_EQ(rows[0].at("NOMINAL"), "16");
+  EXPECT_EQ(rows[0].at("RESERVED"), "0");  // no lendingLimit: all of it may be lent
   EXPECT_EQ(rows[0].at("USED"), "0");
   EXPECT_EQ(rows[0].at("BORROWED"), "0");
   EXPECT_EQ(rows[1].at("CLUSTERQUEUE"), "");
@@ -37,6 +38,35 @@ TEST_F(QueuesTest, SeedQueueShowsBothFlavors) {
   EXPECT_EQ(rows[3].at("FLAVOR"), "a100-ondemand");
   EXPECT_EQ(rows[3].at("RESOURCE"), "nvidia.com/gpu");
   EXPECT_EQ(rows[3].at("NOMINAL"), "8");
+}
+
+// Nominal quota with lendingLimit 0 is a capacity reservation: RESERVED shows
+// the part never lent (nominal - lendingLimit); without a lendingLimit, none.
+TEST_F(QueuesTest, LendingLimitShowsAsReserved) {
+  ASSERT_EQ(ApplyText(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: serving}
+spec:
+  cohort: shared
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu, cpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 8, lendingLimit: 0}
+      - {name: cpu, nominalQuota: 64, lendingLimit: 16}
+)").rc, 0);
+  CommandRun r = Queues({.names = {"serving"}});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto rows = ParseTable(r.out);
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  EXPECT_EQ(rows[0].at("RESERVED"), "8");   // lendingLimit 0: all 8 GPUs kept for serving
+  EXPECT_EQ(rows[1].at("RESERVED"), "48");  // 64 - 16 lendable
 }
 
 // Without names, every ClusterQueue is listed, sorted by name.

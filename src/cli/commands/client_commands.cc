@@ -274,7 +274,8 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   CLI::App* queues = AddCommand(
       app, "queues", "Show each ClusterQueue's quota and usage per flavor and resource",
       "tessera queues [CLUSTERQUEUE...]",
-      "Columns: NOMINAL quota, USED and BORROWED (from the queue's status), and the\n"
+      "Columns: NOMINAL quota, RESERVED (the part never lent to the cohort: nominal minus\n"
+      "lendingLimit; lendingLimit 0 reserves it all), USED and BORROWED (from the queue's status), and the\n"
       "queue's PENDING and ADMITTED workloads. GPUs print as they are requested (0.25, 8).\n"
       "\nExamples:\n"
       "  tessera queues\n"

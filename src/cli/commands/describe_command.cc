@@ -259,12 +259,12 @@ class Describer {
   void ClusterQueueUsage(DescribeWriter& w, const json& obj) {
     std::vector<std::vector<std::string>> rows;
     for (const QueueUsageRow& u : QueueUsage(obj)) {
-      rows.push_back({u.flavor, u.resource, u.nominal, u.borrowing_limit.empty() ? "-" : u.borrowing_limit, u.used,
+      rows.push_back({u.flavor, u.resource, u.nominal, u.reserved, u.borrowing_limit.empty() ? "-" : u.borrowing_limit, u.used,
                       u.borrowed});
     }
     if (rows.empty()) return;
     w.Field(0, "Usage", std::nullopt);
-    WriteTable(w, 2, {"Flavor", "Resource", "Nominal", "Borrowing Limit", "Used", "Borrowed"}, rows);
+    WriteTable(w, 2, {"Flavor", "Resource", "Nominal", "Reserved", "Borrowing Limit", "Used", "Borrowed"}, rows);
   }
 
   void NodeGpus(DescribeWriter& w, const json& obj) {

@@ -59,11 +59,18 @@ std::vector<QueueUsageRow> QueueUsage(const json& cq) {
       for (const json* r : ordered) {
         const std::string resource = TextAt(*r, "name");
         const json* usage = UsageOf(cq, flavor_name, resource);
+        std::string reserved = "0";
+        if (const json* lending = Child(r, "lendingLimit")) {
+          const json* nominal = Child(r, "nominalQuota");
+          const int64_t n = nominal ? QuantityValue(resource, *nominal) : 0;
+          reserved = FormatQuantityValue(resource, std::max<int64_t>(0, n - std::min(n, QuantityValue(resource, *lending))));
+        }
         rows.push_back(QueueUsageRow{
             .flavor = flavor_name,
             .resource = resource,
             .nominal = Amount(resource, Child(r, "nominalQuota"), "0"),
             .borrowing_limit = Amount(resource, Child(r, "borrowingLimit"), ""),
+            .reserved = std::move(reserved),
             .used = Amount(resource, Child(usage, "total"), "0"),
             .borrowed = Amount(resource, Child(usage, "borrowed"), "0"),
         });

@@ -1,5 +1,6 @@
 // A ClusterQueue's quota and usage per flavor and resource, from its spec
-// (resourceGroups[].flavors[].resources[].nominalQuota, borrowingLimit) and
+// (resourceGroups[].flavors[].resources[].nominalQuota, borrowingLimit,
+// lendingLimit) and
 // Kueue's status (status.flavorsUsage: [{name, resources: [{name, total,
 // borrowed}]}], else status.flavorsReservation). Shared by `tessera queues` and
 // `describe clusterqueue`.
@@ -24,6 +25,9 @@ struct QueueUsageRow {
   std::string resource;
   std::string nominal;
   std::string borrowing_limit;  // "" when unlimited (no borrowingLimit)
+  // The part of nominal the queue never lends (nominal - lendingLimit): a
+  // capacity reservation ("0" without a lendingLimit; all of nominal with 0).
+  std::string reserved;
   std::string used;
   std::string borrowed;
 };

@@ -59,14 +59,15 @@ int RunQueues(const CommandContext& ctx, const QueuesOptions& options) {
     return rc;
   }
 
-  Table table({"CLUSTERQUEUE", "COHORT", "FLAVOR", "RESOURCE", "NOMINAL", "USED", "BORROWED", "PENDING", "ADMITTED"});
+  Table table(
+      {"CLUSTERQUEUE", "COHORT", "FLAVOR", "RESOURCE", "NOMINAL", "RESERVED", "USED", "BORROWED", "PENDING", "ADMITTED"});
   for (const nlohmann::json* q : shown) {
     const std::vector<QueueUsageRow> rows = QueueUsage(*q);
     const std::string cohort = TextAt(*q, "spec.cohort", "<none>");
     const std::string pending = TextAt(*q, "status.pendingWorkloads", "0");
     const std::string admitted = TextAt(*q, "status.admittedWorkloads", "0");
     if (rows.empty()) {
-      table.AddRow({NameOf(*q), cohort, "<none>", "", "", "", "", pending, admitted});
+      table.AddRow({NameOf(*q), cohort, "<none>", "", "", "", "", "", pending, admitted});
       continue;
     }
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -74,7 +75,7 @@ int RunQueues(const CommandContext& ctx, const QueuesOptions& options) {
       const bool first = i == 0;
       const bool new_flavor = first || rows[i - 1].flavor != u.flavor;
       table.AddRow({first ? NameOf(*q) : "", first ? cohort : "", new_flavor ? u.flavor : "", u.resource, u.nominal,
-                    u.used, u.borrowed, first ? pending : "", first ? admitted : ""});
+                    u.reserved, u.used, u.borrowed, first ? pending : "", first ? admitted : ""});
     }
   }
   table.Print(*ctx.out);
