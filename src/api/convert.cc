@@ -656,11 +656,19 @@ Result<JobParts> VolcanoJobParts(const json& job, const json& spec) {
 Result<ResourceFlavor> ResourceFlavorFromJson(const json& obj) {
   ResourceFlavor flavor;
   flavor.name = Name(obj);
+  flavor.price_micro_per_gpu_hour = FlavorPriceMicro(obj);
   ASSIGN_OR_RETURN(const json* spec, OptObject(obj, "spec", ""));
   if (!spec) return flavor;
   ASSIGN_OR_RETURN(flavor.node_labels, LabelsAt(*spec, "nodeLabels", "spec"));
   ASSIGN_OR_RETURN(flavor.tolerations, TolerationsAt(*spec, "tolerations", "spec"));
   return flavor;
+}
+
+int64_t FlavorPriceMicro(const json& obj) {
+  const std::optional<std::string> text = Annotation(obj, kPricePerGpuHourAnnotation);
+  if (!text) return 0;
+  auto milli = ParseMilli(*text);  // validation refuses anything else
+  return milli && *milli > 0 ? *milli * 1000 : 0;
 }
 
 Result<ClusterQueue> ClusterQueueFromJson(const json& obj, const std::function<FlavorId(std::string_view)>& flavor_id,

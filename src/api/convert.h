@@ -79,8 +79,10 @@ inline constexpr std::string_view kServerAnnotations[] = {kCreatedByAnnotation, 
 inline constexpr std::string_view kPricePerGpuHourAnnotation = "tessera.dev/price-per-gpu-hour";
 
 // spec.nodeLabels and spec.tolerations; spec.nodeTaints is ignored (nodes carry
-// their own taints).
+// their own taints); the price per GPU-hour from tessera.dev/price-per-gpu-hour.
 Result<ResourceFlavor> ResourceFlavorFromJson(const nlohmann::json& obj);
+// The flavor's price per GPU-hour in micro-units; 0 without (or with a bad) annotation.
+int64_t FlavorPriceMicro(const nlohmann::json& obj);
 
 // A ClusterQueue with its resource groups in order (flavors are tried in that
 // order), quotas in domain units (16 GPUs -> 16000 milli), borrowing and lending

@@ -93,6 +93,13 @@ const std::vector<KindInfo>& Registry() {
       // tessera.dev/v1: what the platform records itself (usage intervals for reports)
       Make("tessera.dev", "v1", "UsageRecord", "tessera.dev/v1", "usagerecords", "usagerecord", {"usage"},
            kNamespaced, NameRule::kDns1123Subdomain, "tessera.dev/UsageRecord"),
+      // Governance (DESIGN.md section 12): approval gates and budgets.
+      Make("tessera.dev", "v1", "ApprovalPolicy", "tessera.dev/v1", "approvalpolicies", "approvalpolicy", {"ap"},
+           kCluster, NameRule::kDns1123Subdomain, "tessera.dev/ApprovalPolicy"),
+      Make("tessera.dev", "v1", "ApprovalRequest", "tessera.dev/v1", "approvalrequests", "approvalrequest", {"ar"},
+           kNamespaced, NameRule::kDns1123Subdomain, "tessera.dev/ApprovalRequest"),
+      Make("tessera.dev", "v1", "Budget", "tessera.dev/v1", "budgets", "budget", {}, kNamespaced,
+           NameRule::kDns1123Subdomain, "tessera.dev/Budget"),
   };
   return kinds;
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/suggest.h"
+#include "common/time_format.h"
 #include "domain/quantity.h"
 
 namespace tessera {
@@ -1002,6 +1003,73 @@ SchemaRef SelfSubjectRulesReviewSchema() { return Root({Req("spec", Obj({Opt("na
 
 SchemaRef SelfSubjectReviewSchema() { return Root({}); }
 
+// A decimal amount of money or GPU-hours ("5000", "2.10", 100): at most three
+// decimals, not negative.
+void CheckDecimal(const json& v, const std::string& path, Errors& errors) {
+  std::optional<std::string> text = QuantityTextOf(v);
+  auto milli = text ? ParseMilli(*text) : Result<int64_t>(Err(Status::InvalidArgument("")));
+  if (!milli || *milli < 0) {
+    errors.Add(path, fmt::format("expected an amount such as \"5000\" or \"2.10\" (at most 3 decimals, not negative), "
+                                 "got {}",
+                                 Describe(v)));
+  }
+}
+SchemaRef Decimal() { return Make({.type = Type::kAny, .checks = {CheckDecimal}}); }
+
+// A Go duration ("24h", "90m").
+SchemaRef DurationText() {
+  return Make({.type = Type::kString, .checks = {[](const json& v, const std::string& path, Errors& errors) {
+                 if (!v.is_string() || !ParseDuration(v.get<std::string>())) {
+                   errors.Add(path, fmt::format("expected a duration such as \"24h\" or \"30m\", got {}", Describe(v)));
+                 }
+               }}});
+}
+
+SchemaRef BudgetSchema() {
+  return Root({Req("spec", Obj({Opt("period", Enum({"Daily", "Weekly", "Monthly"})), Opt("gpuHours", Decimal()),
+                                Opt("cost", Decimal())},
+                               {[](const json& v, const std::string& path, Errors& errors) {
+                                 if (!Get(v, "gpuHours") && !Get(v, "cost")) {
+                                   errors.Add(path, "a budget needs gpuHours, cost or both");
+                                 }
+                               }}))});
+}
+
+SchemaRef ApprovalPolicySchema() {
+  return Root({Req("spec", Obj({
+                               Opt("namespaceSelector", LabelSelector()),
+                               Req("thresholds", Obj({Opt("gpus", Decimal()), Opt("gpuHours", Decimal()),
+                                                      Opt("estimatedCost", Decimal()),
+                                                      Opt("priorityClasses", Arr(Str())),
+                                                      Opt("overNominalQuota", Bool())},
+                                                     {[](const json& v, const std::string& path, Errors& errors) {
+                                                       if (v.empty()) {
+                                                         errors.Add(path, "set at least one threshold: gpus, gpuHours, "
+                                                                          "estimatedCost, priorityClasses or "
+                                                                          "overNominalQuota");
+                                                       }
+                                                     }})),
+                               Opt("requiredApprovals", Int(1, 100)),
+                               Opt("allowSelfApproval", Bool()),
+                               Opt("expireAfter", DurationText()),
+                           }))});
+}
+
+SchemaRef ApprovalRequestSchema() {
+  return Root({Req("spec", Obj({
+                               Req("workload", Str()),
+                               Opt("workloadUID", Str()),
+                               Opt("requester", Str()),
+                               Opt("policies", Arr(Str())),
+                               Opt("reasons", Arr(Str())),
+                               Opt("requiredApprovals", Int(1, 100)),
+                               Opt("allowSelfApproval", Bool()),
+                               Opt("specHash", Str()),
+                               Opt("expiresAt", Str()),
+                               Opt("approvers", Arr(Str())),
+                           }))});
+}
+
 SchemaRef PriorityClassSchema() {
   return Root({
       Req("value", Int(kInt32Min, kHighestUserPriority)),
@@ -1086,7 +1154,14 @@ SchemaRef ResourceFlavorSchema() {
                                Opt("nodeTaints", Arr(Taint())),
                                Opt("tolerations", Arr(Toleration())),
                                Opt("topologyName", Str()),
-                           }))});
+                           }))},
+              {[](const json& v, const std::string&, Errors& errors) {
+                // Budgets and reports charge by the flavor's price: a typo must not make it free.
+                const json* meta = Get(v, "metadata");
+                const json* annotations = meta ? Get(*meta, "annotations") : nullptr;
+                const json* price = annotations ? Get(*annotations, "tessera.dev/price-per-gpu-hour") : nullptr;
+                if (price) CheckDecimal(*price, "metadata.annotations[tessera.dev/price-per-gpu-hour]", errors);
+              }});
 }
 
 // A flavor's quota for one resource: amounts in the resource's unit, and
@@ -1367,6 +1442,9 @@ const std::map<std::string_view, SchemaRef>& Schemas() {
       {"kueue.x-k8s.io/Workload", WorkloadSchema()},
       {"batch.volcano.sh/Job", VolcanoJobSchema()},
       {"tessera.dev/UsageRecord", UsageRecordSchema()},
+      {"tessera.dev/Budget", BudgetSchema()},
+      {"tessera.dev/ApprovalPolicy", ApprovalPolicySchema()},
+      {"tessera.dev/ApprovalRequest", ApprovalRequestSchema()},
   };
   return schemas;
 }

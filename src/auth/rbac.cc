@@ -301,20 +301,6 @@ Result<LabelRequirement> LabelRequirementFromJson(const json& object, std::strin
   return r;
 }
 
-Result<LabelSelectorTerms> LabelSelectorFromJson(const json& object, std::string_view path) {
-  LabelSelectorTerms s;
-  ASSIGN_OR_RETURN(s.match_labels, ReadStringMap(object, "matchLabels", path));
-  ASSIGN_OR_RETURN(const json* expressions, ReadObjectList(object, "matchExpressions", path));
-  if (expressions != nullptr) {
-    for (size_t i = 0; i < expressions->size(); ++i) {
-      ASSIGN_OR_RETURN(LabelRequirement r,
-                       LabelRequirementFromJson((*expressions)[i], fmt::format("{}.matchExpressions[{}]", path, i)));
-      s.match_expressions.push_back(std::move(r));
-    }
-  }
-  return s;
-}
-
 struct ObjectMeta {
   std::string ns;
   std::string name;
@@ -552,6 +538,20 @@ using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>
 // ---------------------------------------------------------------------------
 // Free functions of rbac.h.
 
+Result<LabelSelectorTerms> LabelSelectorTermsFromJson(const json& object, std::string_view path) {
+  LabelSelectorTerms s;
+  ASSIGN_OR_RETURN(s.match_labels, ReadStringMap(object, "matchLabels", path));
+  ASSIGN_OR_RETURN(const json* expressions, ReadObjectList(object, "matchExpressions", path));
+  if (expressions != nullptr) {
+    for (size_t i = 0; i < expressions->size(); ++i) {
+      ASSIGN_OR_RETURN(LabelRequirement r,
+                       LabelRequirementFromJson((*expressions)[i], fmt::format("{}.matchExpressions[{}]", path, i)));
+      s.match_expressions.push_back(std::move(r));
+    }
+  }
+  return s;
+}
+
 bool LabelSelectorTerms::Matches(const std::map<std::string, std::string>& labels) const {
   for (const auto& [key, value] : match_labels) {
     auto it = labels.find(key);
@@ -604,7 +604,7 @@ Result<RbacRole> RbacRoleFromJson(const nlohmann::json& object) {
     role.aggregation.emplace();
     if (*selectors != nullptr) {
       for (size_t i = 0; i < (*selectors)->size(); ++i) {
-        auto s = LabelSelectorFromJson((**selectors)[i], fmt::format("aggregationRule.clusterRoleSelectors[{}]", i));
+        auto s = LabelSelectorTermsFromJson((**selectors)[i], fmt::format("aggregationRule.clusterRoleSelectors[{}]", i));
         if (!s) return Err(s.error().WithContext(context));
         role.aggregation->push_back(std::move(*s));
       }

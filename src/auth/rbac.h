@@ -91,6 +91,8 @@ struct LabelSelectorTerms {
   bool Matches(const std::map<std::string, std::string>& labels) const;
   friend bool operator==(const LabelSelectorTerms&, const LabelSelectorTerms&) = default;
 };
+// A metav1.LabelSelector as JSON; InvalidArgument naming the field under `path`.
+Result<LabelSelectorTerms> LabelSelectorTermsFromJson(const nlohmann::json& object, std::string_view path);
 
 // A Role (ns set) or a ClusterRole (ns empty).
 struct RbacRole {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "domain/budget.h"
 #include "domain/labels.h"
 #include "domain/resources.h"
 
@@ -28,6 +29,7 @@ struct Namespace {
   std::string name;
   Labels labels;
   std::vector<ResourceQuota> quotas;
+  std::vector<NamespaceBudget> budgets;  // tessera.dev/v1 Budgets, checked at admission (domain/budget.h)
 };
 
 }  // namespace tessera

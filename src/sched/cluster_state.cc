@@ -7,6 +7,9 @@ namespace tessera {
 ClusterState::ClusterState(const ClusterSnapshot& snapshot, const SchedulerConfig& config)
     : snapshot_(snapshot), capacity_(snapshot), quota_(snapshot, config) {
   namespaces_.resize(snapshot.namespaces.size());
+  for (size_t ns = 0; ns < snapshot.namespaces.size(); ++ns) {
+    namespaces_[ns].budgets.resize(snapshot.namespaces[ns].budgets.size());
+  }
   for (const Workload& w : snapshot.workloads) {
     if (!w.admission || !w.ns.valid()) continue;
     NamespaceUsage& u = namespaces_[w.ns.value()];
@@ -41,6 +44,45 @@ void ClusterState::AddNamespace(int32_t ns, const Resources& requests, const Res
   log_.push_back(Op{.kind = OpKind::kNamespace, .a = ns, .r1 = requests, .r2 = limits});
 }
 
+void ClusterState::AddBudget(int32_t ns, const std::vector<BudgetCharge>& charges) {
+  for (size_t b = 0; b < charges.size(); ++b) {
+    if (charges[b].gpu_milli_seconds == 0 && charges[b].cost_micro == 0) continue;
+    namespaces_[ns].budgets[b].gpu_milli_seconds += charges[b].gpu_milli_seconds;
+    namespaces_[ns].budgets[b].cost_micro += charges[b].cost_micro;
+    log_.push_back(Op{.kind = OpKind::kBudget,
+                      .a = ns,
+                      .b = static_cast<int32_t>(b),
+                      .x = charges[b].gpu_milli_seconds,
+                      .y = charges[b].cost_micro});
+  }
+}
+
+bool ClusterState::BudgetFits(int32_t ns, const std::vector<BudgetCharge>& charges, PendingReason* why) const {
+  const Namespace& n = snapshot_.namespaces[ns];
+  for (size_t b = 0; b < n.budgets.size() && b < charges.size(); ++b) {
+    const NamespaceBudget& budget = n.budgets[b];
+    const BudgetCharge& added = namespaces_[ns].budgets[b];
+    const auto check = [&](const std::optional<int64_t>& limit, int64_t used, int64_t add, bool cost) {
+      if (!limit || add <= 0 || used + add <= *limit) return true;
+      if (why != nullptr) {
+        why->code = PendingCode::kBudget;
+        why->budget = static_cast<int32_t>(b);
+        why->budget_cost = cost;
+        why->used = used;
+        why->hard = *limit;
+        why->requested = add;
+      }
+      return false;
+    };
+    if (!check(budget.limit_cost_micro, budget.used_cost_micro + added.cost_micro, charges[b].cost_micro, true) ||
+        !check(budget.limit_gpu_milli_seconds, budget.used_gpu_milli_seconds + added.gpu_milli_seconds,
+               charges[b].gpu_milli_seconds, false)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void ClusterState::Undo(const Op& op) {
   switch (op.kind) {
     case OpKind::kDevice: capacity_.TakeDevice(op.a, -op.x); break;
@@ -49,6 +91,10 @@ void ClusterState::Undo(const Op& op) {
     case OpKind::kNamespace:
       namespaces_[op.a].requests -= op.r1;
       namespaces_[op.a].limits -= op.r2;
+      break;
+    case OpKind::kBudget:
+      namespaces_[op.a].budgets[op.b].gpu_milli_seconds -= op.x;
+      namespaces_[op.a].budgets[op.b].cost_micro -= op.y;
       break;
   }
 }

@@ -40,8 +40,20 @@ class ClusterState {
   // On false fills the namespace fields of `why`.
   bool NamespaceFits(int32_t ns, const Resources& requests, const Resources& limits, PendingReason* why) const;
 
+  // A workload's charge against one of its namespace's budgets (the same
+  // order as Namespace::budgets): GPU time and money within that budget's period.
+  struct BudgetCharge {
+    int64_t gpu_milli_seconds = 0;
+    int64_t cost_micro = 0;
+  };
+  // True when the charges fit every budget of the namespace (what its snapshot
+  // says was used, plus this cycle's admissions). A charge of zero always fits,
+  // even over a budget already spent. On false fills the budget fields of `why`.
+  bool BudgetFits(int32_t ns, const std::vector<BudgetCharge>& charges, PendingReason* why) const;
+  void AddBudget(int32_t ns, const std::vector<BudgetCharge>& charges);
+
  private:
-  enum class OpKind : uint8_t { kDevice, kNode, kQuota, kNamespace };
+  enum class OpKind : uint8_t { kDevice, kNode, kQuota, kNamespace, kBudget };
   struct Op {
     OpKind kind;
     int32_t a = 0;
@@ -56,6 +68,7 @@ class ClusterState {
   struct NamespaceUsage {
     Resources requests;
     Resources limits;
+    std::vector<BudgetCharge> budgets;  // added this cycle, per Namespace::budgets
   };
 
   const ClusterSnapshot& snapshot_;

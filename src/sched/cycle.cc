@@ -91,6 +91,7 @@ class Cycle {
   // Admission attempts. On success the admission's usage stays applied.
   std::optional<Admission> TryAdmit(int32_t w, int32_t cq, int32_t only_flavor, PendingReason* why);
   bool FitsNow(int32_t w, int32_t cq, int32_t flavor);  // tries and rolls back
+  std::vector<ClusterState::BudgetCharge> BudgetCharges(const Workload& wl, const Admission& admission) const;
 
   bool TryPreempt(const Entry& e, int32_t cq, PendingReason* why);
   std::vector<Candidate> Candidates(int32_t w, int32_t cq, int32_t flavor) const;
@@ -352,8 +353,39 @@ std::optional<Admission> Cycle::TryAdmit(int32_t w, int32_t cq, int32_t only_fla
       return std::nullopt;
     }
     state_.AddNamespace(wl.ns.value(), requests, limits);
+    if (!snap_.namespaces[wl.ns.value()].budgets.empty()) {
+      const std::vector<ClusterState::BudgetCharge> charges = BudgetCharges(wl, admission);
+      if (!state_.BudgetFits(wl.ns.value(), charges, why)) {
+        state_.Rollback(cp);
+        return std::nullopt;
+      }
+      state_.AddBudget(wl.ns.value(), charges);
+    }
   }
   return admission;
+}
+
+// What the admission would cost each budget of the workload's namespace: its
+// GPUs, in the flavor each pod set was placed in, from now until its run-time
+// limit or the budget period's end, whichever comes first (work without a
+// limit is counted to the period's end: it may run that long).
+std::vector<ClusterState::BudgetCharge> Cycle::BudgetCharges(const Workload& wl, const Admission& admission) const {
+  const Namespace& n = snap_.namespaces[wl.ns.value()];
+  std::vector<ClusterState::BudgetCharge> charges(n.budgets.size());
+  for (size_t b = 0; b < n.budgets.size(); ++b) {
+    const NamespaceBudget& budget = n.budgets[b];
+    const Duration to_end = budget.period_end - now_;
+    const int64_t seconds = std::max<int64_t>(0, (wl.max_run.infinite() ? to_end : std::min(wl.max_run, to_end)).seconds());
+    for (size_t p = 0; p < admission.pod_sets.size(); ++p) {
+      const PodSetAssignment& psa = admission.pod_sets[p];
+      int64_t gpu_milli = 0;
+      for (const PodPlacement& pod : psa.pods) gpu_milli += PodCharge(wl.pod_sets[p], pod).gpu();
+      const int64_t price = psa.flavor.valid() ? snap_.flavor(psa.flavor).price_micro_per_gpu_hour : 0;
+      charges[b].gpu_milli_seconds += gpu_milli * seconds;
+      charges[b].cost_micro += GpuCostMicro(gpu_milli, seconds, price);
+    }
+  }
+  return charges;
 }
 
 bool Cycle::FitsNow(int32_t w, int32_t cq, int32_t flavor) {

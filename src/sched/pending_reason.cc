@@ -9,6 +9,12 @@
 namespace tessera {
 namespace {
 
+// Milli-GPU-seconds as GPU-hours, to a tenth ("12.5").
+std::string FormatGpuHours(int64_t milli_gpu_seconds) {
+  const int64_t tenths = (milli_gpu_seconds + 359'999) / 360'000;
+  return fmt::format("{}.{}", tenths / 10, tenths % 10);
+}
+
 std::string Gpus(int64_t milli) {
   const std::string n = FormatMilliDecimal(milli);
   return milli == 1000 ? n + " GPU" : n + " GPUs";
@@ -122,6 +128,7 @@ std::string_view PendingReasonName(PendingCode code) {
     case PendingCode::kReservedForOther: return "CapacityReserved";
     case PendingCode::kBlockedByStrictFIFO: return "BlockedByQueueHead";
     case PendingCode::kWaitingForPreemption: return "Preempting";
+    case PendingCode::kBudget: return "BudgetExceeded";
   }
   return "Pending";
 }
@@ -167,6 +174,20 @@ std::string DescribePending(const ClusterSnapshot& s, WorkloadId id, const Pendi
                         "admin to raise the ceiling",
                         w.namespace_name, quota, res, FormatAmount(r.resource, r.used), FormatAmount(r.resource, r.hard),
                         FormatAmount(r.resource, r.requested));
+      break;
+    }
+    case PendingCode::kBudget: {
+      const Namespace& ns = s.namespaces[w.ns.value()];
+      const NamespaceBudget* b = r.budget >= 0 ? &ns.budgets[r.budget] : nullptr;
+      auto amount = [&](int64_t v) {
+        return r.budget_cost ? FormatMoney(v) : fmt::format("{} GPU-hours", FormatGpuHours(v));
+      };
+      out = fmt::format(
+          "{} has used {} of {} {} (Budget {}, counting admitted work to its run-time limit); this workload could add "
+          "{}{}; a larger budget, fewer GPUs or a shorter activeDeadlineSeconds would admit it",
+          w.namespace_name, amount(r.used), amount(r.hard), b ? BudgetPeriodText(b->period) : "this period",
+          b ? b->name : "?", amount(r.requested),
+          w.max_run.infinite() ? " (it has no run-time limit, so it is counted to the period's end)" : "");
       break;
     }
     case PendingCode::kBlockedByStrictFIFO:

@@ -27,6 +27,7 @@ enum class PendingCode : uint8_t {
   kReservedForOther,       // fits only on resources reserved for an earlier workload
   kBlockedByStrictFIFO,    // StrictFIFO: waits behind the head of its queue
   kWaitingForPreemption,   // victims chosen; waits for them to release their resources
+  kBudget,                 // its namespace's Budget for the period would be exceeded
 };
 
 // Why placement failed on a flavor's nodes.
@@ -71,8 +72,10 @@ struct FlavorAttempt {
 struct PendingReason {
   PendingCode code = PendingCode::kNoCapacity;
   std::vector<FlavorAttempt> flavors;  // in the order tried, for quota/capacity codes
-  // kNamespaceQuota.
+  // kNamespaceQuota (and kBudget: used, hard and requested are its GPU time or money).
   int32_t resource_quota = -1;  // index in Namespace::quotas
+  int32_t budget = -1;          // kBudget: index in Namespace::budgets
+  bool budget_cost = false;     // kBudget: money (else GPU time) is what is short
   ResourceKind resource = ResourceKind::kGpu;
   bool limits = false;  // the limits.* ceiling rather than requests.*
   int64_t used = 0, hard = 0, requested = 0;
@@ -89,6 +92,7 @@ struct PendingReason {
   // cycle; a caller comparing two cycles' reasons compares the blockers' keys.
   bool SameCause(const PendingReason& other) const {
     return code == other.code && flavors == other.flavors && resource_quota == other.resource_quota &&
+           budget == other.budget && budget_cost == other.budget_cost &&
            resource == other.resource && limits == other.limits && used == other.used && hard == other.hard &&
            requested == other.requested && victims == other.victims && preemption_never == other.preemption_never &&
            no_victims == other.no_victims;

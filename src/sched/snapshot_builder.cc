@@ -48,6 +48,10 @@ void SnapshotBuilder::AddResourceQuota(const std::string& ns, ResourceQuota quot
   snapshot_.namespaces[Namespace(ns).value()].quotas.push_back(std::move(quota));
 }
 
+void SnapshotBuilder::AddBudget(const std::string& ns, NamespaceBudget budget) {
+  snapshot_.namespaces[Namespace(ns).value()].budgets.push_back(std::move(budget));
+}
+
 LocalQueueId SnapshotBuilder::AddLocalQueue(const std::string& ns, const std::string& name,
                                             const std::string& cluster_queue) {
   const auto id = static_cast<int32_t>(snapshot_.local_queues.size());

@@ -21,6 +21,7 @@ class SnapshotBuilder {
   // The namespace of that name, created (without quotas) on first use.
   NamespaceId Namespace(const std::string& name);
   void AddResourceQuota(const std::string& ns, ResourceQuota quota);
+  void AddBudget(const std::string& ns, NamespaceBudget budget);
   // Resolved against ClusterQueues at Build(), so order does not matter.
   LocalQueueId AddLocalQueue(const std::string& ns, const std::string& name, const std::string& cluster_queue);
   // Resolves w.namespace_name and w.local_queue_name at Build().

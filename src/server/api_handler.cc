@@ -13,6 +13,7 @@
 #include "api/validation.h"
 #include "common/time_format.h"
 #include "common/uuid.h"
+#include "server/approval_handler.h"
 #include "server/auth_endpoints.h"
 #include "server/list_paging.h"
 #include "server/metrics_registry.h"
@@ -84,6 +85,7 @@ bool ServesSubresource(const KindInfo& kind, std::string_view subresource) {
   if (subresource == "status") return kind.stored;
   if (subresource == "log") return kind.store_key == "/Pod";
   if (subresource == "token") return kind.store_key == "/ServiceAccount" || kind.store_key == "/Node";
+  if (subresource == "approval") return kind.store_key == "tessera.dev/ApprovalRequest";
   return false;
 }
 
@@ -193,7 +195,8 @@ HttpResponse ApiHandler::Handle(const HttpRequest& req) {
     r.headers.emplace_back("Retry-After", "1");
     return Finish(call, std::move(r), /*refused=*/true);
   }
-  NodeRequestFacts facts{.field_selector = req.Query("fieldSelector")};
+  const std::string field_selector = req.Query("fieldSelector");  // the facts hold views into it
+  NodeRequestFacts facts{.field_selector = field_selector};
   std::string body_name;
   if (call.info.verb == "create" && call.user.InGroup(kGroupNodes)) {
     body_name = NameInBody(req.body);
@@ -336,6 +339,18 @@ HttpResponse ApiHandler::Dispatch(Call& call) {
     if (key == "/Node") return AnswerNodeToken(*security_.issuer, r, req, call.received);
     return AnswerServiceAccountToken(store_, *security_.issuer, r, req,
                                       call.decision.only_bound_to_node ? call.decision.node : "", call.received);
+  }
+  if (r.subresource == "approval") {
+    if (req.method != "PUT" && req.method != "PATCH") {
+      return StatusResponse(405, "MethodNotAllowed", "approvals are given with PUT or PATCH (tessera approve NAME)");
+    }
+    std::string decision;
+    HttpResponse answer = AnswerApproval(store_, call.user, r, req, call.received, &decision);
+    if (answer.status == 200) {
+      call.audit_annotations.emplace_back("tessera.dev/approval", decision);
+      Written();
+    }
+    return answer;
   }
   if (req.method == "GET") {
     if (!r.name.empty()) return Get(call);

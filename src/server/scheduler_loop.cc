@@ -19,6 +19,8 @@
 #include "sched/pending_reason.h"
 #include "sched/snapshot_builder.h"
 #include "sched/workload_usage.h"
+#include "server/approval_controller.h"
+#include "server/budget_controller.h"
 #include "server/cluster_gauges.h"
 #include "server/job_controller.h"
 #include "server/namespace_controller.h"
@@ -51,7 +53,10 @@ const std::vector<std::string>& CachedKinds() {
                                               "scheduling.k8s.io/PriorityClass",
                                               kLeaseKind,
                                               kUsageRecordKind,
-                                              kServiceAccountKind};
+                                              kServiceAccountKind,
+                                              kBudgetKind,
+                                              kApprovalPolicyKind,
+                                              kApprovalRequestKind};
   return kinds;
 }
 
@@ -82,7 +87,8 @@ constexpr const char* kCycleDurationMetric = "tessera_scheduling_cycle_duration_
 constexpr const char* kAdmissionWaitMetric = "tessera_admission_wait_seconds";
 constexpr const char* kEventsDroppedMetric = "tessera_events_dropped_total";
 
-PassInput BuildSnapshot(const ObjectCache& cache, ConvertedWorkloads& converted) {
+PassInput BuildSnapshot(const ObjectCache& cache, ConvertedWorkloads& converted, const ApprovalController& approvals,
+                        const BudgetController& budgets) {
   SnapshotBuilder b;
   // What a workload's conversion depends on besides the workload: the ids of
   // the names it resolves (given in the order added) and the priority classes.
@@ -117,6 +123,9 @@ PassInput BuildSnapshot(const ObjectCache& cache, ConvertedWorkloads& converted)
   for (const auto& [unused, q] : cache.Of("/ResourceQuota")) {
     if (auto rq = ResourceQuotaFromJson(q.object)) b.AddResourceQuota(q.key.ns, std::move(*rq));
   }
+  for (const auto& [ns, list] : budgets.budgets()) {
+    for (const NamespaceBudget& budget : list) b.AddBudget(ns, budget);
+  }
   context += '\n';
   std::map<std::string, PriorityClass, std::less<>> classes;
   const PriorityClass* default_class = nullptr;
@@ -138,6 +147,8 @@ PassInput BuildSnapshot(const ObjectCache& cache, ConvertedWorkloads& converted)
     const StoredObject& w = *active;
     // Suspended (spec.active false): not to be admitted until resumed.
     if (WorkloadInactive(w.object) && !w.object["status"].contains("admission")) continue;
+    // Waiting for an approval: outside the queue, holding nothing.
+    if (approvals.Gated(w)) continue;
     auto [entry, fresh] = converted.by_key.try_emplace(&w);
     if (fresh || entry->second.revision != w.revision) {
       auto wl = WorkloadFromJson(
@@ -235,7 +246,8 @@ SchedulerLoop::SchedulerLoop(Store& store, SchedulerConfig config, Clock clock, 
       cache_(store, CachedKinds(), SettledTests()),
       pods_by_workload_(cache_),
       workload_subsets_(cache_),
-      events_("tessera-scheduler") {}
+      events_("tessera-scheduler"),
+      budgets_(std::make_unique<BudgetController>(cache_)) {}
 
 SchedulerLoop::~SchedulerLoop() { Stop(); }
 
@@ -479,7 +491,13 @@ Status SchedulerLoop::RunOnce() {
   writer.Flush();
 
   // 3. The snapshot; 4. decide.
-  const PassInput in = BuildSnapshot(cache_, converted_);
+  // 2b. Approval gates and budgets, which decide what the core may admit.
+  approvals_.Reconcile(cache_, now, writer, events_);
+  writer.Flush();
+  budgets_->Reconcile(cache_, now, writer);
+  writer.Flush();
+
+  const PassInput in = BuildSnapshot(cache_, converted_, approvals_, *budgets_);
   const ClusterSnapshot& snapshot = in.snapshot;
   const auto cycle_start = std::chrono::steady_clock::now();
   const Plan plan = RunCycle(snapshot, config_, now);
@@ -556,6 +574,7 @@ Status SchedulerLoop::RunOnce() {
   }
 
   std::vector<GaugeFamily> gauges = ClusterGauges(snapshot, plan, now, usage);
+  gauges.push_back(budgets_->Gauge());
   {
     std::lock_guard lock(mu_);
     gauges_ = std::move(gauges);

@@ -2,9 +2,12 @@
 // decisions into stored objects (DESIGN.md sections 3 and 5).
 //
 // One pass (RunOnce):
+//   0. Every namespace gets its default ServiceAccount and uid range.
 //   1. Jobs (batch/v1, Volcano) without a Workload get one (the job controller);
 //      Workloads whose Job is gone are deleted with their Pods.
-//   2. Evicted Workloads whose Pods are all gone go back to their queue.
+//   2. Evicted Workloads whose Pods are all gone go back to their queue; then
+//      approval gates (workloads that need one wait outside the snapshot) and
+//      budgets (what each namespace has used this period, for the core).
 //   3. A ClusterSnapshot is built from the ObjectCache (the store's objects,
 //      kept current from its event log, so a pass costs what changed): nodes, flavors, queues,
 //      namespaces with their ResourceQuotas, priority classes, workloads.
@@ -36,7 +39,9 @@
 #include "sched/config.h"
 #include "sched/plan.h"
 #include "sched/snapshot.h"
+#include "server/approval_controller.h"
 #include "server/batched_writer.h"
+#include "server/budget_controller.h"
 #include "server/event_recorder.h"
 #include "server/job_controller.h"
 #include "server/metrics_registry.h"
@@ -94,6 +99,9 @@ class SchedulerLoop {
   void SetMetrics(MetricsRegistry* registry);
   // The cluster as the last pass left it, as gauges (cluster_gauges.h).
   std::vector<GaugeFamily> Gauges() const;
+  // Who may approve in a namespace, for the messages of workloads waiting for
+  // approval (approval_controller.h). Call before Start.
+  void SetApprovers(ApprovalController::Approvers approvers) { approvals_.SetApprovers(std::move(approvers)); }
 
  private:
   void Run();
@@ -117,6 +125,8 @@ class SchedulerLoop {
   WorkloadSubsets workload_subsets_;  // the admitted and suspended Workloads, for the controllers
   JobController jobs_;
   EventRecorder events_;
+  ApprovalController approvals_;
+  std::unique_ptr<BudgetController> budgets_;  // observes cache_
   int64_t events_dropped_reported_ = 0;  // to the metrics registry
   // What the last rendering of a pending workload's message was made from, by
   // the cache's object (as ConvertedWorkloads: the revision tells a new object

@@ -223,6 +223,20 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   p.scheduler = std::make_unique<SchedulerLoop>(*p.store, SchedulerConfig{}, SystemNow, [watches] { watches->Notify(); });
   SchedulerLoop* scheduler = p.scheduler.get();
   p.api->OnWrite([scheduler] { scheduler->Kick(); });
+  // Who may approve in a namespace: whom RBAC lets update approvalrequests/approval there.
+  p.scheduler->SetApprovers([auth](const std::string& ns) {
+    std::vector<std::string> out;
+    const RbacAttributes approve{.verb = "update", .api_group = "tessera.dev", .resource = "approvalrequests",
+                                 .subresource = "approval", .ns = ns};
+    for (const RbacSubject& s : auth->rbac().SubjectsAllowed(approve)) {
+      const char* kind = s.kind == RbacSubject::Kind::kUser    ? "user"
+                         : s.kind == RbacSubject::Kind::kGroup ? "group"
+                                                               : "serviceaccount";
+      out.push_back(s.kind == RbacSubject::Kind::kServiceAccount ? fmt::format("{} {}/{}", kind, s.ns, s.name)
+                                                                  : fmt::format("{} {}", kind, s.name));
+    }
+    return out;
+  });
   p.scheduler->SetMetrics(&p.metrics);
   MetricsRegistry* metrics = &p.metrics;
   p.api->SetMetrics([metrics, scheduler] { return metrics->Render(scheduler->Gauges()); }, options.metrics_need_token);

@@ -303,6 +303,10 @@ Status Runner::Line(const std::vector<std::string>& words, const std::string& ra
     ResourceFlavor f{.name = words[1]};
     ASSIGN_OR_RETURN(f.node_labels, ParseLabels(o.Get("labels")));
     ASSIGN_OR_RETURN(f.tolerations, ParseTolerations(o.Get("tolerations")));
+    if (o.Has("price")) {
+      ASSIGN_OR_RETURN(int64_t milli, ParseMilli(o.Get("price")));
+      f.price_micro_per_gpu_hour = milli * 1000;
+    }
     RETURN_IF_ERROR(AllUsed(o));
     snap_.flavors.push_back(std::move(f));
   } else if (cmd == "node") {
@@ -434,6 +438,48 @@ Status Runner::Line(const std::vector<std::string>& words, const std::string& ra
       *it = rq;
     } else {
       quotas.push_back(rq);
+    }
+  } else if (cmd == "budget") {
+    // budget NS/NAME end=SECONDS [period=day|week|month] [cost=DOLLARS] [gpuhours=H] [usedcost=DOLLARS] [usedgpuhours=H]
+    RETURN_IF_ERROR(need(2));
+    const auto slash = words[1].find('/');
+    if (slash == std::string::npos) return Status::InvalidArgument("budget: expected NS/NAME");
+    const int32_t ns = NamespaceIndex(words[1].substr(0, slash));
+    Options o = ParseOptions(words, 2);
+    NamespaceBudget b{.name = words[1].substr(slash + 1)};
+    const std::string period = o.Has("period") ? o.Get("period") : "month";
+    if (period == "day") {
+      b.period = BudgetPeriod::kDay;
+    } else if (period == "week") {
+      b.period = BudgetPeriod::kWeek;
+    } else if (period != "month") {
+      return Status::InvalidArgument(fmt::format("budget: period {}: day, week or month", period));
+    }
+    ASSIGN_OR_RETURN(int64_t end, ParseInt(o.Get("end")));
+    b.period_end = Timestamp::FromSeconds(end);
+    auto money = [&](const char* key) -> Result<std::optional<int64_t>> {
+      if (!o.Has(key)) return std::optional<int64_t>();
+      ASSIGN_OR_RETURN(int64_t milli, ParseMilli(o.Get(key)));
+      return std::optional<int64_t>(milli * 1000);
+    };
+    auto hours = [&](const char* key) -> Result<std::optional<int64_t>> {
+      if (!o.Has(key)) return std::optional<int64_t>();
+      ASSIGN_OR_RETURN(int64_t milli, ParseMilli(o.Get(key)));  // thousandths of a GPU-hour
+      return std::optional<int64_t>(milli * 3600);              // milli-GPU-seconds
+    };
+    ASSIGN_OR_RETURN(b.limit_cost_micro, money("cost"));
+    ASSIGN_OR_RETURN(b.limit_gpu_milli_seconds, hours("gpuhours"));
+    ASSIGN_OR_RETURN(auto used_cost, money("usedcost"));
+    ASSIGN_OR_RETURN(auto used_hours, hours("usedgpuhours"));
+    b.used_cost_micro = used_cost.value_or(0);
+    b.used_gpu_milli_seconds = used_hours.value_or(0);
+    RETURN_IF_ERROR(AllUsed(o));
+    auto& budgets = snap_.namespaces[ns].budgets;
+    auto it = std::find_if(budgets.begin(), budgets.end(), [&](const NamespaceBudget& x) { return x.name == b.name; });
+    if (it != budgets.end()) {
+      *it = b;
+    } else {
+      budgets.push_back(b);
     }
   } else if (cmd == "priorityclass") {
     RETURN_IF_ERROR(need(3));

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/convert.h"
 #include "auth/jwt.h"
 #include "auth/service_account_tokens.h"
 #include "client/api_client.h"
@@ -125,12 +126,17 @@ class MakePod {
     status_ = std::move(status);
     return *this;
   }
+  MakePod& ServiceAccount(std::string name) {
+    service_account_ = std::move(name);
+    return *this;
+  }
   json Build() const {
     json pod{{"apiVersion", "v1"},
              {"kind", "Pod"},
              {"metadata", {{"name", name_}}},
              {"spec", {{"containers", json::array({{{"name", "main"}, {"command", {"true"}}}})}}}};
     if (!node_.empty()) pod["spec"]["nodeName"] = node_;
+    if (!service_account_.empty()) pod["spec"]["serviceAccountName"] = service_account_;
     if (!status_.is_null()) pod["status"] = status_;
     return pod;
   }
@@ -138,6 +144,7 @@ class MakePod {
  private:
   std::string name_;
   std::string node_;
+  std::string service_account_;
   json status_;
 };
 
@@ -367,6 +374,20 @@ TEST_F(AuthenticationTest, RewrittenTokenFileAddsAndRemovesUsersWithinTwoSeconds
   EXPECT_EQ(WhoAmIStatus(kAlice.token), 201);  // users kept in the new file stay
 }
 
+TEST_F(AuthenticationTest, TokenFileThatBecomesMalformedKeepsTheLastGoodUsers) {
+  // The admin saves a broken file (a line of two columns) that would also
+  // drop bob: the server keeps the users it read before, bob included, and
+  // the broken line's token is nobody's.
+  ASSERT_NO_FATAL_FAILURE(Start());
+  WriteTextFile(token_file_, CsvLine(kAlice) + "broken-tok-77a1e0c9,mallory\n");
+  // Two re-reads' worth (the file is looked at at most once a second).
+  std::this_thread::sleep_for(milliseconds(2200));
+  EXPECT_EQ(WhoAmIStatus(kAlice.token), 201);
+  EXPECT_EQ(WhoAmIStatus(kBob.token), 201) << "bob was in the last good file";
+  EXPECT_EQ(WhoAmIStatus(kCarol.token), 201);
+  EXPECT_EQ(WhoAmIStatus("broken-tok-77a1e0c9"), 401);
+}
+
 TEST_F(AuthenticationTest, MalformedTokenFileStopsTheServerNamingTheLine) {
   // A token line needs at least three columns (token, user name, uid); the
   // bad line has two. The server does not start, and says which file and
@@ -566,6 +587,24 @@ TEST_F(AuthenticationTest, PodBoundTokenStopsWorkingWhenThePodIsDeleted) {
   EXPECT_EQ(WhoAmIStatus(IssueToken("default", "ci")), 201);
 }
 
+TEST_F(AuthenticationTest, TokenCannotBeBoundToAPodOfAnotherServiceAccount) {
+  // Pod "runner" runs as ServiceAccount "default" (it names none); a token of
+  // ServiceAccount "ci" bound to it would claim a pod that is not ci's.
+  // kube-apiserver refuses this TokenRequest with 400: "cannot bind token for
+  // serviceaccount "ci" to pod running with different serviceaccount name."
+  // A pod that does run as ci may have ci's token bound to it.
+  ASSERT_NO_FATAL_FAILURE(Start());
+  CreateServiceAccount("default", "ci");
+  Create("/api/v1/namespaces/default/pods", MakePod("runner").Build());
+  Create("/api/v1/namespaces/default/pods", MakePod("ci-runner").ServiceAccount("ci").Build());
+  ApiResponse other = RequestToken("default", "ci", json{{"boundObjectRef", {{"kind", "Pod"}, {"name", "runner"}}}});
+  EXPECT_TRUE(other.status == 400 || other.status == 422)
+      << "a token of ci bound to a pod running as default: " << other.status << " " << other.body;
+  EXPECT_TRUE(Text(Body(other), {"status", "token"}).empty()) << other.body;
+  ApiResponse own = RequestToken("default", "ci", json{{"boundObjectRef", {{"kind", "Pod"}, {"name", "ci-runner"}}}});
+  EXPECT_EQ(own.status, 201) << own.body;
+}
+
 // ---------------------------------------------------------------------------
 // What every namespace gets.
 
@@ -634,6 +673,29 @@ TEST_F(AuthenticationTest, NonAdminPatchCannotDropOrChangeTheUidRange) {
   EXPECT_EQ(UidRangeOf(Get("/api/v1/namespaces/team-a")), range);
 }
 
+TEST_F(AuthenticationTest, NonAdminNamespaceCreateCannotChooseItsUidRange) {
+  // carol may create namespaces (a ClusterRole and binding). Her namespace
+  // asks for default's block of uids: were it kept, her pods would run as
+  // default's uids and read their files. The server gives her namespace a
+  // block of its own instead, as it does when an update names another.
+  ASSERT_NO_FATAL_FAILURE(Start());
+  ApiClient admin(server_->url(), AdminToken());
+  const std::string taken =
+      UidRangeOf(WaitForObject(admin, "/api/v1/namespaces/default", [](const json& o) { return !UidRangeOf(o).empty(); }));
+  ASSERT_FALSE(taken.empty());
+  GrantClusterWide("carol", "namespaces", {"create", "get"});
+  ApiResponse r = Send(kCarol.token, "POST", "/api/v1/namespaces",
+                       json{{"apiVersion", "v1"},
+                            {"kind", "Namespace"},
+                            {"metadata", {{"name", "team-x"}, {"annotations", {{std::string(kUidRangeAnnotation), taken}}}}}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_NE(UidRangeOf(Body(r)), taken) << "a non-admin's create chose another namespace's uids: " << r.body;
+  const json ns = WaitForObject(
+      admin, "/api/v1/namespaces/team-x", [&](const json& o) { return !UidRangeOf(o).empty() && UidRangeOf(o) != taken; },
+      seconds(5));
+  EXPECT_NE(UidRangeOf(ns), taken) << "team-x shares default's uid block";
+}
+
 TEST_F(AuthenticationTest, AdminMayChangeTheUidRange) {
   // The admin (system:masters) moves team-a to a block of its choosing.
   ASSERT_NO_FATAL_FAILURE(Start());
@@ -697,6 +759,25 @@ TEST_F(AuthenticationTest, UpdateAndPatchCannotChangeOrRemoveCreatedBy) {
   EXPECT_EQ(CreatedByOf(Get(path)), "alice");
 }
 
+TEST_F(AuthenticationTest, UpdateCannotAddCreatedByToAnObjectTheServerMade) {
+  // Namespace "default" is made by the server at first start, by no user: a
+  // patch or PUT that names a creator leaves it without one.
+  ASSERT_NO_FATAL_FAILURE(Start());
+  GrantClusterWide("carol", "namespaces", {"get", "update", "patch"});
+  ASSERT_EQ(CreatedByOf(Get("/api/v1/namespaces/default")), "");
+  const std::string key(kCreatedByAnnotation);
+  ApiResponse patched = Send(kCarol.token, "PATCH", "/api/v1/namespaces/default",
+                             json{{"metadata", {{"annotations", {{key, "carol"}}}}}}, kMergePatch);
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  EXPECT_EQ(CreatedByOf(Body(patched)), "") << patched.body;
+  json ns = Get("/api/v1/namespaces/default");
+  ns["metadata"].erase("resourceVersion");
+  ns["metadata"]["annotations"][key] = "carol";
+  ApiResponse put = Send(kCarol.token, "PUT", "/api/v1/namespaces/default", ns);
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_EQ(CreatedByOf(Body(put)), "") << put.body;
+}
+
 TEST_F(AuthenticationTest, WorkloadOfAJobCarriesTheJobsCreatedBy) {
   // The job controller makes Workload job-train for alice's Job "train".
   ASSERT_NO_FATAL_FAILURE(Start());
@@ -730,6 +811,23 @@ TEST_F(AuthenticationTest, MergePatchOfAPodItselfKeepsItsStoredStatus) {
   EXPECT_EQ(Field(after, {"status"}), before) << "the patch's status must be ignored";
 }
 
+TEST_F(AuthenticationTest, PutOfAPodItselfKeepsItsStoredStatus) {
+  // The same through PUT: the body's status is ignored, its label applied.
+  ASSERT_NO_FATAL_FAILURE(Start());
+  Create("/api/v1/namespaces/default/pods",
+         MakePod("p").NodeName("n1").Status({{"phase", "Pending"}, {"message", "as made"}}).Build());
+  const std::string path = "/api/v1/namespaces/default/pods/p";
+  json pod = Get(path);
+  const json before = Field(pod, {"status"});
+  pod["metadata"]["labels"]["put"] = "yes";
+  pod["status"] = {{"phase", "Running"}, {"message", "forged"}};
+  ApiResponse r = AsAdmin("PUT", path, pod);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json after = Get(path);
+  EXPECT_EQ(Text(after, {"metadata", "labels", "put"}), "yes");
+  EXPECT_EQ(Field(after, {"status"}), before) << "the PUT's status must be ignored";
+}
+
 TEST_F(AuthenticationTest, MergePatchThroughStatusChangesTheStatus) {
   // The same patch to /status writes status (and only status).
   ASSERT_NO_FATAL_FAILURE(Start());
@@ -760,6 +858,32 @@ TEST_F(AuthenticationTest, NonAdminPodWithNodeNameIsForbidden) {
   EXPECT_EQ(r.status, 422) << r.body;
   EXPECT_EQ(Body(r).value("message", "").rfind("spec.nodeName: Forbidden", 0), 0u) << r.body;
   EXPECT_EQ(AsAdmin("GET", "/api/v1/namespaces/default/pods/p").status, 404) << "nothing is stored";
+}
+
+TEST_F(AuthenticationTest, NonAdminCannotBindTheirPodToANodeByPatchOrPut) {
+  // bob may create, patch and update pods in default. His pods, created
+  // without a node, must not get one by a later write either: that would run
+  // them at once on n1, past queues and quota, just as a create with
+  // spec.nodeName would (only the scheduler binds pods). One pod tries a
+  // merge patch, the other a PUT.
+  ASSERT_NO_FATAL_FAILURE(Start());
+  GrantInNamespace("bob", "default", "pods", {"create", "get", "patch", "update"});
+  for (const char* name : {"by-patch", "by-put"}) {
+    ASSERT_EQ(Send(kBob.token, "POST", "/api/v1/namespaces/default/pods", MakePod(name).Build()).status, 201);
+  }
+  const std::string by_patch = "/api/v1/namespaces/default/pods/by-patch";
+  ApiResponse patched = Send(kBob.token, "PATCH", by_patch, json{{"spec", {{"nodeName", "n1"}}}}, kMergePatch);
+  EXPECT_EQ(patched.status, 422) << patched.body;
+  EXPECT_EQ(Text(Body(patched), {"message"}).rfind("spec.nodeName: Forbidden", 0), 0u) << patched.body;
+  EXPECT_EQ(Text(Get(by_patch), {"spec", "nodeName"}), "") << "a merge patch bound bob's pod to a node";
+  const std::string by_put = "/api/v1/namespaces/default/pods/by-put";
+  json pod = Get(by_put);
+  pod["metadata"].erase("resourceVersion");
+  pod["spec"]["nodeName"] = "n1";
+  ApiResponse put = Send(kBob.token, "PUT", by_put, pod);
+  EXPECT_EQ(put.status, 422) << put.body;
+  EXPECT_EQ(Text(Body(put), {"message"}).rfind("spec.nodeName: Forbidden", 0), 0u) << put.body;
+  EXPECT_EQ(Text(Get(by_put), {"spec", "nodeName"}), "") << "a PUT bound bob's pod to a node";
 }
 
 TEST_F(AuthenticationTest, NonAdminPodBodysStatusIsDropped) {

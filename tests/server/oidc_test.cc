@@ -5,7 +5,11 @@
 // test signs. Each test changes one thing about the token, the options or the
 // provider, and reads what the server answers.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <nlohmann/json.hpp>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -490,12 +494,66 @@ TEST_F(OidcTest, UnreachableProviderIsUnauthorizedSayingTheKeysAreNotAvailable) 
   // The provider is down when the first token arrives: no keys to check it
   // with, so a 401 that says so (and why), not a 500.
   ASSERT_NO_FATAL_FAILURE(StartTessera(Oidc()));
-  provider_->Stop();
-  const ApiResponse r = Review(Alice().SignedBy(*key_));
+  const std::string issuer = provider_->issuer();
+  const std::string token = Alice().SignedBy(*key_);
+  provider_.reset();  // gone: its port refuses connections
+  const ApiResponse r = Review(token);
   EXPECT_EQ(r.status, 401) << r.body;
   EXPECT_EQ(Reason(r), "Unauthorized");
-  EXPECT_TRUE(Contains(Message(r), "the keys of oidc issuer " + provider_->issuer() + " are not available yet"))
-      << r.body;
+  EXPECT_TRUE(Contains(Message(r), "the keys of oidc issuer " + issuer + " are not available yet")) << r.body;
+}
+
+TEST_F(OidcTest, UnreachableProviderIsNotCalledTheTesseraServer) {
+  // The same outage: the 401's reason is about the identity provider; it must
+  // not send the user looking for a Tessera server that is not running (the
+  // one answering is running).
+  ASSERT_NO_FATAL_FAILURE(StartTessera(Oidc()));
+  const std::string token = Alice().SignedBy(*key_);
+  provider_.reset();
+  const ApiResponse r = Review(token);
+  EXPECT_EQ(r.status, 401) << r.body;
+  EXPECT_FALSE(Contains(Message(r), "Tessera server")) << r.body;
+  EXPECT_FALSE(Contains(Message(r), "tessera up")) << r.body;
+}
+
+TEST_F(OidcTest, UnresponsiveProviderDoesNotStallOtherUsersRequests) {
+  // The issuer's address takes connections and never answers (a listening
+  // socket nobody accepts on: the TLS handshake hangs). Two OIDC users' first
+  // tokens wait on its keys; meanwhile the admin, who needs no keys, is still
+  // answered at once (within 3 s) on fresh connections.
+  const int black_hole = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(black_hole, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(::bind(black_hole, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(::listen(black_hole, 16), 0);
+  ASSERT_EQ(::getsockname(black_hole, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string issuer = "https://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  OidcOptions oidc = Oidc();
+  oidc.issuer_url = issuer;
+  ASSERT_NO_FATAL_FAILURE(StartTessera(oidc));
+
+  std::vector<std::thread> users;
+  std::vector<int> statuses(2, 0);
+  for (int i = 0; i < 2; ++i) {
+    const std::string token = IdToken(issuer).Claim("jti", "user-" + std::to_string(i)).SignedBy(*key_);
+    users.emplace_back([this, token, &statuses, i] { statuses[i] = Review(token).status; });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // both now wait on the issuer
+  for (int i = 0; i < 2; ++i) {
+    ApiClient admin(server_->url(), server_->admin_token(), {}, std::chrono::seconds(3));
+    auto r = admin.Request("GET", "/api/v1/namespaces/default");
+    EXPECT_TRUE(r.has_value()) << "admin request " << i << ": " << r.error().ToString();
+    if (r.has_value()) {
+      EXPECT_EQ(r->status, 200) << r->body;
+    }
+  }
+  ::close(black_hole);  // resets the waiting connections: the fetches fail, the users are answered
+  for (std::thread& t : users) t.join();
+  EXPECT_EQ(statuses, (std::vector<int>{401, 401}));  // no keys to check their tokens with
 }
 
 // --- Options kube-apiserver refuses ------------------------------------------

@@ -329,6 +329,29 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
 }
 
 void ClientCommands::AddAuthCommands(CLI::App& app, int* rc) {
+  // approve, deny
+  for (const bool approve : {true, false}) {
+    CLI::App* cmd = AddCommand(
+        app, approve ? "approve" : "deny",
+        approve ? "Approve a workload that waits at an approval gate" : "Deny a workload that waits at an approval gate",
+        approve ? "tessera approve NAME [-n NAMESPACE] [--reason TEXT]" : "tessera deny NAME --reason TEXT [-n NAMESPACE]",
+        "NAME is the ApprovalRequest's (its workload's), or a Job's. Who decided, when and why\n"
+        "is kept on the request and in the audit log. A policy may need approvals from\n"
+        "several people; the requester's own does not count unless it allows it.\n"
+        "\nExamples:\n"
+        "  tessera get approvalrequests -n team-nlp\n"
+        "  tessera approve train-big -n team-nlp --reason 'quarterly model, budgeted'\n"
+        "  tessera deny train-big -n team-nlp --reason 'use the spot flavor'");
+    cmd->add_option("NAME", approve_.name, "The ApprovalRequest, or a Job")->required()->type_name("");
+    CLI::Option* reason = cmd->add_option("--reason", approve_.reason, "Why (kept with the decision)");
+    if (!approve) reason->required();
+    cmd->callback(Runs(rc, [this, approve](const CommandContext& c) {
+      ApproveOptions options = approve_;
+      options.approve = approve;
+      return RunApprove(c, options);
+    }));
+  }
+
   // auth can-i, auth whoami
   CLI::App* auth = AddCommand(app, "auth", "Inspect authorization: what you may do, and who you are (kubectl auth)",
                               "tessera auth can-i|whoami ...",

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "cli/commands/apply_command.h"
+#include "cli/commands/approve_command.h"
 #include "cli/commands/auth_commands.h"
 #include "cli/commands/config_command.h"
 #include "cli/commands/delete_command.h"
@@ -65,6 +66,7 @@ class ClientCommands {
   ReportUsageOptions report_usage_;
   std::string resume_name_;
   CanIOptions can_i_;
+  ApproveOptions approve_;
   std::string whoami_output_;
   CreateTokenOptions create_token_;
   SetContextOptions set_context_;

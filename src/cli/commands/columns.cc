@@ -297,6 +297,40 @@ const std::vector<Column>& ColumnsFor(const KindInfo& kind) {
       {"/Event",
        {{"LAST SEEN", EventLastSeen}, Field("TYPE", "type"), Field("REASON", "reason"), {"OBJECT", EventObject},
         Field("MESSAGE", "message")}},
+      {"/ServiceAccount", {NameColumn(), AgeColumn()}},
+      {"tessera.dev/Budget",
+       {NameColumn(), Field("PERIOD", "spec.period", "Monthly"), Field("GPU-HOURS", "spec.gpuHours", "-"),
+        Field("USED GPU-HOURS", "status.usedGpuHours", "0"), Field("COST", "spec.cost", "-"),
+        Field("USED COST", "status.usedCost", "0"), AgeColumn(),
+        Field("PERIOD END", "status.periodEnd", "", true)}},
+      {"tessera.dev/ApprovalPolicy",
+       {NameColumn(), Field("GPUS", "spec.thresholds.gpus", "-"), Field("GPU-HOURS", "spec.thresholds.gpuHours", "-"),
+        Field("COST", "spec.thresholds.estimatedCost", "-"),
+        {"PRIORITY CLASSES",
+         [](const json& o, const ColumnOptions&) {
+           const json* classes = Find(o, "spec.thresholds.priorityClasses");
+           if (!classes || !classes->is_array() || classes->empty()) return std::string("-");
+           std::string out;
+           for (const json& c : *classes) out += (out.empty() ? "" : ",") + Text(&c);
+           return out;
+         }},
+        Field("APPROVALS", "spec.requiredApprovals", "1"), AgeColumn()}},
+      {"tessera.dev/ApprovalRequest",
+       {NameColumn(), Field("WORKLOAD", "spec.workload"), Field("REQUESTER", "spec.requester"),
+        Field("PHASE", "status.phase", "Pending"),
+        {"APPROVALS",
+         [](const json& o, const ColumnOptions&) {
+           const json* approvals = Find(o, "status.approvals");
+           const size_t got = approvals && approvals->is_array() ? approvals->size() : 0;
+           return fmt::format("{}/{}", got, TextAt(o, "spec.requiredApprovals", "1"));
+         }},
+        AgeColumn(), Field("EXPIRES", "spec.expiresAt", "", true),
+        {"REASON",
+         [](const json& o, const ColumnOptions&) {
+           const json* reasons = Find(o, "spec.reasons");
+           return reasons && reasons->is_array() && !reasons->empty() ? Text(&(*reasons)[0]) : std::string();
+         },
+         true}}},
   };
   static const std::vector<Column> fallback = {NameColumn(), AgeColumn()};
   auto it = table.find(kind.store_key);
