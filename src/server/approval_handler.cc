@@ -32,9 +32,8 @@ std::optional<Decision> DecisionIn(const json& body) {
     if (!c.is_object()) continue;
     const std::string type = c.value("type", ""), state = c.value("status", "");
     if ((type == "Approved" || type == "Denied") && state == "True") {
-      std::string reason = c.value("message", "");
-      if (reason.empty()) reason = c.value("reason", "");
-      found = Decision{.approve = type == "Approved", .reason = std::move(reason)};
+      // The message is the person's reason; `reason` is a machine word (kubectl's "KubectlApprove").
+      found = Decision{.approve = type == "Approved", .reason = c.value("message", "")};
     }
   }
   return found;

@@ -5,7 +5,7 @@
 // as kubectl certificate approve does for a CertificateSigningRequest: the body
 // is the ApprovalRequest (or, for PATCH, a merge patch of it) whose
 // status.conditions gained a condition of type Approved or Denied with status
-// "True", its message the reason. RBAC decides who may send it (update or
+// "True", its message the reason (its `reason` field, a machine word, is not). RBAC decides who may send it (update or
 // patch on approvalrequests/approval in NS: the "admin" role has it); this
 // records the decision in status, by the authenticated user, never by what the
 // body claims:

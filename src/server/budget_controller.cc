@@ -18,7 +18,7 @@ namespace {
 using nlohmann::json;
 namespace chr = std::chrono;
 
-constexpr Duration kStatusEvery = Duration::Seconds(10);
+constexpr Duration kStatusEvery = Duration::Seconds(5);
 
 Timestamp At(chr::sys_days day) {
   return Timestamp::FromSeconds(chr::duration_cast<chr::seconds>(day.time_since_epoch()).count());

@@ -49,7 +49,7 @@ class BudgetController {
 
   // Recounts the budgets as of `now` and writes each Budget's status
   // (periodStart, periodEnd, usedGpuHours, usedCost, conditions) when a figure
-  // changed by a cent or a tenth of a GPU-hour, at most every 10 s.
+  // changed by a cent or a tenth of a GPU-hour, at most every 5 s.
   void Reconcile(const ObjectCache& cache, Timestamp now, BatchedWriter& writer);
 
   // Namespace -> its budgets as of the last Reconcile, for the snapshot.

@@ -1262,8 +1262,9 @@ TEST_F(NodeRulesTest, ANodeListsAndWatchesPodsOnlyWithItsOwnNodeSelector) {
   auto n1 = As(n1_token_);
   const ApiResponse mine = Send(n1, "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1");
   ASSERT_EQ(mine.status, 200) << mine.body;
+  const json listed = Body(mine);
   std::vector<std::string> names;
-  for (const json& item : Body(mine)["items"]) names.push_back(item["metadata"]["name"]);
+  for (const json& item : listed["items"]) names.push_back(item["metadata"]["name"]);
   EXPECT_EQ(names, (std::vector<std::string>{"p1", "p3"}));
   EXPECT_EQ(Get(n1, "/api/v1/pods"), 403);
   EXPECT_EQ(Get(n1, "/api/v1/namespaces/ml/pods"), 403);
