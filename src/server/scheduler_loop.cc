@@ -22,6 +22,7 @@
 #include "server/approval_controller.h"
 #include "server/budget_controller.h"
 #include "server/cluster_gauges.h"
+#include "server/clusterrole_aggregation.h"
 #include "server/job_controller.h"
 #include "server/namespace_controller.h"
 #include "server/node_lifecycle.h"
@@ -56,7 +57,8 @@ const std::vector<std::string>& CachedKinds() {
                                               kServiceAccountKind,
                                               kBudgetKind,
                                               kApprovalPolicyKind,
-                                              kApprovalRequestKind};
+                                              kApprovalRequestKind,
+                                              kClusterRoleKind};
   return kinds;
 }
 
@@ -469,8 +471,10 @@ Status SchedulerLoop::RunOnce() {
   // Kept current by the cache as writes land; read between Flushes.
   const PodIndex& pods = pods_by_workload_.index();
 
-  // 0. Every namespace's default ServiceAccount and uid range, before its pods.
+  // 0. Every namespace's default ServiceAccount and uid range, before its pods;
+  // aggregated ClusterRoles' rules.
   ReconcileNamespaces(cache_, now_text, writer);
+  ReconcileAggregatedRoles(cache_, aggregated_rules_, writer);
   writer.Flush();
   // 1. Jobs -> Workloads; Pods' outcomes -> Workloads and Jobs; lost nodes.
   jobs_.Reconcile(cache_, pods, now_text, writer);

@@ -42,6 +42,7 @@
 #include "server/approval_controller.h"
 #include "server/batched_writer.h"
 #include "server/budget_controller.h"
+#include "server/clusterrole_aggregation.h"
 #include "server/event_recorder.h"
 #include "server/job_controller.h"
 #include "server/metrics_registry.h"
@@ -102,6 +103,8 @@ class SchedulerLoop {
   // Who may approve in a namespace, for the messages of workloads waiting for
   // approval (approval_controller.h). Call before Start.
   void SetApprovers(ApprovalController::Approvers approvers) { approvals_.SetApprovers(std::move(approvers)); }
+  // The RBAC index's aggregation, written into aggregating ClusterRoles. Call before Start.
+  void SetAggregatedRules(AggregatedRules rules) { aggregated_rules_ = std::move(rules); }
 
  private:
   void Run();
@@ -126,6 +129,7 @@ class SchedulerLoop {
   JobController jobs_;
   EventRecorder events_;
   ApprovalController approvals_;
+  AggregatedRules aggregated_rules_;
   std::unique_ptr<BudgetController> budgets_;  // observes cache_
   int64_t events_dropped_reported_ = 0;  // to the metrics registry
   // What the last rendering of a pending workload's message was made from, by

@@ -223,6 +223,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   p.scheduler = std::make_unique<SchedulerLoop>(*p.store, SchedulerConfig{}, SystemNow, [watches] { watches->Notify(); });
   SchedulerLoop* scheduler = p.scheduler.get();
   p.api->OnWrite([scheduler] { scheduler->Kick(); });
+  p.scheduler->SetAggregatedRules([auth](const std::string& name) { return auth->rbac().RoleRules("", name); });
   // Who may approve in a namespace: whom RBAC lets update approvalrequests/approval there.
   p.scheduler->SetApprovers([auth](const std::string& ns) {
     std::vector<std::string> out;

@@ -10,10 +10,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -1237,6 +1241,7 @@ TEST_F(NodeRulesTest, ANodePatchesTheStatusOfOnlyThePodsBoundToIt) {
 }
 
 TEST_F(NodeRulesTest, ANodeGetsOnlyThePodsBoundToIt) {
+  // n1 reads p1 (bound to it), not p2 (bound to n2): the refusal says nothing of p2.
   ASSERT_NO_FATAL_FAILURE(SetUpPods());
   auto n1 = As(n1_token_);
   EXPECT_EQ(Get(n1, "/api/v1/namespaces/ml/pods/p1"), 200);
@@ -1272,12 +1277,26 @@ TEST_F(NodeRulesTest, ANodeListsAndWatchesPodsOnlyWithItsOwnNodeSelector) {
   EXPECT_EQ(Get(n1, "/api/v1/pods?watch=true"), 403);
   EXPECT_EQ(Get(n1, "/api/v1/pods?watch=true&fieldSelector=spec.nodeName%3Dn2"), 403);
 
-  // The allowed watch streams: its first event is one of n1's pods.
+  // The allowed watch streams: its first event is one of n1's pods (a
+  // watchdog ends the stream should none come, so that a failure cannot hang).
   std::string first;
+  std::mutex mu;
+  std::condition_variable done_cv;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock lock(mu);
+    if (!done_cv.wait_for(lock, std::chrono::seconds(10), [&] { return done; })) n1.Cancel();
+  });
   Status s = n1.Stream("/api/v1/pods?watch=true&fieldSelector=spec.nodeName%3Dn1", [&](const std::string& line) {
     first = line;
     return false;
   });
+  {
+    std::lock_guard lock(mu);
+    done = true;
+  }
+  done_cv.notify_all();
+  watchdog.join();
   const json event = json::parse(first, nullptr, false);
   ASSERT_TRUE(event.is_object()) << first << " " << s.ToString();
   EXPECT_EQ(event["type"], "ADDED") << first;
