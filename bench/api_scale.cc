@@ -5,8 +5,16 @@
 // I/O threads; its scheduler loop runs concurrently, as in production) and drives
 // it over HTTP with ApiClient, one client (one keep-alive connection) per thread.
 //
+// Authentication and authorization are on, as in production: the submissions
+// come from a namespace user ("bench", from a --token-auth-file, in group
+// bench-team, bound to ClusterRole edit in namespace "bench"), not the admin, so
+// each request is authenticated, rate-limited (the per-user limit raised out of
+// the way: it measures the server, not the limit), authorized by RBAC, stamped
+// with its creator and written to the audit log (--audit 0 leaves it out).
+// --as admin submits with the admin token instead.
+//
 // Phase 1, submissions: --threads T threads each POST --requests N kueue
-// Workloads to /apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads and
+// Workloads to /apis/kueue.x-k8s.io/v1beta1/namespaces/bench/workloads and
 // expect 201. Each request is timed alone with std::chrono::steady_clock;
 // submissions/s = successful submissions / wall time of the whole phase (from
 // releasing the threads until the last one finishes). With T requests always in
@@ -19,10 +27,10 @@
 // QuotaReserved condition).
 //
 // Phase 2, watch fan-out: --watchers W threads each open a watch on
-// /api/v1/namespaces?watch=true&labelSelector=fanout. To be sure every watch is
-// subscribed before the clock starts, one warm-up namespace labelled fanout=yes
+// /apis/scheduling.k8s.io/v1/priorityclasses?watch=true&labelSelector=fanout. To be sure every watch is
+// subscribed before the clock starts, one warm-up PriorityClass labelled fanout=yes
 // is created and every watcher must see it (up to 30 s). Then --events E more
-// labelled namespaces are created from one client, and the clock runs from the
+// labelled PriorityClasses are created from one client, and the clock runs from the
 // first of those creates until every watcher has received all E events (or a
 // 30 s timeout): events/s = events received / seconds.
 //
@@ -41,8 +49,10 @@
 // WatchersThatHangUpMidStreamDoNotHurtTheServer), and this flag keeps that path
 // exercised under load.
 //
+// The watch fan-out phase watches PriorityClasses (cluster-scoped) as the admin.
+//
 // Usage: api_scale [--threads T] [--requests N] [--watchers W] [--events E]
-//                  [--close-watchers 0|1] [--http-threads H]
+//                  [--close-watchers 0|1] [--http-threads H] [--as user|admin] [--audit 1|0]
 // --http-threads: the server's HTTP I/O threads (default 2, as `tessera server`'s).
 // (also --flag=value; --benchmark_* flags, which bench/run_all.sh passes to
 // programs named *_bench, are ignored).
@@ -85,6 +95,8 @@ struct Flags {
   int events = 100;
   int close_watchers = 0;  // 1: each watcher closes its stream after E events
   int http_threads = 2;    // the server's HTTP I/O threads
+  bool as_admin = false;   // --as admin: submit with the admin token
+  int audit = 1;           // --audit 0: no audit log
 };
 
 bool ParseFlags(int argc, char** argv, Flags& f) {
@@ -100,12 +112,22 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
       have_value = true;
     }
     int* target = nullptr;
+    if (name == "--as") {
+      const std::string_view who = have_value ? value : (i + 1 < argc ? std::string_view(argv[++i]) : "");
+      if (who != "user" && who != "admin") {
+        std::fprintf(stderr, "api_scale: --as takes user or admin\n");
+        return false;
+      }
+      f.as_admin = who == "admin";
+      continue;
+    }
     if (name == "--threads") target = &f.threads;
     else if (name == "--requests") target = &f.requests;
     else if (name == "--watchers") target = &f.watchers;
     else if (name == "--events") target = &f.events;
     else if (name == "--close-watchers") target = &f.close_watchers;
     else if (name == "--http-threads") target = &f.http_threads;
+    else if (name == "--audit") target = &f.audit;
     if (target == nullptr) {
       std::fprintf(stderr, "api_scale: unknown flag %s\n", argv[i]);
       return false;
@@ -149,9 +171,12 @@ std::string WorkloadBody(const std::string& name) {
       name);
 }
 
-std::string NamespaceBody(const std::string& name) {
-  return fmt::format(R"({{"apiVersion":"v1","kind":"Namespace","metadata":{{"name":"{}","labels":{{"fanout":"yes"}}}}}})",
-                     name);
+// The fan-out's objects: PriorityClasses, which no controller writes to (a
+// Namespace gets its uid range and ServiceAccount: one more event each).
+std::string FanoutBody(const std::string& name) {
+  return fmt::format(
+      R"({{"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{{"name":"{}","labels":{{"fanout":"yes"}}}},"value":1}})",
+      name);
 }
 
 double Percentile(const std::vector<double>& sorted, double q) {
@@ -210,7 +235,7 @@ double ProcessCpuSeconds() {
 ThreadTimes ThisThreadTimes() { return ReadThreadTimes("/proc/thread-self"); }
 
 SubmitResult RunSubmissions(const std::string& url, const std::string& token, const Flags& f) {
-  const std::string target = "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads";
+  const std::string target = "/apis/kueue.x-k8s.io/v1beta1/namespaces/bench/workloads";
   std::vector<std::vector<double>> lat(f.threads);
   std::atomic<int64_t> ok{0}, errors{0};
   std::atomic<int> ready{0};
@@ -327,7 +352,7 @@ double WaitForTheScheduler(const std::string& url, const std::string& token, con
   tessera::ApiClient client(url, token);
   const auto start = Clock::now();
   for (int t = 0; t < f.threads; ++t) {
-    const std::string target = fmt::format("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/bench-t{}-{}", t,
+    const std::string target = fmt::format("/apis/kueue.x-k8s.io/v1beta1/namespaces/bench/workloads/bench-t{}-{}", t,
                                            f.requests - 1);
     while (Clock::now() - start < std::chrono::seconds(60)) {
       auto r = client.Request("GET", target);
@@ -358,7 +383,7 @@ double RunFanout(const std::string& url, const std::string& token, const Flags& 
   auto st = std::make_shared<FanoutState>();
   const int events = f.events;
   const bool close_early = f.close_watchers != 0;
-  const std::string target = "/api/v1/namespaces?watch=true&labelSelector=fanout";
+  const std::string target = "/apis/scheduling.k8s.io/v1/priorityclasses?watch=true&labelSelector=fanout";
   std::vector<std::thread> threads;
   threads.reserve(f.watchers);
   int started = 0;
@@ -404,9 +429,9 @@ double RunFanout(const std::string& url, const std::string& token, const Flags& 
 
   tessera::ApiClient creator(url, token);
   auto create = [&](const std::string& name) {
-    auto r = creator.Request("POST", "/api/v1/namespaces", NamespaceBody(name));
+    auto r = creator.Request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", FanoutBody(name));
     if (!r || r->status != 201) {
-      std::printf("fan-out: creating namespace %s failed: %s\n", name.c_str(),
+      std::printf("fan-out: creating priorityclass %s failed: %s\n", name.c_str(),
                   r ? fmt::format("HTTP {}: {}", r->status, r->body.substr(0, 300)).c_str() : r.error().ToString().c_str());
       return false;
     }
@@ -437,7 +462,7 @@ double RunFanout(const std::string& url, const std::string& token, const Flags& 
   const int64_t got = st->events.load();
   const int64_t expected = static_cast<int64_t>(live) * events;
   const double per_s = secs > 0 ? static_cast<double>(got) / secs : 0;
-  std::printf("fan-out: %d namespaces created in %.3f s; %d/%d watchers got all %d events\n", created,
+  std::printf("fan-out: %d priorityclasses created in %.3f s; %d/%d watchers got all %d events\n", created,
               Seconds(created_at - start), st->finished.load(), live, events);
   std::printf("fan-out: %lld/%lld events delivered in %.3f s: %.0f events/s%s\n", static_cast<long long>(got),
               static_cast<long long>(expected), secs, per_s, got < expected ? " (TIMED OUT: partial)" : "");
@@ -468,11 +493,17 @@ int main(int argc, char** argv) {
   }
   const std::string data_dir = tmpl;
 
+  // The namespace user: a token-auth file line, the namespace, and edit there.
+  const std::string user_token = "bench-user-token-4c1d7e0a9b";
+  std::ofstream(data_dir + "/users.csv") << user_token << ",bench,1001,\"bench-team\"\n";
   tessera::ServerOptions options;
   options.data_dir = data_dir;
   options.http.host = "127.0.0.1";
   options.http.port = 0;
   options.http.threads = flags.http_threads;
+  options.token_auth_file = data_dir + "/users.csv";
+  if (flags.audit != 0) options.audit.path = data_dir + "/audit.log";
+  options.rate = tessera::UserRateLimit{.per_second = 1'000'000, .burst = 1'000'000};
   auto server = tessera::Server::Start(options);
   if (!server) {
     std::fprintf(stderr, "api_scale: server failed to start: %s\n", server.error().ToString().c_str());
@@ -481,12 +512,35 @@ int main(int argc, char** argv) {
   }
   const std::string url = (*server)->url();
   const std::string token = (*server)->admin_token();
-  std::printf("api_scale: server at %s (%d HTTP thread%s, data dir %s), %u hardware threads\n", url.c_str(),
-              flags.http_threads, flags.http_threads == 1 ? "" : "s", data_dir.c_str(),
-              std::thread::hardware_concurrency());
+  {
+    tessera::ApiClient admin(url, token);
+    const std::string ns = R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}})";
+    const std::string binding = R"({"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding",
+      "metadata":{"name":"bench-edit","namespace":"bench"},
+      "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"edit"},
+      "subjects":[{"kind":"Group","name":"bench-team","apiGroup":"rbac.authorization.k8s.io"}]})";
+    const std::string queue = R"({"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"LocalQueue",
+      "metadata":{"name":"default","namespace":"bench"},"spec":{"clusterQueue":"default"}})";
+    for (const auto& [path, body] : {std::pair{"/api/v1/namespaces", ns},
+                                     std::pair{"/apis/rbac.authorization.k8s.io/v1/namespaces/bench/rolebindings", binding},
+                                     std::pair{"/apis/kueue.x-k8s.io/v1beta1/namespaces/bench/localqueues", queue}}) {
+      auto r = admin.Request("POST", path, body);
+      if (!r || r->status != 201) {
+        std::fprintf(stderr, "api_scale: setting up the namespace user failed at %s: %s\n", path,
+                     r ? r->body.c_str() : r.error().ToString().c_str());
+        return 1;
+      }
+    }
+  }
+  const std::string submitter = flags.as_admin ? token : user_token;
+  std::printf("api_scale: server at %s (%d HTTP thread%s, data dir %s), %u hardware threads; submitting as %s, "
+              "audit log %s\n",
+              url.c_str(), flags.http_threads, flags.http_threads == 1 ? "" : "s", data_dir.c_str(),
+              std::thread::hardware_concurrency(), flags.as_admin ? "the admin" : "namespace user bench (RBAC: edit)",
+              flags.audit != 0 ? "on" : "off");
 
-  const SubmitResult sub = RunSubmissions(url, token, flags);
-  const double caught_up = WaitForTheScheduler(url, token, flags);
+  const SubmitResult sub = RunSubmissions(url, submitter, flags);
+  const double caught_up = WaitForTheScheduler(url, submitter, flags);
   bool all_exited = true;
   const double fanout = flags.watchers > 0 ? RunFanout(url, token, flags, all_exited) : 0.0;
 
