@@ -140,6 +140,13 @@ const KindInfo* FindKindByResource(std::string_view group, std::string_view vers
   return nullptr;
 }
 
+const KindInfo* FindKindByGroupResource(std::string_view group, std::string_view plural) {
+  for (const KindInfo& k : Registry()) {
+    if (k.group == group && k.plural == plural) return &k;
+  }
+  return nullptr;
+}
+
 const KindInfo* FindKindByCliName(std::string_view name) {
   // Steps: 1. an unqualified name matches the first kind (priority order) that
   // answers to it; 2. "name.rest" matches a kind answering to `name` whose group

@@ -61,6 +61,8 @@ const KindInfo* FindKindByApiVersion(std::string_view api_version, std::string_v
 // nullptr when not served.
 const KindInfo* FindKindByResource(std::string_view group, std::string_view version,
                                    std::string_view plural);
+// By group + plural in any version served (an access review names no version).
+const KindInfo* FindKindByGroupResource(std::string_view group, std::string_view plural);
 
 // By what a CLI user types: plural, singular, short name or Kind, compared
 // case-insensitively, optionally qualified as "name.group" or

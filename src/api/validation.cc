@@ -1609,6 +1609,20 @@ Status ValidateTokenRequest(const json& object) {
   }
 }
 
+Status ValidateUpdate(const KindInfo& kind, const nlohmann::json& stored, const nlohmann::json& next) {
+  if (kind.group == "rbac.authorization.k8s.io" && (kind.kind == "RoleBinding" || kind.kind == "ClusterRoleBinding")) {
+    const nlohmann::json before = stored.value("roleRef", nlohmann::json::object());
+    const nlohmann::json after = next.value("roleRef", nlohmann::json::object());
+    if (before != after) {
+      return Status::InvalidArgument(fmt::format(
+          "roleRef: Invalid value: {{APIGroup:\"{}\", Kind:\"{}\", Name:\"{}\"}}: cannot change roleRef (delete the "
+          "{} and create it again to bind another role)",
+          after.value("apiGroup", ""), after.value("kind", ""), after.value("name", ""), kind.kind));
+    }
+  }
+  return Status::Ok();
+}
+
 Result<const KindInfo*> ValidateManifest(const json& object) {
   ASSIGN_OR_RETURN(const KindInfo* kind, ResolveKind(object));
   RETURN_IF_ERROR(ValidateObject(*kind, object));

@@ -51,6 +51,11 @@ namespace tessera {
 // InvalidArgument with a message that starts with the field path.
 Status ValidateObject(const KindInfo& kind, const nlohmann::json& object);
 
+// What an update may not change, checked after ValidateObject(next): a
+// RoleBinding's or ClusterRoleBinding's roleRef (as in Kubernetes: delete the
+// binding and create it again). OK or InvalidArgument.
+Status ValidateUpdate(const KindInfo& kind, const nlohmann::json& stored, const nlohmann::json& next);
+
 // Finds the kind from the object's apiVersion and kind, then validates it. The
 // usual entry point for a manifest whose kind the caller does not know yet.
 // Unknown kinds say what is served instead ("kind: Job is not served as

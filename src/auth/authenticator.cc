@@ -28,7 +28,7 @@ Authenticator::Authenticator(std::string admin_token, std::unique_ptr<TokenFileA
       oidc_(std::move(oidc)),
       lookups_(std::move(lookups)) {}
 
-Result<UserInfo> Authenticator::Authenticate(std::string_view token, Timestamp now) {
+Result<UserInfo> Authenticator::Authenticate(std::string_view token, Timestamp now, bool may_block) {
   if (token.empty()) {
     return Err(Status::Unauthenticated(
         "no bearer token: pass --token or --token-file, set TESSERA_TOKEN, or use the config written by `tessera up` "
@@ -41,11 +41,11 @@ Result<UserInfo> Authenticator::Authenticate(std::string_view token, Timestamp n
   if (token_file_) {
     if (auto user = token_file_->Find(token, now)) return std::move(*user);
   }
-  if (LooksLikeJwt(token) && (issuer_ || oidc_)) return AuthenticateJwt(token, now);
+  if (LooksLikeJwt(token) && (issuer_ || oidc_)) return AuthenticateJwt(token, now, may_block);
   return Err(Status::Unauthenticated("the bearer token is not valid for this server"));
 }
 
-Result<UserInfo> Authenticator::AuthenticateJwt(std::string_view token, Timestamp now) {
+Result<UserInfo> Authenticator::AuthenticateJwt(std::string_view token, Timestamp now, bool may_block) {
   {
     std::lock_guard lock(mu_);
     auto it = cache_.find(std::string(token));
@@ -68,6 +68,12 @@ Result<UserInfo> Authenticator::AuthenticateJwt(std::string_view token, Timestam
     entry.until = std::min(credential.expires, now + kRememberJwt);
     if (credential.kind == VerifiedCredential::Kind::kServiceAccount) entry.credential = std::move(credential);
   } else if (oidc_ && !issuer.empty() && issuer == oidc_->issuer()) {
+    if (!may_block) {
+      const auto kid = unverified.header.find("kid");
+      if (oidc_->WouldFetch(kid != unverified.header.end() && kid->is_string() ? kid->get<std::string>() : "", now)) {
+        return Err(Status::Unavailable("the oidc issuer's keys must be fetched first"));
+      }
+    }
     ASSIGN_OR_RETURN(entry.user, oidc_->Authenticate(token, unverified, now));
     const auto exp = unverified.claims.find("exp");  // verified by Authenticate
     entry.until = now + kRememberJwt;

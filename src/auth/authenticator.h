@@ -55,7 +55,12 @@ class Authenticator {
   Authenticator(std::string admin_token, std::unique_ptr<TokenFileAuthenticator> token_file,
                 const TokenIssuer* issuer, std::unique_ptr<OidcAuthenticator> oidc, Lookups lookups);
 
-  Result<UserInfo> Authenticate(std::string_view token, Timestamp now);
+  // With `may_block` false, a token whose issuer's keys must be fetched first
+  // (an OIDC token signed by a key not fetched yet) is answered Unavailable
+  // without fetching, so that an I/O thread never waits on an identity
+  // provider: the caller asks again, with `may_block`, from a thread that may.
+  // Unavailable means nothing else here.
+  Result<UserInfo> Authenticate(std::string_view token, Timestamp now, bool may_block = true);
 
   // How many JWTs are remembered now (tests).
   size_t CachedForTest() const;
@@ -66,7 +71,7 @@ class Authenticator {
     std::optional<VerifiedCredential> credential;  // a ServiceAccount's: re-checked on each use
     Timestamp until;
   };
-  Result<UserInfo> AuthenticateJwt(std::string_view token, Timestamp now);
+  Result<UserInfo> AuthenticateJwt(std::string_view token, Timestamp now, bool may_block);
   // The ServiceAccount (and pod) a credential names still exist as they were.
   Status StillValid(const VerifiedCredential& credential) const;
   UserInfo UserOf(const VerifiedCredential& credential) const;

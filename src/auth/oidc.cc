@@ -48,9 +48,14 @@ Result<std::unique_ptr<OidcAuthenticator>> OidcAuthenticator::Create(OidcOptions
   if (!a->options_.jwks_file.empty()) {
     // Air-gapped: the keys come from the file, read now so that a bad one stops the server.
     auto text = ReadWholeFile(a->options_.jwks_file);
-    if (!text) return Err(text.error().WithContext("--oidc-jwks-file"));
+    if (!text) {
+      return Err(Status::InvalidArgument(fmt::format("--oidc-jwks-file: {}", text.error().message())));
+    }
     auto keys = KeySet::FromJwks(*text);
-    if (!keys) return Err(keys.error().WithContext(fmt::format("--oidc-jwks-file {}", a->options_.jwks_file)));
+    if (!keys) {
+      return Err(Status::InvalidArgument(
+          fmt::format("--oidc-jwks-file {}: {}", a->options_.jwks_file, keys.error().message())));
+    }
     a->keys_.store(std::make_shared<const KeySet>(std::move(*keys)));
   }
   return a;
@@ -78,6 +83,15 @@ Result<KeySet> OidcAuthenticator::FetchKeys() {
   }
   ASSIGN_OR_RETURN(std::string jwks, fetch_(jwks_uri->get<std::string>()));
   return KeySet::FromJwks(jwks);
+}
+
+bool OidcAuthenticator::WouldFetch(std::string_view kid, Timestamp now) {
+  std::shared_ptr<const KeySet> keys = keys_.load();
+  if (keys && (kid.empty() || keys->HasKid(kid))) return false;
+  if (!options_.jwks_file.empty()) return false;  // a file, read at once
+  std::unique_lock lock(fetch_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return true;  // a fetch is under way: Authenticate would wait for it
+  return last_fetch_ms_ == 0 || now.ms - last_fetch_ms_ >= kRefetchMs;
 }
 
 std::shared_ptr<const KeySet> OidcAuthenticator::KeysFor(std::string_view kid, Timestamp now) {

@@ -21,7 +21,8 @@
 // Keys: fetched on first use and again when a token names a kid not among them
 // (an identity provider rotates its keys), at most once every 10 s; a fetch that
 // fails leaves the keys as they were. The fetch itself is the caller's (an
-// HTTPS GET trusting --oidc-ca-file), so that this file does no network I/O.
+// HTTPS GET trusting --oidc-ca-file), so that this file does no network I/O;
+// Authenticate runs it on the calling thread, and WouldFetch tells beforehand.
 //
 // Thread-safety: Authenticate may be called from any thread.
 #pragma once
@@ -62,7 +63,7 @@ class OidcAuthenticator {
  public:
   // InvalidArgument for options kube-apiserver refuses (no client id, an issuer
   // that is not https://, an unknown signing algorithm, a jwks file that cannot
-  // be read). Keys are not fetched yet.
+  // be read or holds no keys). Keys are not fetched yet.
   static Result<std::unique_ptr<OidcAuthenticator>> Create(OidcOptions options, UrlFetcher fetch);
 
   // For a token whose (unverified) "iss" is this issuer: the user, or
@@ -71,6 +72,11 @@ class OidcAuthenticator {
   Result<UserInfo> Authenticate(std::string_view token, const Jwt& unverified, Timestamp now);
 
   const std::string& issuer() const { return options_.issuer_url; }
+
+  // Whether Authenticate, for a token naming key `kid`, would fetch the keys
+  // first (or wait for a fetch under way): a network round trip, which the
+  // caller makes off any thread that must not block.
+  bool WouldFetch(std::string_view kid, Timestamp now);
 
  private:
   OidcAuthenticator(OidcOptions options, UrlFetcher fetch) : options_(std::move(options)), fetch_(std::move(fetch)) {}

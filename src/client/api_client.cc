@@ -40,6 +40,12 @@ struct ApiClient::Impl {
   // The connected socket, for Cancel from another thread (-1: none).
   std::atomic<int> socket_fd{-1};
   std::atomic<bool> cancelled{false};
+  // How errors name the server and what they advise (DescribePeer).
+  std::string peer = "the Tessera server";
+  std::string unreachable_hint = " (is it running? `tessera up` starts one)";
+  std::string ca_hint =
+      "pass --certificate-authority FILE with the CA certificate that signed it, or --insecure-skip-tls-verify to "
+      "skip the check (insecure)";
 
   Status Connect() {
     if (plain || secure) return Status::Ok();
@@ -142,9 +148,8 @@ struct ApiClient::Impl {
     }
     if (verify != X509_V_OK) {
       return Status::Unavailable(fmt::format(
-          "the TLS certificate of {}:{} is not trusted ({}): pass --certificate-authority FILE with the CA "
-          "certificate that signed it, or --insecure-skip-tls-verify to skip the check (insecure)",
-          host, port, X509_verify_cert_error_string(verify)));
+          "the TLS certificate of {}:{} is not trusted ({}): {}", host, port, X509_verify_cert_error_string(verify),
+          ca_hint));
     }
     return Status::Unavailable(fmt::format(
         "TLS handshake with {}:{} failed: {} (does the server serve HTTPS? an http:// URL reaches a plain-HTTP server)",
@@ -152,9 +157,8 @@ struct ApiClient::Impl {
   }
 
   Status Unreachable(const beast::error_code& ec) const {
-    return Status::Unavailable(fmt::format(
-        "cannot reach the Tessera server at {}:{}: {} (is it running? `tessera up` starts one)", host, port,
-        ec.message()));
+    return Status::Unavailable(
+        fmt::format("cannot reach {} at {}:{}: {}{}", peer, host, port, ec.message(), unreachable_hint));
   }
   // An asynchronous operation leaves the socket non-blocking, and then each
   // blocking read first finds nothing and polls: two more system calls per
@@ -230,6 +234,12 @@ void ApiClient::Cancel() {
   // shutdown(2) wakes a read blocked on the socket in another thread; the
   // descriptor itself stays open until that thread resets the connection.
   if (const int fd = impl_->socket_fd.load(); fd >= 0) ::shutdown(fd, SHUT_RDWR);
+}
+
+void ApiClient::DescribePeer(std::string peer, std::string ca_hint) {
+  impl_->peer = std::move(peer);
+  impl_->unreachable_hint.clear();
+  impl_->ca_hint = std::move(ca_hint);
 }
 
 ApiClient::~ApiClient() = default;

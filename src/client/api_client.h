@@ -47,6 +47,11 @@ class ApiClient {
             std::chrono::milliseconds request_timeout = std::chrono::milliseconds::zero());
   ~ApiClient();
   ApiClient(const ApiClient&) = delete;
+
+  // For a server other than Tessera's (an identity provider): how network
+  // errors name it ("cannot reach the identity provider at host:port: ...")
+  // and what an untrusted certificate's error advises.
+  void DescribePeer(std::string peer, std::string ca_hint);
   ApiClient& operator=(const ApiClient&) = delete;
 
   // A network failure is an error (Unavailable, saying which server), and so is

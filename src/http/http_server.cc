@@ -275,6 +275,8 @@ class Session : public IdleTracked, public std::enable_shared_from_this<Session<
     auto respond = [self = this->shared_from_this(), version, keep_alive, answered](HttpResponse r) {
       if (answered->exchange(true)) return;
       net::post(self->stream_.get_executor(), [self, r = std::move(r), version, keep_alive]() mutable {
+        if (r.stream) return self->StartStream(std::move(r), version);
+        if (r.deferred) return self->Defer(std::move(r.deferred), version, keep_alive);
         self->Respond(std::move(r), version, keep_alive);
       });
     };
@@ -522,6 +524,10 @@ void HttpServer::Stop() {
   for (auto& t : s.threads) {
     if (t.joinable()) t.join();
   }
+  // The close posted above may not have run before the threads stopped: with
+  // no thread left, close here, so that the port refuses connections from now.
+  beast::error_code ec;
+  s.acceptor->close(ec);
 }
 
 }  // namespace tessera

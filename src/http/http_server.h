@@ -71,9 +71,10 @@ struct HttpResponse {
   std::function<void(std::shared_ptr<StreamSink>)> stream;
   // When set (and `stream` is not), the answer comes later: the server calls
   // `deferred` once with a `respond` function, which must then be called
-  // exactly once, from any thread, with the real response (not itself deferred
-  // or streamed). Meanwhile the I/O thread serves other connections, so a
-  // handler that waits for something (a store write) does not hold it.
+  // exactly once, from any thread, with the real response (which may itself
+  // be deferred again, or a stream). Meanwhile the I/O thread serves other
+  // connections, so a handler that waits for something (a store write, an
+  // identity provider) does not hold it.
   std::function<void(std::function<void(HttpResponse)> respond)> deferred;
 };
 

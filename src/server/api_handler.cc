@@ -1,5 +1,7 @@
 #include "server/api_handler.h"
 
+#include <boost/asio/post.hpp>
+
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -30,6 +32,7 @@ struct ApiHandler::Call {
   Timestamp received;
   std::string audit_id;
   std::vector<std::pair<std::string, std::string>> audit_annotations;
+  std::string created_name;  // a create's object (the audit record names it)
 };
 
 namespace {
@@ -144,7 +147,11 @@ ApiHandler::ApiHandler(Store& store, WatchHub& watches, ApiSecurity security, Wa
       rate_(security.rate),
       clock_(std::move(clock)) {}
 
-ApiHandler::~ApiHandler() { WaitForPendingWrites(); }
+ApiHandler::~ApiHandler() {
+  slow_auth_.stop();  // what it has not started is never answered: the HTTP server has stopped
+  slow_auth_.join();
+  WaitForPendingWrites();
+}
 
 void ApiHandler::WaitForPendingWrites() {
   std::unique_lock lock(pending_mu_);
@@ -168,19 +175,33 @@ HttpResponse ApiHandler::Handle(const HttpRequest& req) {
     r.body = "ok";
     return r;
   }
-  auto metrics = [&] {
-    HttpResponse r;
-    r.content_type = kPrometheusContentType;
-    r.body = metrics_();
-    return r;
-  };
-  if (req.path == "/metrics" && metrics_ && !metrics_need_token_) return metrics();
+  if (req.path == "/metrics" && metrics_ && !metrics_need_token_) return Metrics();
+  return Serve(req, /*may_block=*/false);
+}
 
+HttpResponse ApiHandler::Metrics() const {
+  HttpResponse r;
+  r.content_type = kPrometheusContentType;
+  r.body = metrics_();
+  return r;
+}
+
+HttpResponse ApiHandler::Serve(const HttpRequest& req, bool may_block) {
   const Timestamp received = SystemNow();
   Call call{.http = req, .info = ParseRequestInfo(req), .received = received, .audit_id = AuditIds().Next()};
   const std::string auth = req.Header("authorization");
   const std::string_view token = auth.rfind("Bearer ", 0) == 0 ? std::string_view(auth).substr(7) : std::string_view();
-  auto who = security_.authenticator->Authenticate(token, received);
+  auto who = security_.authenticator->Authenticate(token, received, may_block);
+  if (!who && who.error().code() == StatusCode::kUnavailable && !may_block) {
+    // The identity provider must be asked first: on the worker, and answered from there.
+    HttpResponse later;
+    later.deferred = [this, copy = req](std::function<void(HttpResponse)> respond) mutable {
+      boost::asio::post(slow_auth_, [this, copy = std::move(copy), respond = std::move(respond)] {
+        respond(Serve(copy, /*may_block=*/true));
+      });
+    };
+    return later;
+  }
   if (!who) {
     call.user = Anonymous();
     return Finish(call, ErrorResponse(who.error()), /*refused=*/true);
@@ -204,7 +225,7 @@ HttpResponse ApiHandler::Handle(const HttpRequest& req) {
   }
   call.decision = authorizer_.Authorize(call.user, call.info, facts);
   if (!call.decision.allowed) return Finish(call, ForbiddenResponse(call.user, call.info), /*refused=*/true);
-  if (req.path == "/metrics" && metrics_) return metrics();
+  if (req.path == "/metrics" && metrics_) return Metrics();
   return Finish(call, Dispatch(call));
 }
 
@@ -249,7 +270,7 @@ AuditEvent ApiHandler::StartAudit(const Call& call) const {
   if (r.resource_request) {
     e.resource = r.resource;
     e.ns = r.ns;
-    e.name = r.name;
+    e.name = r.name.empty() ? call.created_name : r.name;
     e.api_group = r.api_group;
     e.api_version = r.api_version;
     e.subresource = r.subresource;
@@ -265,11 +286,6 @@ AuditEvent ApiHandler::StartAudit(const Call& call) const {
 void ApiHandler::CompleteAudit(AuditEvent e, const HttpResponse& response) {
   e.code = response.status;
   e.completed = SystemNow();
-  if (e.name.empty() && e.verb == "create" && response.status == 201 && !e.resource.empty()) {
-    // A create names its object in the answer.
-    const json created = json::parse(response.body, nullptr, false);
-    if (created.is_object()) e.name = StringAt(created, {"metadata", "name"});
-  }
   if (response.status >= 400) {
     const json status = json::parse(response.body, nullptr, false);
     if (status.is_object()) {
@@ -325,7 +341,7 @@ HttpResponse ApiHandler::Dispatch(Call& call) {
     }
     const std::string now = clock_();
     if (key == "authorization.k8s.io/SelfSubjectAccessReview") {
-      return SelfSubjectAccessReview(authorizer_, call.user, req, now);
+      return SelfSubjectAccessReview(authorizer_, store_, call.user, req, now);
     }
     if (key == "authorization.k8s.io/SelfSubjectRulesReview") return SelfSubjectRulesReview(authorizer_, call.user, req, now);
     return SelfSubjectReview(call.user, req, now);
@@ -353,7 +369,7 @@ HttpResponse ApiHandler::Dispatch(Call& call) {
     return answer;
   }
   if (req.method == "GET") {
-    if (!r.name.empty()) return Get(call);
+    if (r.verb == "get") return Get(call);
     if (r.verb == "watch") return Watch(call);
     return List(call);
   }
@@ -369,6 +385,18 @@ std::optional<HttpResponse> ApiHandler::EscalationError(const Call& call, const 
   if (s.ok()) return std::nullopt;
   if (s.code() != StatusCode::kPermissionDenied) return ErrorResponse(s);
   return ForbiddenObjectResponse(*call.info.kind, StringAt(object, {"metadata", "name"}), s.message());
+}
+
+std::optional<HttpResponse> ApiHandler::NodeNameChangeError(const Call& call, const json& stored,
+                                                             const json& next) const {
+  if (call.info.kind->store_key != "/Pod" || call.user.InGroup(kGroupMasters)) return std::nullopt;
+  const std::string_view node = StringAt(next, {"spec", "nodeName"});
+  if (node.empty() || node == StringAt(stored, {"spec", "nodeName"})) return std::nullopt;
+  // A pod with a node would run there at once, past queues and quota: only
+  // the scheduler binds pods.
+  return StatusResponse(422, "Invalid",
+                        "spec.nodeName: Forbidden: only the scheduler binds pods to nodes; leave it empty, or "
+                        "submit a Job (tessera submit) so that the pod is queued and admitted");
 }
 
 HttpResponse ApiHandler::Get(Call& call) {
@@ -515,13 +543,10 @@ HttpResponse ApiHandler::Create(Call& call) {
   }
   if (auto refused = EscalationError(call, obj)) return std::move(*refused);
   const bool masters = call.user.InGroup(kGroupMasters);
-  if (r.kind->store_key == "/Pod" && !masters && !StringAt(obj, {"spec", "nodeName"}).empty()) {
-    // A pod with a node would run there at once, past queues and quota: only
-    // the scheduler binds pods.
-    return StatusResponse(422, "Invalid",
-                          "spec.nodeName: Forbidden: only the scheduler binds pods to nodes; leave it empty, or "
-                          "submit a Job (tessera submit) so that the pod is queued and admitted");
-  }
+  if (auto refused = NodeNameChangeError(call, json::object(), obj)) return std::move(*refused);
+  // What only the server writes (who made it, a namespace's uid block) is
+  // not taken from a client's body (an admin may set the uid block).
+  KeepServerAnnotations(obj, json::object(), masters);
   // Status is written by controllers and agents; on create only nodes (by
   // their agents) and pods made by an admin bring theirs.
   if (r.kind->kind != "Node" && !(r.kind->kind == "Pod" && masters)) obj.erase("status");
@@ -531,6 +556,7 @@ HttpResponse ApiHandler::Create(Call& call) {
   // Who made it, where no client can forge it (usage is reported by it).
   meta["annotations"][std::string(kCreatedByAnnotation)] = call.user.name;
   std::string name(StringField(meta, "name"));
+  call.created_name = name;
   // The write waits in the store's queue to share a commit with others; the
   // I/O thread serves other connections meanwhile. The namespace must exist
   // when the object is written (checked in the same transaction).
@@ -604,6 +630,8 @@ HttpResponse ApiHandler::Update(Call& call) {
   }
   KeepServerAnnotations(next, stored, call.user.InGroup(kGroupMasters));
   if (r.subresource != "status") {
+    if (Status v = ValidateUpdate(*r.kind, stored, next); !v.ok()) return ErrorResponse(v);
+    if (auto refused = NodeNameChangeError(call, stored, next)) return std::move(*refused);
     if (auto refused = EscalationError(call, next)) return std::move(*refused);
   }
   const int64_t generation = stored["metadata"].value("generation", 1);
@@ -654,6 +682,8 @@ HttpResponse ApiHandler::Patch(Call& call) {
     next["metadata"]["resourceVersion"] = std::to_string(current->revision);
     if (Status v = ValidateObject(*r.kind, next); !v.ok()) return ErrorResponse(v);
     if (r.subresource != "status") {
+      if (Status v = ValidateUpdate(*r.kind, stored, next); !v.ok()) return ErrorResponse(v);
+      if (auto refused = NodeNameChangeError(call, stored, next)) return std::move(*refused);
       if (auto refused = EscalationError(call, next)) return std::move(*refused);
     }
     if (next.value("spec", json()) != stored.value("spec", json())) {
@@ -702,6 +732,7 @@ HttpResponse ApiHandler::Delete(Call& call) {
   }
   if (!deleted) return ObjectErrorResponse(deleted.error(), *r.kind, r.name);
   if (AuthState::Follows(deleted->key.kind)) security_.auth->Remove(deleted->key, deleted->revision);
+  if (deleted->key.kind == "/Pod") security_.auth->ForgetPod(deleted->key.ns, deleted->key.name);  // its tokens end now
   Written();
   return Json(200, deleted->object);
 }

@@ -15,7 +15,11 @@
 // `Operation cannot be fulfilled on pods "foo": the object has been modified; ...`.
 //
 // Every request, in order (DESIGN.md section 12):
-//   1. authentication (auth/authenticator.h): 401 Unauthorized saying why;
+//   1. authentication (auth/authenticator.h): 401 Unauthorized saying why. A
+//      token that needs a network round trip first (an OIDC issuer's keys not
+//      fetched yet) is authenticated, and its request served, on a worker
+//      thread, answered through HttpResponse::deferred: an identity provider
+//      that is slow or gone never holds an I/O thread;
 //   2. the user's request rate (user_rate_limiter.h): 429 with Retry-After;
 //   3. authorization (authorization.h: system:masters, the node rules, RBAC):
 //      403 Forbidden in Kubernetes' words; for a node's agent acting on a pod,
@@ -35,6 +39,8 @@
 
 #include <atomic>
 #include <condition_variable>
+
+#include <boost/asio/thread_pool.hpp>
 #include <functional>
 #include <mutex>
 #include <memory>
@@ -101,6 +107,10 @@ class ApiHandler {
 
  private:
   struct Call;  // one request, once authenticated and authorized
+  // Handle, after /healthz and the open /metrics; `may_block`: may wait for an
+  // identity provider (on the worker only).
+  HttpResponse Serve(const HttpRequest& req, bool may_block);
+  HttpResponse Metrics() const;
   HttpResponse Dispatch(Call& call);
   HttpResponse NonResource(Call& call);
   HttpResponse Get(Call& call);
@@ -121,6 +131,10 @@ class ApiHandler {
   void WrittenObject(const StoredObject& object);
   // The answer to a write the user's own permissions forbid (escalation), or nullopt.
   std::optional<HttpResponse> EscalationError(const Call& call, const nlohmann::json& object) const;
+  // The answer to a write that would bind a pod to a node (or move it) by
+  // anyone but system:masters, or nullopt.
+  std::optional<HttpResponse> NodeNameChangeError(const Call& call, const nlohmann::json& stored,
+                                                  const nlohmann::json& next) const;
 
   Store& store_;
   WatchHub& watches_;
@@ -136,6 +150,8 @@ class ApiHandler {
   std::atomic<int64_t> pending_writes_{0};
   std::mutex pending_mu_;
   std::condition_variable pending_cv_;  // notified (under pending_mu_) when pending_writes_ reaches 0
+  // Serves the requests whose token needs an identity provider first.
+  boost::asio::thread_pool slow_auth_{1};
 };
 
 }  // namespace tessera

@@ -57,6 +57,24 @@ json Answer(json body, std::string_view now) {
   return body;
 }
 
+// Whether what a node asks about concerns a pod bound to it: the named pod,
+// or (for a token) a pod of the named ServiceAccount.
+bool BoundToNode(Store& store, const RequestInfo& r, std::string_view node) {
+  if (r.name.empty()) return false;
+  if (r.resource == "pods") {
+    auto pod = store.Get(ObjectKey{"/Pod", r.ns, r.name});
+    return pod && StringOf(ObjectOf(pod->object, "spec"), "nodeName") == node;
+  }
+  auto pods = store.List("/Pod", r.ns);
+  if (!pods) return false;
+  for (const auto& pod : pods->items) {
+    const json& spec = ObjectOf(pod.object, "spec");
+    const std::string sa = StringOf(spec, "serviceAccountName");
+    if (StringOf(spec, "nodeName") == node && (sa.empty() ? "default" : sa) == r.name) return true;
+  }
+  return false;
+}
+
 json UserInfoJson(const UserInfo& user) {
   json info{{"username", user.name}, {"groups", user.groups}};
   if (!user.uid.empty()) info["uid"] = user.uid;
@@ -66,34 +84,42 @@ json UserInfoJson(const UserInfo& user) {
 
 }  // namespace
 
-HttpResponse SelfSubjectAccessReview(const RequestAuthorizer& authorizer, const UserInfo& user,
+HttpResponse SelfSubjectAccessReview(const RequestAuthorizer& authorizer, Store& store, const UserInfo& user,
                                      const HttpRequest& request, std::string_view now) {
   std::optional<HttpResponse> error;
   const json body = ReviewBody(request, "authorization.k8s.io/SelfSubjectAccessReview", error);
   if (error) return std::move(*error);
   const json& spec = ObjectOf(body, "spec");
-  RbacAttributes attributes;
-  std::string verb, group, resource, subresource, ns, name, path;
+  // The request the review asks about, answered by the whole chain a real
+  // request meets (system:masters, the node rules, RBAC).
+  RequestInfo asked;
   if (spec.contains("resourceAttributes")) {
     const json& a = ObjectOf(spec, "resourceAttributes");
-    verb = StringOf(a, "verb");
-    group = StringOf(a, "group");
-    resource = StringOf(a, "resource");
-    subresource = StringOf(a, "subresource");
-    ns = StringOf(a, "namespace");
-    name = StringOf(a, "name");
-    attributes = RbacAttributes{.verb = verb, .resource_request = true, .api_group = group, .resource = resource,
-                                .subresource = subresource, .ns = ns, .name = name};
+    asked.resource_request = true;
+    asked.verb = StringOf(a, "verb");
+    asked.api_group = StringOf(a, "group");
+    asked.api_version = StringOf(a, "version");
+    asked.resource = StringOf(a, "resource");
+    asked.subresource = StringOf(a, "subresource");
+    asked.ns = StringOf(a, "namespace");
+    asked.name = StringOf(a, "name");
+    asked.kind = asked.api_version.empty() ? FindKindByGroupResource(asked.api_group, asked.resource)
+                                           : FindKindByResource(asked.api_group, asked.api_version, asked.resource);
   } else {
     const json& a = ObjectOf(spec, "nonResourceAttributes");
-    verb = StringOf(a, "verb");
-    path = StringOf(a, "path");
-    attributes = RbacAttributes{.verb = verb, .resource_request = false, .path = path};
+    asked.verb = StringOf(a, "verb");
+    asked.path = StringOf(a, "path");
   }
-  const bool allowed = authorizer.Allowed(user, attributes);
+  const AuthorizationDecision decision = authorizer.Authorize(user, asked);
+  bool allowed = decision.allowed;
+  if (allowed && decision.only_bound_to_node) allowed = BoundToNode(store, asked, decision.node);
   json answer = Answer(body, now);
   answer["status"] = {{"allowed", allowed}};
-  if (allowed) answer["status"]["reason"] = user.InGroup(kGroupMasters) ? "system:masters" : "allowed by RBAC";
+  if (allowed) {
+    answer["status"]["reason"] = decision.reason == kGroupMasters ? "system:masters"
+                                 : decision.reason == "node"      ? "allowed by the node rules"
+                                                                  : "allowed by RBAC";
+  }
   return Created(answer);
 }
 
@@ -178,15 +204,24 @@ HttpResponse AnswerServiceAccountToken(Store& store, const TokenIssuer& issuer, 
                                         want, pod_uid));
     }
     const json& pod_spec = ObjectOf(pod->object, "spec");
+    std::string pod_sa = StringOf(pod_spec, "serviceAccountName");
+    if (pod_sa.empty()) pod_sa = "default";
     if (!node.empty()) {
-      std::string pod_sa = StringOf(pod_spec, "serviceAccountName");
-      if (pod_sa.empty()) pod_sa = "default";
+      // The node rules first (kube-apiserver's Node authorizer refuses before
+      // admission looks at the body): its own pod's own ServiceAccount only.
       if (StringOf(pod_spec, "nodeName") != node || pod_sa != r.name) {
         return ForbiddenResponse(UserInfo{.name = NodeUserName(node)}, r,
                                  fmt::format("node \"{}\" may request tokens only for pods bound to it, for their own "
                                              "service account",
                                              node));
       }
+    }
+    if (pod_sa != r.name) {
+      // kube-apiserver's words: a token bound to a pod is that pod's identity.
+      return StatusResponse(400, "BadRequest",
+                            fmt::format("cannot bind token for serviceaccount \"{}\" to pod running with different "
+                                        "serviceaccount name.",
+                                        r.name));
     }
     request.pod = BoundPod{.name = pod_name, .uid = pod_uid};
     spec["boundObjectRef"]["uid"] = pod_uid;

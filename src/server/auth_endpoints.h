@@ -25,7 +25,7 @@
 
 namespace tessera {
 
-HttpResponse SelfSubjectAccessReview(const RequestAuthorizer& authorizer, const UserInfo& user,
+HttpResponse SelfSubjectAccessReview(const RequestAuthorizer& authorizer, Store& store, const UserInfo& user,
                                      const HttpRequest& request, std::string_view now);
 HttpResponse SelfSubjectRulesReview(const RequestAuthorizer& authorizer, const UserInfo& user,
                                     const HttpRequest& request, std::string_view now);

@@ -166,4 +166,9 @@ bool AuthState::PodExists(std::string_view ns, std::string_view name, std::strin
   return true;
 }
 
+void AuthState::ForgetPod(std::string_view ns, std::string_view name) {
+  std::lock_guard lock(mu_);
+  pods_.erase(std::pair<std::string, std::string>{std::string(ns), std::string(name)});
+}
+
 }  // namespace tessera

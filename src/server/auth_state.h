@@ -61,6 +61,9 @@ class AuthState {
   // Whether pod ns/name exists with metadata.uid `uid`: a pod seen with that
   // uid in the last few seconds does; otherwise the store is read.
   bool PodExists(std::string_view ns, std::string_view name, std::string_view uid, Timestamp now);
+  // Pod ns/name was deleted through the API: its bound tokens stop at once
+  // (a pod the server's own controllers delete is noticed within those seconds).
+  void ForgetPod(std::string_view ns, std::string_view name);
 
  private:
   void Follow();

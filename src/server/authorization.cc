@@ -1,5 +1,10 @@
 #include "server/authorization.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "server/api_errors.h"
@@ -34,10 +39,38 @@ std::string NameOf(const json& object) {
   return meta != object.end() ? StringOf(*meta, "name") : "";
 }
 
-// kube-apiserver's words for rules asked for and not held.
+// Merges rules that name one API group and one resource, no names and no
+// URLs, and differ only by their verbs (kube-apiserver's CompactRules).
+std::vector<PolicyRule> CompactRules(const std::vector<PolicyRule>& rules) {
+  std::vector<PolicyRule> out;
+  std::map<std::pair<std::string, std::string>, size_t> simple;  // (group, resource) -> index in out
+  for (const PolicyRule& r : rules) {
+    const bool mergeable = r.api_groups.size() == 1 && r.resources.size() == 1 && r.resource_names.empty() &&
+                           r.non_resource_urls.empty();
+    if (!mergeable) {
+      out.push_back(r);
+      continue;
+    }
+    auto [it, added] = simple.try_emplace({r.api_groups[0], r.resources[0]}, out.size());
+    if (added) {
+      out.push_back(r);
+      continue;
+    }
+    std::vector<std::string>& verbs = out[it->second].verbs;
+    for (const std::string& v : r.verbs) {
+      if (std::find(verbs.begin(), verbs.end(), v) == verbs.end()) verbs.push_back(v);
+    }
+  }
+  return out;
+}
+
+// kube-apiserver's words for rules asked for and not held: compacted, one per
+// line, sorted as text.
 Status NotHeld(const UserInfo& user, const std::vector<PolicyRule>& missing) {
+  std::set<std::string> lines;
+  for (const PolicyRule& r : CompactRules(missing)) lines.insert(PolicyRuleString(r));
   std::string rules;
-  for (const PolicyRule& r : missing) rules += "\n" + PolicyRuleString(r);
+  for (const std::string& line : lines) rules += "\n" + line;
   return Status::PermissionDenied(
       fmt::format("user \"{}\" (groups={}) is attempting to grant RBAC permissions not currently held:{}", user.name,
                   GroupsText(user), rules));
@@ -119,7 +152,7 @@ Status RequestAuthorizer::CheckNoEscalation(const UserInfo& user, const KindInfo
   if (rbac_.Allowed(user, bind)) return Status::Ok();
   const auto rules = rbac_.RoleRules(binding.role_is_cluster_role ? "" : ns, binding.role_name);
   if (!rules) {
-    return Status::PermissionDenied(fmt::format("{}.rbac.authorization.k8s.io \"{}\" not found", role_resource,
+    return Status::NotFound(fmt::format("{}.rbac.authorization.k8s.io \"{}\" not found", role_resource,
                                                 binding.role_name));
   }
   const std::vector<PolicyRule> missing = UncoveredRules(rbac_.RulesFor(user, cluster ? "" : ns), *rules);

@@ -34,7 +34,10 @@ NodeDecision AuthorizeNode(std::string_view node, const RequestInfo& r, const No
     return NodeDecision::kNoOpinion;
   }
   if (kind == "/Namespace") return r.verb == "get" && r.subresource.empty() ? NodeDecision::kAllow : NodeDecision::kNoOpinion;
-  if (kind == "/Event") return OneOf(r.verb, {"create", "update", "patch"}) ? NodeDecision::kAllow : NodeDecision::kNoOpinion;
+  if (kind == "/Event") {
+    return r.subresource.empty() && OneOf(r.verb, {"create", "update", "patch"}) ? NodeDecision::kAllow
+                                                                                 : NodeDecision::kNoOpinion;
+  }
   if (kind == "/Pod") {
     if (r.subresource.empty() && OneOf(r.verb, {"list", "watch"})) {
       return facts.field_selector == fmt::format("spec.nodeName={}", node) ? NodeDecision::kAllow

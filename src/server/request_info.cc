@@ -28,6 +28,21 @@ std::string Lower(std::string s) {
   return s;
 }
 
+// NAME when the field selector is exactly metadata.name=NAME (or ==NAME).
+std::string SingleNameSelected(std::string_view selector) {
+  constexpr std::string_view kField = "metadata.name";
+  if (!selector.starts_with(kField) || selector.find(',') != std::string_view::npos) return "";
+  selector.remove_prefix(kField.size());
+  if (selector.starts_with("==")) {
+    selector.remove_prefix(2);
+  } else if (selector.starts_with("=")) {
+    selector.remove_prefix(1);
+  } else {
+    return "";
+  }
+  return std::string(selector);
+}
+
 }  // namespace
 
 RbacAttributes RequestInfo::Attributes() const {
@@ -79,6 +94,10 @@ RequestInfo ParseRequestInfo(const HttpRequest& request) {
       info.verb = "get";
     } else {
       info.verb = watch == "true" || watch == "1" ? "watch" : "list";
+      // As kube-apiserver: a list or watch that can only ever hold one name
+      // (fieldSelector=metadata.name=NAME, nothing else) is asked about that
+      // name, so that a rule with resourceNames allows `kubectl get pod p1 -w`.
+      info.name = SingleNameSelected(request.Query("fieldSelector"));
     }
   } else if (method == "POST") {
     info.verb = "create";

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <chrono>
@@ -14,6 +15,7 @@
 #include "api/convert.h"
 #include "auth/authenticator.h"
 #include "auth/bootstrap_policy.h"
+#include "auth/rbac.h"
 #include "client/api_client.h"
 #include "common/time_format.h"
 #include "domain/priority_class.h"
@@ -69,13 +71,30 @@ Result<std::string> FetchUrl(const std::string& url, const std::string& ca_file)
   const std::string base = path == std::string::npos ? url : url.substr(0, path);
   const std::string target = path == std::string::npos ? "/" : url.substr(path);
   ApiClient client(base, "", TlsClientOptions{.certificate_authority = ca_file}, std::chrono::seconds(10));
+  client.DescribePeer("the identity provider",
+                      "pass --oidc-ca-file FILE with the CA certificate that signed the identity provider's");
   ASSIGN_OR_RETURN(ApiResponse r, client.Request("GET", target));
   if (r.status != 200) return Err(Status::Unavailable(fmt::format("GET {}: HTTP {}", url, r.status)));
   return std::move(r.body);
 }
 
-// The default RBAC objects: created when missing; brought back to the shipped
-// rules while they keep rbac.authorization.kubernetes.io/autoupdate=true.
+// Appends to `list` the items of `shipped` it does not hold. Returns whether it did.
+bool AppendMissing(nlohmann::json& list, const nlohmann::json& shipped) {
+  if (!list.is_array()) list = nlohmann::json::array();
+  bool changed = false;
+  for (const nlohmann::json& item : shipped) {
+    if (std::find(list.begin(), list.end(), item) != list.end()) continue;
+    list.push_back(item);
+    changed = true;
+  }
+  return changed;
+}
+
+// The default RBAC objects (kube-apiserver's reconciliation at start): created
+// when missing; otherwise given back what they lack of the shipped rules,
+// aggregation selectors, subjects and labels, keeping what an admin added,
+// unless an admin set rbac.authorization.kubernetes.io/autoupdate to "false".
+// A binding whose roleRef was changed gets the shipped one back.
 Status BootstrapRbac(Store& store, const std::string& now) {
   for (nlohmann::json obj : BootstrapRbacObjects()) {
     const std::string kind = "rbac.authorization.k8s.io/" + obj["kind"].get<std::string>();
@@ -85,19 +104,31 @@ Status BootstrapRbac(Store& store, const std::string& now) {
     if (current) {
       const nlohmann::json& stored = current->object;
       const std::string autoupdate = StringAt(stored, {"metadata", "annotations", kAutoupdateAnnotation});
-      if (autoupdate != "true") continue;
+      if (autoupdate == "false") continue;  // as kube-apiserver: only "false" opts out
       nlohmann::json next = stored;
       bool changed = false;
-      for (const char* field : {"rules", "aggregationRule", "roleRef", "subjects"}) {
-        if (obj.contains(field) && next.value(field, nlohmann::json()) != obj[field]) {
-          // An aggregated role's rules are the aggregation's: only its rule set is ours.
-          if (std::string_view(field) == "rules" && obj.contains("aggregationRule")) continue;
-          next[field] = obj[field];
+      if (obj.contains("aggregationRule")) {
+        // An aggregated role's rules are the aggregation's: only its selectors are ours.
+        changed |= AppendMissing(next["aggregationRule"]["clusterRoleSelectors"],
+                                 obj["aggregationRule"]["clusterRoleSelectors"]);
+      } else if (obj.contains("rules")) {
+        auto held = PolicyRulesFromJson(next.value("rules", nlohmann::json::array()));
+        if (!held) held = std::vector<PolicyRule>{};  // unreadable rules: add every shipped one
+        for (const nlohmann::json& rule : obj["rules"]) {
+          auto wanted = PolicyRulesFromJson(nlohmann::json::array({rule}));
+          if (!wanted || UncoveredRules(*held, *wanted).empty()) continue;
+          if (!next["rules"].is_array()) next["rules"] = nlohmann::json::array();
+          next["rules"].push_back(rule);
           changed = true;
         }
       }
+      if (obj.contains("roleRef") && next.value("roleRef", nlohmann::json()) != obj["roleRef"]) {
+        next["roleRef"] = obj["roleRef"];
+        changed = true;
+      }
+      if (obj.contains("subjects")) changed |= AppendMissing(next["subjects"], obj["subjects"]);
       for (const auto& [k, v] : obj["metadata"]["labels"].items()) {
-        if (next["metadata"]["labels"].value(k, "") != v) {
+        if (!next["metadata"]["labels"].contains(k)) {
           next["metadata"]["labels"][k] = v;
           changed = true;
         }

@@ -64,8 +64,8 @@ Result<std::string> LoadOrCreateAdminToken(const std::string& data_dir);
 // namespace default, the four priority classes of DESIGN.md, a default flavor,
 // ClusterQueue and LocalQueue, and the default RBAC roles and bindings
 // (auth/bootstrap_policy.h). Creates only what is missing, and brings the
-// RBAC defaults still marked rbac.authorization.kubernetes.io/autoupdate=true
-// back to their shipped rules.
+// RBAC defaults back to their shipped rules unless an admin annotated them
+// rbac.authorization.kubernetes.io/autoupdate: "false" (kube-apiserver's rule).
 Status BootstrapDefaults(class Store& store, const std::string& now);
 
 }  // namespace tessera

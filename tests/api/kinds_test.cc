@@ -124,8 +124,8 @@ TEST(KindsTest, RegistryHoldsEveryKindWithUniqueStoreKeys) {
     EXPECT_EQ(k.api_version, expected_av);
   }
   // 6 core (with ServiceAccount) + PriorityClass + Lease + 4 RBAC + 3 reviews + NetworkPolicy + 4 Kueue + 2 Jobs
-  // + UsageRecord
-  EXPECT_EQ(keys.size(), 23u);
+  // + tessera.dev's UsageRecord, ApprovalPolicy, ApprovalRequest and Budget
+  EXPECT_EQ(keys.size(), 26u);
 }
 
 // Cluster-scoped kinds are those Kubernetes, Kueue and Volcano define so.

@@ -305,11 +305,13 @@ TEST_F(GovernanceTest, ASpecChangedAfterApprovalAsksAgain) {
   WaitFor(RequestPath("grow"), [](const json& r) { return r.is_object(); });
   ASSERT_EQ(Decide(kBob, "grow", true, "fine").status, 200);
   WaitFor(RequestPath("grow"), [](const json& r) { return r["status"]["phase"] == "Approved"; });
-  // The workload's pod set asks for 4 GPUs now (an admin edits the Workload).
-  json w = Get(WorkloadPath("grow"));
-  w["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "4";
-  auto put = admin_->Request("PUT", WorkloadPath("grow"), w.dump());
-  ASSERT_TRUE(put && put->status == 200) << (put ? put->body : "");
+  // The workload's pod set asks for 4 GPUs now (an admin edits the Workload;
+  // a merge patch, as the scheduler writes its status meanwhile).
+  json pod_sets = Get(WorkloadPath("grow"))["spec"]["podSets"];
+  pod_sets[0]["template"]["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "4";
+  auto patch = admin_->Request("PATCH", WorkloadPath("grow"), json{{"spec", {{"podSets", pod_sets}}}}.dump(),
+                               "application/merge-patch+json");
+  ASSERT_TRUE(patch && patch->status == 200) << (patch ? patch->body : "");
   const json again = WaitFor(RequestPath("grow"), [](const json& r) { return r["status"]["phase"] == "Pending"; });
   EXPECT_EQ(again["spec"]["reasons"][0], "asks for 4 GPUs, above the 1 of ApprovalPolicy gate");
 }

@@ -170,7 +170,7 @@ class OidcTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  // The flags of the brief: --oidc-issuer-url the provider,
+  // The flags of a cluster trusting Entra ID: --oidc-issuer-url the provider,
   // --oidc-client-id=tessera, --oidc-username-claim=email,
   // --oidc-username-prefix=oidc:, --oidc-groups-claim=groups,
   // --oidc-groups-prefix=entra:, --oidc-ca-file the provider's certificate.
