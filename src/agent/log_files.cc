@@ -424,6 +424,11 @@ LogFollower::NextFile LogFollower::OpenNextNewer() {
     HoldFile(file.fd.release(), file.id.dev, file.id.ino, 0);
     return NextFile::kOpened;
   }
+  // Not found in any look: either dropped, or moved on faster than we looked
+  // (rotations while this thread waited for a CPU). Only a dropped file has no
+  // name left; one that still has a name is looked for again next time.
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && st.st_nlink > 0) return NextFile::kNotYet;
   return NextFile::kLost;
 }
 
