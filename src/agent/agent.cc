@@ -527,6 +527,7 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
   // Whom it runs as decides who owns its directories: from its namespace's uid block.
   const bool root = ::geteuid() == 0;
   PodLaunchContext ctx{.node_name = options.node_name, .default_user = pod_user, .switch_user = root};
+  ctx.server = options.server;
   if (root) {
     auto range = NamespaceUidRange(client, ns);
     if (!range) {

@@ -159,6 +159,7 @@ Result<ProcessSpec> PodProcessSpec(const json& pod, const PodLaunchContext& ctx)
   env["TESSERA_WORKLOAD"] = workload;
   env["TESSERA_CHECKPOINT_DIR"] = ctx.checkpoint_dir;
   if (!ctx.token_file.empty()) env["TESSERA_TOKEN_FILE"] = ctx.token_file;
+  if (!ctx.server.empty()) env["TESSERA_SERVER"] = ctx.server;  // with the token: `tessera` in a pod calls the API as itself
 
   const std::string devices = Annotation(pod, "tessera.dev/gpu-devices");
   env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";

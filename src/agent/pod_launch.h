@@ -48,6 +48,7 @@ struct PodLaunchContext {
   std::optional<std::pair<uint32_t, uint32_t>> default_user;
   bool switch_user = true;   // false: run as the agent (it is not root, and says so)
   std::string token_file;    // TESSERA_TOKEN_FILE; empty: the pod has no token
+  std::string server;        // TESSERA_SERVER: the API server the pod's token is for
 };
 
 // Who the pod runs as (rules above): InvalidArgument with the reason, for the

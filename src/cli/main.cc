@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   auto* up = app.add_subcommand("up", "Run Tessera on this machine: the control plane, with this machine as a node");
   add_serve_flags(up);
   up->add_option("--gpus", serve.gpus, "Simulated GPU inventory when there is no NVIDIA driver (COUNTxMODEL-MEMORY)");
+  up->add_flag("--no-audit-log", serve.no_audit_log, "Keep no audit log (default: <data-dir>/audit.log)");
   up->callback([&] { rc = tessera::RunUpCommand(serve); });
 
   tessera::AgentCommandOptions agent;

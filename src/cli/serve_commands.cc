@@ -307,6 +307,13 @@ int RunAgentCommand(AgentCommandOptions o) {
 }
 
 int RunUpCommand(ServeOptions options) {
+  if (options.server.audit.path.empty() && !options.no_audit_log) {
+    // One machine's platform keeps who did what from the start; a server
+    // (`tessera server`) keeps a log only when told where, as kube-apiserver.
+    options.server.audit.path = (std::filesystem::path(options.server.data_dir) / "audit.log").string();
+    if (options.server.audit.max_size_mb == 0) options.server.audit.max_size_mb = 100;
+    if (options.server.audit.max_backups == 0) options.server.audit.max_backups = 10;
+  }
   sigset_t set;
   int rc = 0;
   std::unique_ptr<Server> server = StartForeground(options, &set, &rc);
@@ -351,6 +358,7 @@ int RunUpCommand(ServeOptions options) {
   fmt::print("Tessera is up at {}\n", url);
   fmt::print("  data directory: {}\n", data_dir);
   fmt::print("  admin token:    {}/admin.token\n", data_dir);
+  if (!options.server.audit.path.empty()) fmt::print("  audit log:      {}\n", options.server.audit.path);
   fmt::print("  this machine:   {}\n", node_summary);
   if (wrote && *wrote) {
     fmt::print("  CLI config:     {} (context \"admin\" added)\n", config_path);

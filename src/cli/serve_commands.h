@@ -17,6 +17,7 @@ struct ServeOptions {
   ServerOptions server;
   std::string listen = "127.0.0.1:7070";  // HOST:PORT
   std::string gpus = "8xH100-80GB";       // `up`: the simulated inventory when there is no driver
+  bool no_audit_log = false;              // `up`: no <data-dir>/audit.log by default
   // As the flags give them, turned into `server`'s by AddServerFlags' parse.
   std::string api_audiences;              // --api-audiences A,B
   std::string max_token_expiration;       // --service-account-max-token-expiration DURATION

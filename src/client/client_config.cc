@@ -195,7 +195,11 @@ Result<ClientConfig> ResolveClientConfig(const ClientFlags& flags) {
     ASSIGN_OR_RETURN(c.token, ReadTokenFile(context->token_file));
     c.source = fmt::format("{} (context {})", context->token_file, context->name);
   }
-  if (context) c.ns = context->ns;
+  if (context) {
+    c.ns = context->ns;
+  } else if (const char* env_ns = std::getenv("TESSERA_NAMESPACE"); env_ns && *env_ns) {
+    c.ns = env_ns;  // in a pod (which the agent gives its namespace), as in-cluster config
+  }
   c.request_timeout = flags.request_timeout;
   return c;
 }

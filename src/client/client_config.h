@@ -1,7 +1,10 @@
 // Where the CLI finds the server, its token and how to trust its certificate
 // (DESIGN.md section 11): the --server/--token/--token-file flags, then
 // TESSERA_SERVER/TESSERA_TOKEN/TESSERA_TOKEN_FILE, then the config file's
-// context, then the default http://127.0.0.1:7070 with no token.
+// context, then the default http://127.0.0.1:7070 with no token. The
+// namespace is the context's, else TESSERA_NAMESPACE (which, with
+// TESSERA_SERVER and TESSERA_TOKEN_FILE, the agent gives every pod: inside a
+// pod `tessera` calls the API as the pod's ServiceAccount, in its namespace).
 //
 // The config file (~/.config/tessera/config.yaml) holds several contexts, as
 // a kubeconfig does, each a server with the credential and the namespace to

@@ -22,6 +22,7 @@
 
 #include "agent/gpu_inventory.h"
 #include "agent/nvml.h"
+#include "tests/testing/scoped_env.h"
 
 extern char** environ;
 
@@ -46,29 +47,7 @@ std::string FakeNvmlPath() {
     if (FakeNvmlPath().empty()) GTEST_SKIP() << "no fake NVML (FAKE_NVML_PATH or TESSERA_FAKE_NVML)"; \
   } while (0)
 
-// Sets an environment variable (or unsets it, for nullopt) for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      setenv(name, value->c_str(), 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using testing::ScopedEnv;
 
 std::vector<int32_t> Domains(const std::vector<GpuDevice>& devices) {
   std::vector<int32_t> out;

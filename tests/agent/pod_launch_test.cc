@@ -123,12 +123,19 @@ TEST(PodLaunchTest, AnAgentThatIsNotRootRunsPodsAsItself) {
   EXPECT_FALSE(EnvOf(*spec).count("HOME"));
 }
 
-TEST(PodLaunchTest, TheTokenFileIsInTheEnvironment) {
-  // TESSERA_TOKEN_FILE names the pod's ServiceAccount token; without one, it is not set.
+TEST(PodLaunchTest, TheTokenFileAndServerAreInTheEnvironment) {
+  // TESSERA_TOKEN_FILE names the pod's ServiceAccount token and TESSERA_SERVER
+  // the server it is for, so that `tessera` in the pod calls the API as the
+  // pod (in its namespace, TESSERA_NAMESPACE); without them, they are not set.
   PodLaunchContext ctx = Ctx();
   ctx.token_file = "/var/lib/tessera/pods/x/serviceaccount/token";
-  EXPECT_EQ(EnvOf(*PodProcessSpec(GangPod(0), ctx)).at("TESSERA_TOKEN_FILE"), ctx.token_file);
+  ctx.server = "https://10.0.0.1:7070";
+  const auto env = EnvOf(*PodProcessSpec(GangPod(0), ctx));
+  EXPECT_EQ(env.at("TESSERA_TOKEN_FILE"), ctx.token_file);
+  EXPECT_EQ(env.at("TESSERA_SERVER"), ctx.server);
+  EXPECT_FALSE(env.at("TESSERA_NAMESPACE").empty());
   EXPECT_FALSE(EnvOf(*PodProcessSpec(GangPod(0), Ctx())).count("TESSERA_TOKEN_FILE"));
+  EXPECT_FALSE(EnvOf(*PodProcessSpec(GangPod(0), Ctx())).count("TESSERA_SERVER"));
 }
 
 TEST(PodLaunchTest, PodUserParsesUidOrUidAndGid) {

@@ -2,7 +2,13 @@
 // command, and exit code 2 for anything CLI11 cannot parse.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "client/client_config.h"
 #include "tests/cli/cli_test_fixture.h"
+#include "tests/testing/scoped_env.h"
+#include "tests/testing/test_dirs.h"
 
 namespace tessera {
 namespace {
@@ -107,6 +113,32 @@ TEST_F(CommandLineTest, HelpShowsTheUsage) {
   EXPECT_NE(r.out.find("Usage: tessera delete KIND NAME... [-n NAMESPACE] [--ignore-not-found]\n"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("Exit codes: 0 success, 1 refused or failed, 2 usage error"), std::string::npos) << r.out;
+}
+
+// In a pod, the agent sets TESSERA_SERVER, TESSERA_TOKEN_FILE and
+// TESSERA_NAMESPACE: with no config file, the namespace is the pod's, as
+// kubectl's in-cluster config takes the pod's namespace; a context's
+// namespace, when there is one, comes first.
+TEST(ClientConfigTest, TheNamespaceIsTheContextsElseTesseraNamespace) {
+  const std::filesystem::path dir = testing::FreshTestDir("tessera-client-config");
+  testing::ScopedEnv config_home("XDG_CONFIG_HOME", dir.string());
+  testing::ScopedEnv server("TESSERA_SERVER", "http://127.0.0.1:1");
+  testing::ScopedEnv token("TESSERA_TOKEN", std::nullopt);
+  testing::ScopedEnv token_file("TESSERA_TOKEN_FILE", std::nullopt);
+  testing::ScopedEnv ns("TESSERA_NAMESPACE", "team-a");
+  auto in_pod = ResolveClientConfig(ClientFlags{});
+  ASSERT_TRUE(in_pod.has_value()) << in_pod.error().ToString();
+  EXPECT_EQ(in_pod->ns, "team-a");
+  std::filesystem::create_directories(dir / "tessera");
+  std::ofstream(dir / "tessera" / "config.yaml") << "current-context: mine\n"
+                                                    "contexts:\n"
+                                                    "  - name: mine\n"
+                                                    "    server: http://127.0.0.1:2\n"
+                                                    "    namespace: team-b\n";
+  auto with_context = ResolveClientConfig(ClientFlags{});
+  ASSERT_TRUE(with_context.has_value()) << with_context.error().ToString();
+  EXPECT_EQ(with_context->ns, "team-b");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "tests/testing/self_signed_cert.h"
 #include "tests/testing/test_dirs.h"
 #include "tests/testing/read_file.h"
+#include "tests/testing/scoped_env.h"
 
 namespace tessera {
 namespace {
@@ -30,29 +31,7 @@ namespace fs = std::filesystem;
 
 using testing::ReadFile;
 
-// Sets an environment variable (nullopt: unsets it) for the life of the
-// object, then puts back what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    Set(value);
-  }
-  ~ScopedEnv() { Set(old_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  void Set(const std::optional<std::string>& value) {
-    if (value) {
-      ::setenv(name_, value->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using testing::ScopedEnv;
 
 // `tessera server ARGS...` as a child process, its output in a file.
 class ServerProcess {

@@ -28,11 +28,13 @@ class UsageFormatter : public CLI::Formatter {
 constexpr const char* kGlobalFlags =
     "Global flags (before or after the command):\n"
     "  --server URL                  the Tessera API server (else TESSERA_SERVER, else ~/.config/tessera/config.yaml)\n"
+    "  --token-file FILE             file holding the bearer token (else TESSERA_TOKEN_FILE)\n"
     "  --token TOKEN                 bearer token (else TESSERA_TOKEN, else the config file)\n"
+    "  --context NAME                the config file's context to use (tessera config get-contexts)\n"
     "  --certificate-authority FILE  CA certificate(s) to trust for an https:// server (else the config file's)\n"
     "  --insecure-skip-tls-verify    do not check the server's certificate (insecure)\n"
     "  --request-timeout DURATION    give up on a request after this long (30s, 2m; default 0: no limit)\n"
-    "  -n, --namespace NS            namespace for namespaced kinds (default \"default\")\n"
+    "  -n, --namespace NS            namespace for namespaced kinds (default: the context's, else \"default\")\n"
     "Exit codes: 0 success, 1 refused or failed, 2 usage error (nothing sent).";
 
 // "namespaces (ns), nodes (no), ..." for help texts.
