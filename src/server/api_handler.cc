@@ -357,6 +357,7 @@ HttpResponse ApiHandler::Dispatch(Call& call) {
                                       call.decision.only_bound_to_node ? call.decision.node : "", call.received);
   }
   if (r.subresource == "approval") {
+    if (req.method == "GET") return Get(call);  // the request, as a subresource shows its object
     if (req.method != "PUT" && req.method != "PATCH") {
       return StatusResponse(405, "MethodNotAllowed", "approvals are given with PUT or PATCH (tessera approve NAME)");
     }

@@ -1,6 +1,7 @@
 // The approval subresource of an ApprovalRequest (approval_controller.h):
 //
 //   PUT|PATCH /apis/tessera.dev/v1/namespaces/NS/approvalrequests/NAME/approval
+//   (GET of it answers the ApprovalRequest, as a subresource shows its object)
 //
 // as kubectl certificate approve does for a CertificateSigningRequest: the body
 // is the ApprovalRequest (or, for PATCH, a merge patch of it) whose

@@ -134,7 +134,9 @@ int RunDeleteContext(const std::string& path, const std::string& name, std::ostr
 int RunViewConfig(const std::string& path, std::ostream& out, std::ostream& err) {
   auto file = Read(path, err);
   if (!file) return kExitFailure;
-  out << fmt::format("current-context: {}\ncontexts:\n", file->current_context);
+  out << (file->current_context.empty() ? std::string("current-context: \"\"\n")
+                                         : fmt::format("current-context: {}\n", file->current_context))
+      << "contexts:\n";
   for (const ClientContext& c : file->contexts) {
     out << fmt::format("- name: {}\n", c.name);
     if (!c.server.empty()) out << fmt::format("  server: {}\n", c.server);
