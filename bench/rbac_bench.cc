@@ -139,17 +139,26 @@ const RbacIndex& Cluster() {
     std::vector<RbacRole> roles;
     const std::map<std::string, std::string> to_admin = {{"rbac.authorization.k8s.io/aggregate-to-admin", "true"}};
     const std::map<std::string, std::string> to_edit = {{"rbac.authorization.k8s.io/aggregate-to-edit", "true"}};
-    // edit aggregates view's rules (as kube's edit does), admin aggregates edit's.
+    // As kube ships them: edit aggregates view and system:aggregate-to-edit (its
+    // write rules), admin aggregates edit and system:aggregate-to-admin; an
+    // aggregated role's own rules are the aggregation's, so none are given here.
     RbacRole view = ClusterRole("view", ViewRules(), to_edit);
-    RbacRole edit = ClusterRole("edit", EditRules(), to_admin);
+    RbacRole edit_rules = ClusterRole("system:aggregate-to-edit", EditRules(), to_edit);
+    RbacRole edit = ClusterRole("edit", {}, to_admin);
     edit.aggregation.emplace();
     edit.aggregation->push_back(LabelSelectorTerms{.match_labels = to_edit});
-    RbacRole admin = ClusterRole("admin", {Rule({"rbac.authorization.k8s.io"}, {"roles", "rolebindings"}, ReadWrite()),
-                                           Rule({"authorization.k8s.io"}, {"localsubjectaccessreviews"}, {"create"})});
+    RbacRole admin_rules =
+        ClusterRole("system:aggregate-to-admin",
+                    {Rule({"rbac.authorization.k8s.io"}, {"roles", "rolebindings"}, ReadWrite()),
+                     Rule({"authorization.k8s.io"}, {"localsubjectaccessreviews"}, {"create"})},
+                    to_admin);
+    RbacRole admin = ClusterRole("admin", {});
     admin.aggregation.emplace();
     admin.aggregation->push_back(LabelSelectorTerms{.match_labels = to_admin});
     roles.push_back(std::move(view));
+    roles.push_back(std::move(edit_rules));
     roles.push_back(std::move(edit));
+    roles.push_back(std::move(admin_rules));
     roles.push_back(std::move(admin));
     roles.push_back(ClusterRole("cluster-admin", {Rule({"*"}, {"*"}, {"*"}), [] {
                                                     PolicyRule urls;
