@@ -32,8 +32,10 @@ bench-slurm:
 
 # Starts Tessera on this machine (the control plane, with this machine as a node;
 # a simulated GPU inventory without an NVIDIA driver), data under ./tessera-data.
+# UP_FLAGS passes flags to `tessera up`: make run UP_FLAGS='--token-auth-file users.csv'
+UP_FLAGS ?=
 run: build
-	$(BUILD_DIR)/src/tessera up
+	$(BUILD_DIR)/src/tessera up $(UP_FLAGS)
 
 # The scheduler core alone on a generated fleet, printing what it decided.
 demo: build

@@ -310,7 +310,8 @@ int RunUpCommand(ServeOptions options) {
   if (options.server.audit.path.empty() && !options.no_audit_log) {
     // One machine's platform keeps who did what from the start; a server
     // (`tessera server`) keeps a log only when told where, as kube-apiserver.
-    options.server.audit.path = (std::filesystem::path(options.server.data_dir) / "audit.log").string();
+    options.server.audit.path =
+        (std::filesystem::absolute(options.server.data_dir) / "audit.log").lexically_normal().string();
     if (options.server.audit.max_size_mb == 0) options.server.audit.max_size_mb = 100;
     if (options.server.audit.max_backups == 0) options.server.audit.max_backups = 10;
   }
