@@ -25,6 +25,7 @@
 #include "agent/pod_launch.h"
 #include "agent/process_runner.h"
 #include "auth/service_account_tokens.h"
+#include "common/atomic_file.h"
 #include "common/check.h"
 #include "common/node_annotations.h"
 #include "common/time_format.h"
@@ -56,17 +57,7 @@ Result<std::string> ReadSecretFile(const std::string& path) {
 
 // Writes `text` to `path` (replacing it whole), owned by uid:gid and readable by them alone.
 Status WriteOwnedFile(const fs::path& path, const std::string& text, uid_t uid, gid_t gid) {
-  const std::string tmp = path.string() + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0400);
-  if (fd < 0) return Status::IoError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-  const bool ok = ::fchmod(fd, 0400) == 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-                  (::geteuid() != 0 || ::fchown(fd, uid, gid) == 0);
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return Status::IoError(fmt::format("cannot write {}", path.string()));
-  }
-  return Status::Ok();
+  return WriteFileAtomically(path.string(), text, 0400, {.owner = std::pair{uid, gid}});
 }
 
 // A directory that pod uid:gid alone may use.
@@ -366,7 +357,9 @@ Status Agent::Impl::WritePodToken(ApiClient& client, Run& run) {
   }
   const std::string token = answer.value("status", json::object()).value("token", "");
   const fs::path dir = fs::path(TokenPath(pod)).parent_path();
-  OwnDirectory(dir, run.runs_as.first, run.runs_as.second, 0500);
+  // The directory is root's, readable by the pod's group: the pod reads its
+  // token but cannot put anything where the agent (root) writes.
+  OwnDirectory(dir, 0, run.runs_as.second, 0750);
   RETURN_IF_ERROR(WriteOwnedFile(dir / "token", token, run.runs_as.first, run.runs_as.second));
   run.token_renew_at = SystemNow() + kPodTokenRenewAfter;
   return Status::Ok();
@@ -460,21 +453,8 @@ bool Agent::Impl::SaveState() {
                           {"restarts", run.restarts},
                           {"startedAt", run.started_at ? run.started_at->ms : 0}};
   }
-  const std::string path = StatePath();
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << state.dump(2);
-    out.close();  // a write error may show only here
-    if (out.fail()) {
-      spdlog::warn("agent {}: cannot write {}", options.node_name, tmp);
-      return false;
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    spdlog::warn("agent {}: cannot replace {}: {}", options.node_name, path, ec.message());
+  if (Status s = WriteFileAtomically(StatePath(), state.dump(2), 0600); !s.ok()) {
+    spdlog::warn("agent {}: {}", options.node_name, s.message());
     return false;
   }
   return true;

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "agent/process_runner.h"
+#include "common/atomic_file.h"
 #include "common/time_format.h"
 
 namespace tessera {
@@ -21,14 +22,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 void WriteAtomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out) return;
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
+  (void)WriteFileAtomically(path.string(), text, 0644);  // best effort: the next beat writes again
 }
 
 json ReadJson(const fs::path& path) {

@@ -1,5 +1,7 @@
 #include "auth/service_account_tokens.h"
 
+#include "common/atomic_file.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -67,16 +69,8 @@ Result<SigningKey> TokenIssuer::LoadOrCreateSigningKey(const std::string& path) 
   }
   // ES256: signing a pod's token costs microseconds, where RSA costs a millisecond.
   ASSIGN_OR_RETURN(SigningKey key, SigningKey::GenerateEs256());
-  const std::string text = key.ToPrivateJwk() + "\n";
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Err(Status::IoError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno))));
-  const bool ok = ::fchmod(fd, 0600) == 0 &&
-                  ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return Err(Status::IoError(fmt::format("cannot write the service account signing key {}", path)));
+  if (Status s = WriteFileAtomically(path, key.ToPrivateJwk() + "\n", 0600, {.sync = true}); !s.ok()) {
+    return Err(s.WithContext("the service account signing key"));
   }
   return key;
 }

@@ -16,6 +16,7 @@
 #include "agent/node_registration.h"
 #include "client/api_client.h"
 #include "client/client_config.h"
+#include "common/atomic_file.h"
 #include "common/time_format.h"
 #include "server/api_handler.h"
 
@@ -198,20 +199,7 @@ int RunServerCommand(ServeOptions options) {
 }
 
 Status WriteSecretFile(const std::string& path, const std::string& secret) {
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  ::chmod(std::filesystem::path(path).parent_path().c_str(), 0700);
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::IoError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-  const std::string text = secret + "\n";
-  const bool ok = ::fchmod(fd, 0600) == 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return Status::IoError(fmt::format("cannot write {}", path));
-  }
-  return Status::Ok();
+  return WriteFileAtomically(path, secret + "\n", 0600, {.create_parent = true});
 }
 
 std::string ThisNodeName() {

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/time_format.h"
 
 namespace tessera {
@@ -125,19 +126,8 @@ Status WriteConfigFile(const std::string& path, const ConfigFile& file) {
     out << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::EndMap;
-  std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::IoError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
   const std::string text = std::string("# Tessera CLI contexts (tessera config --help).\n") + out.c_str() + "\n";
-  const bool ok = ::fchmod(fd, 0600) == 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return Status::IoError(fmt::format("cannot write {}", path));
-  }
-  return Status::Ok();
+  return WriteFileAtomically(path, text, 0600, {.create_parent = true});
 }
 
 Result<bool> AddContextIfMissing(const std::string& path, const ClientContext& context) {
