@@ -127,7 +127,19 @@ class JsonLine {
     }
   }
   void Quote(std::string_view text) {
-    out_ += nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    // Nearly every string (names, verbs, groups, URIs) is printable ASCII with
+    // nothing to escape: written as it is. Anything else goes through nlohmann,
+    // which escapes it and replaces invalid UTF-8.
+    const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+      return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+    });
+    if (!plain) {
+      out_ += nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      return;
+    }
+    out_ += '"';
+    out_ += text;
+    out_ += '"';
   }
   std::string out_ = "{";
   bool first_ = true;
@@ -482,6 +494,7 @@ void AuditLog::Record(AuditEvent event) {
   // written or lost in writing, both advance in queue order, so that Flush's
   // "done_ reached enqueued_" means every earlier event is out.
   bool was_empty = false;
+  bool full = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (queue_.size() >= options_.queue_limit) {
@@ -491,17 +504,21 @@ void AuditLog::Record(AuditEvent event) {
     was_empty = queue_.empty();
     queue_.push_back(std::move(event));
     ++enqueued_;
+    full = queue_.size() == options_.batch_events;
   }
-  // The writer sleeps only on an empty queue (and takes the whole queue each
-  // time), so only the event that makes it non-empty needs to wake it: at most
-  // one notification per batch.
-  if (was_empty) cv_.notify_one();
+  // The writer sleeps on an empty queue, or lets a batch gather until it is
+  // full (and takes the whole queue each time), so only the event that makes
+  // it non-empty or full needs to wake it: at most two notifications a batch.
+  if (was_empty || full) cv_.notify_one();
 }
 
 void AuditLog::Flush() {
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t target = enqueued_;
+  ++flush_waiters_;
+  cv_.notify_one();  // a gathering batch is written now
   flushed_.wait(lock, [&] { return done_ >= target; });
+  --flush_waiters_;
 }
 
 void AuditLog::Run() {
@@ -511,13 +528,18 @@ void AuditLog::Run() {
   Sink sink(options_, fd_, size_, dropped_, written_);
   sink.Prune();  // as lumberjack does when it opens the file
   std::deque<AuditEvent> batch;
+  auto last_write = std::chrono::steady_clock::now() - options_.batch_wait;
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and everything is written
+      cv_.wait_until(lock, last_write + options_.batch_wait, [this] {
+        return stop_ || flush_waiters_ > 0 || queue_.size() >= options_.batch_events;
+      });
       batch.swap(queue_);
     }
+    last_write = std::chrono::steady_clock::now();
     sink.WriteBatch(batch);
     const uint64_t n = batch.size();
     batch.clear();

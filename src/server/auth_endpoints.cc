@@ -164,22 +164,43 @@ HttpResponse SelfSubjectReview(const UserInfo& user, const HttpRequest& request,
   return Created(answer);
 }
 
-HttpResponse AnswerServiceAccountToken(Store& store, const TokenIssuer& issuer, const RequestInfo& r,
-                                        const HttpRequest& http, std::string_view node, Timestamp now) {
-  json body = json{{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenRequest"}, {"spec", json::object()}};
+// The TokenRequest sent (an empty one when the body is empty) into `body`, its
+// spec an object; or the 400 or 422 that says what is wrong with it.
+std::optional<HttpResponse> ReadTokenRequest(const HttpRequest& http, json& body) {
+  body = json{{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenRequest"}, {"spec", json::object()}};
   if (!http.body.empty()) {
     auto parsed = ParseSingleObject(http.body);
     if (!parsed) return StatusResponse(400, "BadRequest", parsed.error().message());
     if (Status v = ValidateTokenRequest(*parsed); !v.ok()) return ErrorResponse(v);
     body = std::move(*parsed);
   }
+  if (!body["spec"].is_object()) body["spec"] = json::object();
+  return std::nullopt;
+}
+
+// The answer to a TokenRequest: what was asked, as granted, with the token.
+HttpResponse IssuedTokenResponse(json body, json metadata, std::vector<std::string> audiences,
+                                 const IssuedToken& issued, Timestamp now) {
+  const Timestamp second = Timestamp::FromSeconds(now.seconds());
+  json& spec = body["spec"];
+  spec["audiences"] = std::move(audiences);
+  spec["expirationSeconds"] = (issued.expires - second).seconds();
+  metadata["creationTimestamp"] = FormatRfc3339(second);
+  body["metadata"] = std::move(metadata);
+  body["status"] = {{"token", issued.token}, {"expirationTimestamp", FormatRfc3339(issued.expires)}};
+  return Created(body);
+}
+
+HttpResponse AnswerServiceAccountToken(Store& store, const TokenIssuer& issuer, const RequestInfo& r,
+                                        const HttpRequest& http, std::string_view node, Timestamp now) {
+  json body;
+  if (auto error = ReadTokenRequest(http, body)) return std::move(*error);
   const KindInfo& sa_kind = *FindKindByStoreKey("/ServiceAccount");
   auto sa = store.Get(ObjectKey{"/ServiceAccount", r.ns, r.name});
   if (!sa) return ObjectErrorResponse(sa.error(), sa_kind, r.name);
   ServiceAccountTokenRequest request{.ns = r.ns, .name = r.name,
                                      .uid = StringOf(ObjectOf(sa->object, "metadata"), "uid")};
   json& spec = body["spec"];
-  if (!spec.is_object()) spec = json::object();
   if (auto a = spec.find("audiences"); a != spec.end() && a->is_array()) {
     for (const json& audience : *a) request.audiences.push_back(audience.get<std::string>());
   }
@@ -232,37 +253,25 @@ HttpResponse AnswerServiceAccountToken(Store& store, const TokenIssuer& issuer, 
   }
   auto issued = issuer.IssueServiceAccount(request, now);
   if (!issued) return ErrorResponse(issued.error());
-  spec["audiences"] = request.audiences.empty() ? issuer.api_audiences() : request.audiences;
-  spec["expirationSeconds"] = (issued->expires - Timestamp::FromSeconds(now.seconds())).seconds();
-  body["metadata"] = {{"name", r.name}, {"namespace", r.ns}, {"creationTimestamp", FormatRfc3339(Timestamp::FromSeconds(now.seconds()))}};
-  body["status"] = {{"token", issued->token}, {"expirationTimestamp", FormatRfc3339(issued->expires)}};
-  return Created(body);
+  std::vector<std::string> audiences = request.audiences.empty() ? issuer.api_audiences() : request.audiences;
+  return IssuedTokenResponse(std::move(body), {{"name", r.name}, {"namespace", r.ns}}, std::move(audiences), *issued,
+                             now);
 }
 
 HttpResponse AnswerNodeToken(const TokenIssuer& issuer, const RequestInfo& r, const HttpRequest& http, Timestamp now) {
-  json body = json{{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenRequest"}, {"spec", json::object()}};
-  if (!http.body.empty()) {
-    auto parsed = ParseSingleObject(http.body);
-    if (!parsed) return StatusResponse(400, "BadRequest", parsed.error().message());
-    if (Status v = ValidateTokenRequest(*parsed); !v.ok()) return ErrorResponse(v);
-    body = std::move(*parsed);
-  }
+  json body;
+  if (auto error = ReadTokenRequest(http, body)) return std::move(*error);
   if (Status v = ValidateName(NameRule::kDns1123Subdomain, r.name); !v.ok()) {
     return StatusResponse(422, "Invalid", fmt::format("metadata.name: {}", v.message()));
   }
   json& spec = body["spec"];
-  if (!spec.is_object()) spec = json::object();
   Duration expiration = kNodeTokenExpiration;
   if (auto e = spec.find("expirationSeconds"); e != spec.end() && e->is_number_integer()) {
     expiration = Duration::Seconds(e->get<int64_t>());
   }
   auto issued = issuer.IssueNode(r.name, expiration, now);
   if (!issued) return ErrorResponse(issued.error());
-  spec["expirationSeconds"] = (issued->expires - Timestamp::FromSeconds(now.seconds())).seconds();
-  spec["audiences"] = issuer.api_audiences();
-  body["metadata"] = {{"name", r.name}, {"creationTimestamp", FormatRfc3339(Timestamp::FromSeconds(now.seconds()))}};
-  body["status"] = {{"token", issued->token}, {"expirationTimestamp", FormatRfc3339(issued->expires)}};
-  return Created(body);
+  return IssuedTokenResponse(std::move(body), {{"name", r.name}}, issuer.api_audiences(), *issued, now);
 }
 
 HttpResponse OpenIdConfiguration(const TokenIssuer& issuer, std::string_view server_url) {

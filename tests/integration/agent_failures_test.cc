@@ -55,12 +55,7 @@ class AgentFailuresTest : public ::testing::Test {
 
   void TearDown() override {
     // Fences watch the agents' data directories: read who they are before those go.
-    std::vector<pid_t> fences;
-    for (const auto& [node, pid] : agents_) {
-      std::ifstream in(dir_ / node / "fence.json");
-      const json f = json::parse(in, nullptr, false);
-      if (f.is_object() && f.value("pid", 0) > 0) fences.push_back(f.value("pid", 0));
-    }
+    const std::vector<pid_t> fences = AgentFences(dir_, agents_);
     for (const auto& [node, pid] : agents_) {
       KillProcess(pid, SIGKILL);
       waitpid(pid, nullptr, 0);
@@ -71,16 +66,7 @@ class AgentFailuresTest : public ::testing::Test {
     for (pid_t pid : pods_) {
       if (const pid_t group = getpgid(pid); group > 0) kill(-group, SIGKILL);
     }
-    fs::remove_all(dir_);  // the fences see their directories go, kill what is left and exit
-    const bool all_gone = WaitUntil(
-        [&] {
-          if (!ProcessesWithMarker(marker_).empty()) return false;
-          return std::none_of(fences.begin(), fences.end(), [](pid_t f) { return ProcessAlive(f); });
-        },
-        10);
-    EXPECT_TRUE(all_gone) << "processes outlived the test: " << ProcessesWithMarker(marker_).size()
-                          << " pod process(es) with the marker, fences " << ::testing::PrintToString(fences);
-    for (pid_t pid : ProcessesWithMarker(marker_)) KillProcess(pid, SIGKILL);  // ours: they carry this run's marker
+    RemoveAndExpectFencesGone(dir_, marker_, fences);
   }
 
   void StartTheServer() {
@@ -132,14 +118,6 @@ class AgentFailuresTest : public ::testing::Test {
   json Get(const std::string& path) {
     auto r = client_->Request("GET", path);
     return r && r->status == 200 ? json::parse(r->body, nullptr, false) : json();
-  }
-  static bool WaitUntil(const std::function<bool()>& ready, int seconds) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (ready()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return ready();
   }
 
   static std::string Phase(const json& pod) {

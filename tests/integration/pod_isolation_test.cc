@@ -153,12 +153,7 @@ class PodIsolationTest : public ::testing::Test {
 
   void TearDown() override {
     // Fences watch the agents' data directories: read who they are before those go.
-    std::vector<pid_t> fences;
-    for (const auto& [node, pid] : agents_) {
-      std::ifstream in(dir_ / node / "fence.json");
-      const json f = json::parse(in, nullptr, false);
-      if (f.is_object() && f.value("pid", 0) > 0) fences.push_back(f.value("pid", 0));
-    }
+    const std::vector<pid_t> fences = AgentFences(dir_, agents_);
     for (const auto& [node, pid] : agents_) {
       KillProcess(pid, SIGKILL);
       if (pid > 0) waitpid(pid, nullptr, 0);
@@ -172,17 +167,7 @@ class PodIsolationTest : public ::testing::Test {
     if (marker_.empty()) return;  // SetUp stopped before anything was started
     // The pods' processes: each carries this run's marker.
     for (pid_t pid : ProcessesWithMarker(marker_)) KillProcess(pid, SIGKILL);
-    std::error_code ec;
-    fs::remove_all(dir_, ec);  // the fences see their directories go, kill what is left and exit
-    const bool all_gone = WaitUntil(
-        [&] {
-          if (!ProcessesWithMarker(marker_).empty()) return false;
-          return std::none_of(fences.begin(), fences.end(), [](pid_t f) { return ProcessAlive(f); });
-        },
-        10);
-    EXPECT_TRUE(all_gone) << "processes outlived the test: " << ProcessesWithMarker(marker_).size()
-                          << " pod process(es) with the marker, fences " << ::testing::PrintToString(fences);
-    for (pid_t pid : ProcessesWithMarker(marker_)) KillProcess(pid, SIGKILL);
+    RemoveAndExpectFencesGone(dir_, marker_, fences);
   }
 
   // `tessera server` on a free port of 127.0.0.1 with the users of users.csv;
@@ -330,14 +315,6 @@ class PodIsolationTest : public ::testing::Test {
   }
   static std::string Phase(const json& pod) {
     return pod.is_object() ? pod.value("status", json::object()).value("phase", "") : "";
-  }
-  static bool WaitUntil(const std::function<bool()>& ready, int seconds) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (ready()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return ready();
   }
   // The shell of a pod (its command line has `marker_-tag`; comm "sh"), or 0.
   pid_t PodShell(const std::string& tag) const {

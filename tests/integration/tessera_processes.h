@@ -22,6 +22,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -197,6 +199,46 @@ inline std::vector<pid_t> ProcessesWithMarker(const std::string& marker, bool to
     if (std::find(pids.begin(), pids.end(), parent) == pids.end()) tops.push_back(pid);
   }
   return tops;
+}
+
+// Polls `ready` every 50 ms for up to `seconds`; its last answer.
+inline bool WaitUntil(const std::function<bool()>& ready, int seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (ready()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return ready();
+}
+
+// The pids of the fences of the agents whose data directories are dir/<node>:
+// read them before those directories go.
+inline std::vector<pid_t> AgentFences(const std::filesystem::path& dir, const std::map<std::string, pid_t>& agents) {
+  std::vector<pid_t> fences;
+  for (const auto& [node, pid] : agents) {
+    std::ifstream in(dir / node / "fence.json");
+    const nlohmann::json f = nlohmann::json::parse(in, nullptr, false);
+    if (f.is_object() && f.value("pid", 0) > 0) fences.push_back(f.value("pid", 0));
+  }
+  return fences;
+}
+
+// Removes `dir` (the fences see their agents' directories go, kill what is
+// left and exit), then expects every process that carries `marker` and every
+// fence to be gone within 10 s; kills what outlived that.
+inline void RemoveAndExpectFencesGone(const std::filesystem::path& dir, const std::string& marker,
+                                      const std::vector<pid_t>& fences) {
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  const bool all_gone = WaitUntil(
+      [&] {
+        if (!ProcessesWithMarker(marker).empty()) return false;
+        return std::none_of(fences.begin(), fences.end(), [](pid_t f) { return ProcessAlive(f); });
+      },
+      10);
+  EXPECT_TRUE(all_gone) << "processes outlived the test: " << ProcessesWithMarker(marker).size()
+                        << " pod process(es) with the marker, fences " << ::testing::PrintToString(fences);
+  for (pid_t pid : ProcessesWithMarker(marker)) KillProcess(pid, SIGKILL);  // ours: they carry this run's marker
 }
 
 }  // namespace tessera

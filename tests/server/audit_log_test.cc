@@ -283,6 +283,21 @@ TEST(AuditLogJsonTest, InvalidUtf8InANameDoesNotThrowAndYieldsValidJson) {
   EXPECT_EQ(event["user"]["username"], "\xEF\xBF\xBD");
 }
 
+TEST(AuditLogJsonTest, QuotesBackslashesAndControlCharactersAreEscaped) {
+  // Plain ASCII is written as it is; what JSON must escape is escaped, whatever the field.
+  AuditEvent request = MakeEvent(1);
+  request.request_uri = "/api/v1/namespaces/a/pods?labelSelector=app%3D\"x\"";
+  request.user_agent = "curl\\8.0\t\x01\x7f";
+  request.user.name = "alice";
+  const std::string line = AuditEventJson(request);
+  EXPECT_NE(line.find(R"("userAgent":"curl\\8.0\t\u0001)"), std::string::npos) << line;
+  const json event = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(event.is_object()) << line;
+  EXPECT_EQ(event["requestURI"], request.request_uri);
+  EXPECT_EQ(event["userAgent"], request.user_agent);
+  EXPECT_EQ(event["user"]["username"], "alice");
+}
+
 TEST_F(AuditLogTest, FlushMakesEveryRecordedEventReadable) {
   // 100 events, then Flush: all 100 are in the file, in order, and counted as written.
   std::unique_ptr<AuditLog> log = OpenLog(Options());
