@@ -141,12 +141,14 @@ Result<ProcessSpec> PodProcessSpec(const json& pod, const PodLaunchContext& ctx)
         fmt::format("the pod has {} containers; the process runtime runs one per pod", containers.size())));
   }
   const json& c = containers[0];
+  // A container that names an image runs in that image or not at all: its
+  // command is the image's program, never one of the host's of the same name.
+  if (auto image = c.find("image"); image != c.end() && !(image->is_string() && image->get_ref<const std::string&>().empty())) {
+    return Err(Status::InvalidArgument(kNoOciRuntime));
+  }
   ASSIGN_OR_RETURN(std::vector<std::string> command, Strings(c, "command"));
   ASSIGN_OR_RETURN(std::vector<std::string> args, Strings(c, "args"));
-  if (command.empty()) {
-    if (c.contains("image")) return Err(Status::InvalidArgument(kNoOciRuntime));
-    return Err(Status::InvalidArgument("the container has neither a command nor an image"));
-  }
+  if (command.empty()) return Err(Status::InvalidArgument("the container has neither a command nor an image"));
 
   std::map<std::string, std::string> env;
   const std::string name = pod["metadata"].value("name", "");

@@ -59,6 +59,8 @@ Result<std::pair<uint32_t, uint32_t>> PodRunAs(const nlohmann::json& pod, const 
 Result<std::pair<uint32_t, uint32_t>> ParsePodUser(std::string_view text);
 
 // The reason a pod that names only an image fails: no OCI runtime here.
+// A container that names an image, with or without a command: it never runs
+// on the host instead (a process pod is a command without an image).
 inline constexpr const char* kNoOciRuntime = "container images need an OCI runtime, which this node does not have";
 
 // InvalidArgument with a reason for the user when the pod cannot run as a process.

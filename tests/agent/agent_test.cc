@@ -182,6 +182,20 @@ TEST_F(AgentTest, AnImageOnlyPodFailsWithTheRuntimeReason) {
   EXPECT_EQ(pod["status"]["message"], kNoOciRuntime);
 }
 
+TEST_F(AgentTest, APodWithAnImageAndACommandNeverRunsTheCommandOnTheHost) {
+  // The command belongs to the image: run on the host it would find the host's
+  // files, not the image's, and report a success that is not one.
+  StartAgent();
+  const fs::path marker = dir_ / "ran-on-the-host";
+  json job = Job("image-and-command", "touch " + marker.string());
+  job["spec"]["template"]["spec"]["containers"][0]["image"] = "busybox:1.36";
+  SubmitJob(job);
+  const json pod = WaitFor("/api/v1/namespaces/default/pods/job-image-and-command-main-0",
+                           [](const json& p) { return Phase(p) == "Failed"; });
+  EXPECT_EQ(pod["status"]["message"], kNoOciRuntime);
+  EXPECT_FALSE(fs::exists(marker)) << "the image's command ran on the host";
+}
+
 TEST_F(AgentTest, FourQuarterGpuPodsShareOneDeviceAndSeeIt) {
   StartAgent("node-1", "1xA100-80GB");
   SubmitJob(Job("quarters", "echo \"$CUDA_VISIBLE_DEVICES $TESSERA_GPU_FRACTION $NVIDIA_VISIBLE_DEVICES\"; sleep 1", "250m", 4));

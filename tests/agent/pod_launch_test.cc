@@ -196,6 +196,18 @@ TEST(PodLaunchTest, ImageOnlyAndUnsupportedPodsSayWhy) {
   ASSERT_FALSE(spec.has_value());
   EXPECT_EQ(spec.error().message(), kNoOciRuntime);
 
+  // An image and a command: the command is the image's, so it does not run on the host either.
+  json both = GangPod(0);
+  both["spec"]["containers"][0]["image"] = "busybox:1.36";
+  spec = PodProcessSpec(both, Ctx());
+  ASSERT_FALSE(spec.has_value());
+  EXPECT_EQ(spec.error().message(), kNoOciRuntime);
+
+  // An empty image is no image: a process pod.
+  json empty = GangPod(0);
+  empty["spec"]["containers"][0]["image"] = "";
+  EXPECT_TRUE(PodProcessSpec(empty, Ctx()).has_value());
+
   json from = GangPod(0);
   from["spec"]["containers"][0]["env"] = {{{"name", "X"}, {"valueFrom", {{"secretKeyRef", {{"name", "s"}}}}}}};
   spec = PodProcessSpec(from, Ctx());

@@ -7,7 +7,7 @@
 //   the running pod (same process, no second copy) and reports its end;
 // - the seed's Volcano job, which names only a container image, fails with the
 //   runtime's reason on a process-only node, and runs as a gang of 4 once its
-//   containers have a command.
+//   containers are process pods (a command, no image).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
@@ -376,7 +376,7 @@ TEST_F(AgentFailuresTest, APodThatEndsWhileTheServerIsDownIsReportedByTheNextAge
   EXPECT_TRUE(ProcessesWithMarker(marker_).empty());
 }
 
-TEST_F(AgentFailuresTest, SeedVolcanoJobImageOnlyFailsWithRuntimeReasonAndRunsWithACommand) {
+TEST_F(AgentFailuresTest, SeedVolcanoJobImageOnlyFailsWithRuntimeReasonAndRunsAsProcessPods) {
   const fs::path seed = testing::SeedDir();
   ASSERT_FALSE(seed.empty()) << "no ../shared/examples/seed beside the repository";
   std::vector<fs::path> files;
@@ -440,12 +440,17 @@ TEST_F(AgentFailuresTest, SeedVolcanoJobImageOnlyFailsWithRuntimeReasonAndRunsWi
     return job.is_object() && job.value("status", json::object()).value("state", json::object()).value("phase", "") == "Failed";
   }, 10)) << job.dump(2);
 
-  // The same job with a command in its task containers: a gang of 4 that succeeds.
+  // The same job as process pods (a command instead of the image; an image
+  // with a command would fail as above: the command is the image's): a gang of
+  // 4 that succeeds.
   json copy = volcano;
   const std::string copy_name = name + "-cmd";
   copy["metadata"]["name"] = copy_name;
   for (json& t : copy["spec"]["tasks"]) {
-    for (json& c : t["template"]["spec"]["containers"]) c["command"] = {"sh", "-c", Script("echo $RANK/$WORLD_SIZE")};
+    for (json& c : t["template"]["spec"]["containers"]) {
+      c.erase("image");
+      c["command"] = {"sh", "-c", Script("echo $RANK/$WORLD_SIZE")};
+    }
   }
   Create(copy);
   ASSERT_TRUE(WaitUntil([&] { return all_in(pods = pods_of(copy_name), "Succeeded"); }, 15))
