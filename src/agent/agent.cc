@@ -233,7 +233,30 @@ Status Agent::Impl::Register() {
   ApiClient client(options.server, options.token, options.tls);
   ASSIGN_OR_RETURN(ApiResponse r, client.Request("POST", "/api/v1/nodes", obj.dump()));
   if (r.status == 409) {  // registered before: refresh labels and annotations, then status
-    ASSIGN_OR_RETURN(r, client.Request("PUT", "/api/v1/nodes/" + node.name, obj.dump()));
+    // The server gave the Node its pod range (spec.podCIDR), which may not
+    // change once set: the PUT carries it over from the stored Node, with
+    // that Node's resourceVersion, and reads again if the Node changed meanwhile.
+    const std::string path = "/api/v1/nodes/" + node.name;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      ASSIGN_OR_RETURN(ApiResponse got, client.Request("GET", path));
+      if (got.status != 200) {
+        r = std::move(got);
+        break;
+      }
+      const json stored = json::parse(got.body, nullptr, false);
+      json body = obj;
+      if (stored.is_object() && stored.contains("spec") && stored["spec"].is_object()) {
+        for (const char* field : {"podCIDR", "podCIDRs"}) {
+          if (stored["spec"].contains(field)) body["spec"][field] = stored["spec"][field];
+        }
+      }
+      if (stored.is_object() && stored.contains("metadata") && stored["metadata"].is_object() &&
+          stored["metadata"].contains("resourceVersion")) {
+        body["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"];
+      }
+      ASSIGN_OR_RETURN(r, client.Request("PUT", path, body.dump()));
+      if (r.status != 409) break;
+    }
     if (r.status / 100 == 2) {
       ASSIGN_OR_RETURN(r, client.Request("PUT", "/api/v1/nodes/" + node.name + "/status", obj.dump()));
     }

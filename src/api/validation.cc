@@ -17,6 +17,7 @@
 
 #include "common/suggest.h"
 #include "common/time_format.h"
+#include "domain/ipv4_cidr.h"
 #include "domain/quantity.h"
 
 namespace tessera {
@@ -897,6 +898,32 @@ SchemaRef ResourceQuotaSchema() {
 
 SchemaRef PodSchema() { return Root({Req("spec", PodSpec())}); }
 
+// A Node's pod ranges: each an IPv4 CIDR (domain/ipv4_cidr.h); one of them
+// (single stack: IPv4 only); podCIDR, when both are given, the first of podCIDRs.
+void CheckPodCidrs(const json& spec, const std::string& path, Errors& errors) {
+  auto check = [&](const json& v, const std::string& at) {
+    if (!v.is_string()) return;  // the schema says so
+    auto cidr = ParseIpv4Cidr(v.get_ref<const std::string&>());
+    if (!cidr) errors.Add(at, fmt::format("Invalid value: {}", cidr.error().message()));
+  };
+  const json* single = Get(spec, "podCIDR");
+  if (single && single->is_string() && !single->get_ref<const std::string&>().empty()) {
+    check(*single, FieldPath(path, "podCIDR"));
+  }
+  const json* list = Get(spec, "podCIDRs");
+  if (!list || !list->is_array()) return;
+  for (size_t i = 0; i < list->size(); ++i) check((*list)[i], IndexPath(FieldPath(path, "podCIDRs"), i));
+  if (list->size() > 1) {
+    errors.Add(FieldPath(path, "podCIDRs"),
+               fmt::format("Invalid value: {}: may specify no more than one CIDR (only IPv4 is supported)", Dump(*list)));
+  }
+  if (single && single->is_string() && !single->get_ref<const std::string&>().empty() && !list->empty() &&
+      (*list)[0] != *single) {
+    errors.Add(FieldPath(path, "podCIDR"), fmt::format("Invalid value: {}: must be the first of {} ({})", Dump(*single),
+                                                       FieldPath(path, "podCIDRs"), Dump((*list)[0])));
+  }
+}
+
 SchemaRef NodeSchema() {
   return Root({Opt("spec", Obj({
                                Opt("podCIDR", Str()),
@@ -906,7 +933,8 @@ SchemaRef NodeSchema() {
                                Opt("taints", Arr(Taint())),
                                Opt("configSource", OpenObj()),
                                Opt("externalID", Str()),
-                           }))});
+                           },
+                           {CheckPodCidrs}))});
 }
 
 SchemaRef ObjectReference() {
@@ -1609,7 +1637,32 @@ Status ValidateTokenRequest(const json& object) {
   }
 }
 
+namespace {
+
+// A Node's pod ranges as one list: spec.podCIDRs, or spec.podCIDR when that is all it has.
+std::vector<json> PodCidrsOf(const json& node) {
+  const json* spec = Get(node, "spec");
+  if (!spec || !spec->is_object()) return {};
+  if (const json* list = Get(*spec, "podCIDRs"); list && list->is_array() && !list->empty()) {
+    return std::vector<json>(list->begin(), list->end());
+  }
+  const json* single = Get(*spec, "podCIDR");
+  if (single && single->is_string() && !single->get_ref<const std::string&>().empty()) {
+    return {*single};
+  }
+  return {};
+}
+
+}  // namespace
+
 Status ValidateUpdate(const KindInfo& kind, const nlohmann::json& stored, const nlohmann::json& next) {
+  if (kind.store_key == "/Node") {
+    // As kube-apiserver: the controller sets a Node's range once; no update moves it.
+    const std::vector<json> before = PodCidrsOf(stored);
+    if (!before.empty() && before != PodCidrsOf(next)) {
+      return Status::InvalidArgument("spec.podCIDR: Forbidden: node updates may not change podCIDR except from \"\" to valid");
+    }
+  }
   if (kind.group == "rbac.authorization.k8s.io" && (kind.kind == "RoleBinding" || kind.kind == "ClusterRoleBinding")) {
     const nlohmann::json before = stored.value("roleRef", nlohmann::json::object());
     const nlohmann::json after = next.value("roleRef", nlohmann::json::object());

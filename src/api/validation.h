@@ -53,7 +53,8 @@ Status ValidateObject(const KindInfo& kind, const nlohmann::json& object);
 
 // What an update may not change, checked after ValidateObject(next): a
 // RoleBinding's or ClusterRoleBinding's roleRef (as in Kubernetes: delete the
-// binding and create it again). OK or InvalidArgument.
+// binding and create it again); a Node's spec.podCIDR(s) once set (only ""
+// may become a range). OK or InvalidArgument.
 Status ValidateUpdate(const KindInfo& kind, const nlohmann::json& stored, const nlohmann::json& next);
 
 // Finds the kind from the object's apiVersion and kind, then validates it. The

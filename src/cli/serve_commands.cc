@@ -92,6 +92,12 @@ void AddServerFlags(CLI::App& cmd, ServeOptions& o) {
   cmd.add_option("--per-user-burst", o.server.rate.burst, "Requests a user may send at once after a quiet spell")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd.add_option("--cluster-cidr", o.server.cluster_cidr, "The pod network: each Node's spec.podCIDR is cut from it")
+      ->type_name("CIDR")
+      ->capture_default_str();
+  cmd.add_option("--node-cidr-mask-size", o.server.node_cidr_mask_size,
+                 "The prefix length of each Node's range of --cluster-cidr")
+      ->capture_default_str();
   cmd.preparse_callback([&o](size_t) { o.oidc_username_prefix_given = false; });
   cmd.get_option("--oidc-username-prefix")->each([&o](const std::string&) { o.oidc_username_prefix_given = true; });
 }
@@ -112,6 +118,7 @@ std::vector<std::string> SplitList(const std::string& text) {
 }  // namespace
 
 Status FinishServeOptions(ServeOptions& o) {
+  if (auto ranges = NodeCidrsOf(o.server); !ranges) return ranges.error();
   o.server.service_accounts.api_audiences = SplitList(o.api_audiences);
   if (!o.max_token_expiration.empty()) {
     auto d = ParseDuration(o.max_token_expiration);

@@ -472,8 +472,9 @@ Status SchedulerLoop::RunOnce() {
   const PodIndex& pods = pods_by_workload_.index();
 
   // 0. Every namespace's default ServiceAccount and uid range, before its pods;
-  // aggregated ClusterRoles' rules.
+  // aggregated ClusterRoles' rules; every Node's pod range.
   ReconcileNamespaces(cache_, now_text, writer);
+  if (node_ipam_) node_ipam_->Reconcile(cache_, now, writer, events_);
   ReconcileAggregatedRoles(cache_, aggregated_rules_, writer);
   writer.Flush();
   // 1. Jobs -> Workloads; Pods' outcomes -> Workloads and Jobs; lost nodes.

@@ -2,7 +2,8 @@
 // decisions into stored objects (DESIGN.md sections 3 and 5).
 //
 // One pass (RunOnce):
-//   0. Every namespace gets its default ServiceAccount and uid range.
+//   0. Every namespace gets its default ServiceAccount and uid range; every
+//      Node its pod range (spec.podCIDR), when node ranges are set.
 //   1. Jobs (batch/v1, Volcano) without a Workload get one (the job controller);
 //      Workloads whose Job is gone are deleted with their Pods.
 //   2. Evicted Workloads whose Pods are all gone go back to their queue; then
@@ -46,6 +47,7 @@
 #include "server/event_recorder.h"
 #include "server/job_controller.h"
 #include "server/metrics_registry.h"
+#include "server/node_ipam_controller.h"
 #include "server/object_cache.h"
 #include "server/workload_subsets.h"
 #include "store/store.h"
@@ -105,6 +107,9 @@ class SchedulerLoop {
   void SetApprovers(ApprovalController::Approvers approvers) { approvals_.SetApprovers(std::move(approvers)); }
   // The RBAC index's aggregation, written into aggregating ClusterRoles. Call before Start.
   void SetAggregatedRules(AggregatedRules rules) { aggregated_rules_ = std::move(rules); }
+  // Gives each Node a pod range of `ranges` (node_ipam_controller.h); without
+  // this call Nodes get none. Call before Start.
+  void SetNodeCidrs(NodeCidrSet ranges) { node_ipam_.emplace(ranges); }
 
  private:
   void Run();
@@ -130,6 +135,7 @@ class SchedulerLoop {
   EventRecorder events_;
   ApprovalController approvals_;
   AggregatedRules aggregated_rules_;
+  std::optional<NodeIpamController> node_ipam_;
   std::unique_ptr<BudgetController> budgets_;  // observes cache_
   int64_t events_dropped_reported_ = 0;  // to the metrics registry
   // What the last rendering of a pending workload's message was made from, by

@@ -201,7 +201,19 @@ Status BootstrapDefaults(Store& store, const std::string& now) {
 
 Server::~Server() { Stop(); }
 
+Result<NodeCidrSet> NodeCidrsOf(const ServerOptions& options) {
+  auto cluster = ParseIpv4Cidr(options.cluster_cidr);
+  if (!cluster) return Err(Status::InvalidArgument(fmt::format("--cluster-cidr {}", cluster.error().message())));
+  auto ranges = MakeNodeCidrSet(*cluster, options.node_cidr_mask_size);
+  if (!ranges) {
+    return Err(Status::InvalidArgument(
+        fmt::format("--node-cidr-mask-size {}: {}", options.node_cidr_mask_size, ranges.error().message())));
+  }
+  return *ranges;
+}
+
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
+  ASSIGN_OR_RETURN(const NodeCidrSet node_cidrs, NodeCidrsOf(options));
   std::error_code ec;
   std::filesystem::create_directories(options.data_dir, ec);
   if (ec) {
@@ -269,6 +281,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     }
     return out;
   });
+  p.scheduler->SetNodeCidrs(node_cidrs);
   p.scheduler->SetMetrics(&p.metrics);
   MetricsRegistry* metrics = &p.metrics;
   p.api->SetMetrics([metrics, scheduler] { return metrics->Render(scheduler->Gauges()); }, options.metrics_need_token);

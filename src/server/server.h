@@ -15,6 +15,7 @@
 #include "auth/oidc.h"
 #include "auth/service_account_tokens.h"
 #include "common/result.h"
+#include "domain/ipv4_cidr.h"
 #include "http/http_server.h"
 #include "server/audit_log.h"
 #include "server/user_rate_limiter.h"
@@ -33,7 +34,16 @@ struct ServerOptions {
   std::optional<OidcOptions> oidc;
   AuditLogOptions audit;  // empty path: no audit log
   UserRateLimit rate;
+  // Each Node's spec.podCIDR is cut from this range (kube-controller-manager's
+  // --cluster-cidr and --node-cidr-mask-size, with the defaults of kubeadm's
+  // flannel setups: 10.244.0.0/16 in /24s, 256 nodes of 254 pod addresses).
+  std::string cluster_cidr = "10.244.0.0/16";
+  int node_cidr_mask_size = 24;
 };
+
+// The node ranges `options` asks for; InvalidArgument naming the flag
+// (--cluster-cidr, --node-cidr-mask-size) and what to write instead.
+Result<NodeCidrSet> NodeCidrsOf(const ServerOptions& options);
 
 class Server {
  public:

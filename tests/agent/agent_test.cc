@@ -121,6 +121,23 @@ TEST_F(AgentTest, RegistersItsNodeWithALeaseAndTheSimulatedInventory) {
   EXPECT_EQ(lease["spec"]["leaseDurationSeconds"], 4);
 }
 
+TEST_F(AgentTest, ReRegisteringKeepsTheNodesPodCidr) {
+  // The loop gives node-1 a pod range; a new agent for node-1 registers
+  // again (POST: 409, then PUT of its Node, which may not change the range):
+  // the PUT carries the stored range over, so it is applied and the range stays.
+  StartAgent();
+  const json node = WaitFor("/api/v1/nodes/node-1", [](const json& n) {
+    return !n.value("spec", json::object()).value("podCIDR", "").empty();
+  });
+  const std::string cidr = node["spec"]["podCIDR"];
+  EXPECT_EQ(cidr.rfind("10.244.", 0), 0u) << cidr;  // cut from the default --cluster-cidr 10.244.0.0/16
+  agent_.reset();
+  StartAgent();  // Start fails unless the registration's PUT was applied
+  const json again = WaitFor("/api/v1/nodes/node-1", [](const json&) { return true; });
+  EXPECT_EQ(again["spec"].value("podCIDR", ""), cidr) << again.dump();
+  EXPECT_EQ(again["spec"]["podCIDRs"], json::array({cidr})) << again.dump();
+}
+
 TEST_F(AgentTest, AJobRunsSucceedsAndItsOutputIsKept) {
   StartAgent();
   SubmitJob(Job("hello", "echo hello from $TESSERA_POD_NAME; echo to-stderr >&2"));

@@ -178,6 +178,54 @@ status:
 )"));
 }
 
+// A Node's pod range: an IPv4 network, one of them, podCIDR the first of
+// podCIDRs; each error names the field.
+TEST(ValidationTest, NodePodCidrMustBeOneIpv4Network) {
+  const json node = FromYaml("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n");
+  json valid = node;
+  valid["spec"] = {{"podCIDR", "10.244.3.0/24"}, {"podCIDRs", json::array({"10.244.3.0/24"})}};
+  ExpectValid(valid);
+  json empty = node;
+  empty["spec"] = {{"podCIDR", ""}};  // none yet
+  ExpectValid(empty);
+  json host_bits = node;
+  host_bits["spec"] = {{"podCIDR", "10.244.3.7/24"}};
+  EXPECT_EQ(ErrorOf(host_bits),
+            "spec.podCIDR: Invalid value: \"10.244.3.7/24\" has host bits set: the /24 network that holds 10.244.3.7 "
+            "is 10.244.3.0/24; write that");
+  json two = node;
+  two["spec"] = {{"podCIDRs", json::array({"10.244.3.0/24", "fd00::/64"})}};
+  EXPECT_THAT(ErrorOf(two), StartsWith("spec.podCIDRs[1]: Invalid value: \"fd00::/64\""));
+  EXPECT_THAT(ErrorOf(two), HasSubstr("spec.podCIDRs: Invalid value: [\"10.244.3.0/24\",\"fd00::/64\"]: may specify no "
+                                      "more than one CIDR (only IPv4 is supported)"));
+  json mismatch = node;
+  mismatch["spec"] = {{"podCIDR", "10.244.3.0/24"}, {"podCIDRs", json::array({"10.244.4.0/24"})}};
+  EXPECT_EQ(ErrorOf(mismatch),
+            "spec.podCIDR: Invalid value: \"10.244.3.0/24\": must be the first of spec.podCIDRs (\"10.244.4.0/24\")");
+}
+
+// As kube-apiserver: an update may give a Node its range ("" to valid) or
+// keep it (in either field), but not move or drop it.
+TEST(ValidationTest, NodePodCidrChangesOnlyFromEmpty) {
+  const KindInfo& kind = *FindKindByStoreKey("/Node");
+  const json none = FromYaml("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n");
+  json set = none;
+  set["spec"] = {{"podCIDR", "10.244.3.0/24"}, {"podCIDRs", json::array({"10.244.3.0/24"})}};
+  json only_single = none;
+  only_single["spec"] = {{"podCIDR", "10.244.3.0/24"}};
+  json moved = none;
+  moved["spec"] = {{"podCIDR", "10.244.4.0/24"}, {"podCIDRs", json::array({"10.244.4.0/24"})}};
+  const std::string forbidden =
+      "spec.podCIDR: Forbidden: node updates may not change podCIDR except from \"\" to valid";
+  EXPECT_TRUE(ValidateUpdate(kind, none, set).ok());
+  EXPECT_TRUE(ValidateUpdate(kind, none, none).ok());
+  EXPECT_TRUE(ValidateUpdate(kind, set, set).ok());
+  EXPECT_TRUE(ValidateUpdate(kind, set, only_single).ok());  // the same range, in podCIDR alone
+  EXPECT_EQ(ValidateUpdate(kind, set, moved).message(), forbidden);
+  EXPECT_EQ(ValidateUpdate(kind, set, none).message(), forbidden);
+  EXPECT_EQ(ValidateUpdate(kind, only_single, moved).message(), forbidden);
+}
+
 // RBAC names are path segments: a ClusterRole may be called "system:gpu-viewer".
 TEST(ValidationTest, ClusterRoleNameMayContainColon) {
   ExpectValid(FromYaml(R"(

@@ -73,6 +73,31 @@ TEST_F(ApplyTest, ChangedObjectIsConfigured) {
   EXPECT_EQ(GetJson("/apis/scheduling.k8s.io/v1/priorityclasses/nightly")["metadata"]["labels"]["tier"], "low");
 }
 
+// A Node's manifest names no pod range; the server gives it one, which may
+// not change once given. Applying the manifest again keeps that range (as
+// kubectl's merge keeps fields a manifest never set): unchanged, and then
+// configured for a new label, never refused.
+TEST_F(ApplyTest, ANodeAppliedAgainKeepsItsPodCidr) {
+  const std::string node = "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-1\n";
+  ASSERT_EQ(Apply({"-"}, "default", node).out, "node/gpu-1 created\n");
+  std::string cidr;
+  ASSERT_TRUE(Eventually([&] {
+    const json n = GetJson("/api/v1/nodes/gpu-1");
+    cidr = n.is_object() ? n.value("spec", json::object()).value("podCIDR", "") : "";
+    return !cidr.empty();
+  }));
+  CommandRun again = Apply({"-"}, "default", node);
+  EXPECT_EQ(again.rc, 0) << again.err;
+  EXPECT_EQ(again.out, "node/gpu-1 unchanged\n");
+  CommandRun labelled = Apply({"-"}, "default", node + "  labels: {zone: a}\n");
+  EXPECT_EQ(labelled.rc, 0) << labelled.err;
+  EXPECT_EQ(labelled.out, "node/gpu-1 configured\n");
+  const json stored = GetJson("/api/v1/nodes/gpu-1");
+  ASSERT_TRUE(stored.is_object());
+  EXPECT_EQ(stored.value("spec", json::object()).value("podCIDR", ""), cidr);
+  EXPECT_EQ(stored["metadata"].value("labels", json::object()).value("zone", ""), "a");
+}
+
 // An object without metadata.namespace goes to -n.
 TEST_F(ApplyTest, ObjectWithoutNamespaceGoesToTheNamespaceFlag) {
   ASSERT_EQ(Apply({"-"}, "default", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n").rc, 0);

@@ -1177,7 +1177,11 @@ TEST_F(NodeRulesTest, ANodeCreatesAndUpdatesOnlyItsOwnNodeAndStatus) {
   const std::string status = R"({"status":{"capacity":{"cpu":"8"}}})";
   EXPECT_EQ(Send(n1, "PATCH", "/api/v1/nodes/n1", labels, kMergePatch).status, 200);
   EXPECT_EQ(Send(n1, "PATCH", "/api/v1/nodes/n1/status", status, kMergePatch).status, 200);
-  json n1_node = AdminReads("/api/v1/nodes/n1");
+  // Once the loop gave n1 its pod range (its write would make a PUT read before it stale).
+  auto admin = Admin();
+  json n1_node = WaitForObject(admin, "/api/v1/nodes/n1", [](const json& n) {
+    return !n.value("spec", json::object()).value("podCIDR", "").empty();
+  });
   EXPECT_EQ(Send(n1, "PUT", "/api/v1/nodes/n1", n1_node.dump()).status, 200);
   n1_node = AdminReads("/api/v1/nodes/n1");
   EXPECT_EQ(Send(n1, "PUT", "/api/v1/nodes/n1/status", n1_node.dump()).status, 200);

@@ -49,6 +49,15 @@ json DesiredState(const json& obj) {
   return WithoutNulls(state);
 }
 
+// Copies spec.podCIDR and spec.podCIDRs from `live` into `node` when `node` has neither.
+void KeepLivePodCidrs(json& node, const json& live) {
+  const json* spec = Find(node, "spec");
+  if (spec != nullptr && (!spec->is_object() || spec->contains("podCIDR") || spec->contains("podCIDRs"))) return;
+  for (const char* field : {"podCIDR", "podCIDRs"}) {
+    if (const json* v = Find(live, std::string("spec.") + field)) node["spec"][field] = *v;
+  }
+}
+
 enum class Outcome { kCreated, kConfigured, kUnchanged, kFailed, kFatal };
 
 struct Applier {
@@ -114,11 +123,16 @@ struct Applier {
       }
       const json live = json::parse(got->body, nullptr, /*allow_exceptions=*/false);
       if (!live.is_object()) return Fail(fmt::format("error: {}: the server answered GET {} with no object", d.Where(), path));
-      if (DesiredState(obj) == DesiredState(live)) {
+      // A Node's pod range is the server's to give, and may not change once
+      // given: a manifest that names none keeps the live one, as kubectl's
+      // merge keeps the fields a manifest never set.
+      json desired = obj;
+      if (k.kind == "Node") KeepLivePodCidrs(desired, live);
+      if (DesiredState(desired) == DesiredState(live)) {
         *ctx.out << ref << " unchanged\n";
         return Outcome::kUnchanged;
       }
-      json body = obj;
+      json body = std::move(desired);
       body["metadata"]["resourceVersion"] = TextAt(live, "metadata.resourceVersion");
       // Status is the server's; sending it back keeps it whatever the server does with a PUT's status.
       if (live.contains("status")) body["status"] = live["status"];
