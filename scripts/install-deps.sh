@@ -20,6 +20,12 @@ packages=(
   libbenchmark-dev
   prometheus        # the metrics tests scrape Tessera with a real Prometheus
   libxml2-utils     # xmllint: the SVG tests check the simulator's charts are well-formed XML
+  # Containers (docs/agent.md): runc runs OCI bundles (crun 1.8 refuses this
+  # kernel's hybrid cgroups), skopeo pulls images into the node's OCI store and
+  # umoci unpacks them; the tests run a registry on 127.0.0.1 and build their
+  # image from busybox-static.
+  runc skopeo umoci
+  docker-registry busybox-static
 )
 
 missing=()

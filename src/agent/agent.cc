@@ -1,6 +1,7 @@
 #include "agent/agent.h"
 
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <fmt/format.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
@@ -18,12 +19,19 @@
 #include <thread>
 #include <tuple>
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "agent/container_spec.h"
 #include "agent/fence.h"
+#include "agent/image_ref.h"
+#include "agent/image_store.h"
 #include "agent/log_files.h"
 #include "agent/log_server.h"
 #include "agent/node_registration.h"
 #include "agent/pod_launch.h"
 #include "agent/process_runner.h"
+#include "agent/run_tool.h"
 #include "auth/service_account_tokens.h"
 #include "common/atomic_file.h"
 #include "common/check.h"
@@ -38,6 +46,14 @@ namespace fs = std::filesystem;
 
 constexpr const char* kLeaseNamespace = "tessera-node-lease";
 constexpr Duration kMaxBackoff = Duration::Seconds(300);
+// The kubelet's image pull back-off: 10 s, doubling up to 5 minutes.
+constexpr Duration kImagePullBackoff = Duration::Seconds(10);
+
+// "docker.io/library/busybox@sha256:...": what the kubelet shows as a container's imageID.
+std::string ImageId(const ImageInfo& image) {
+  auto ref = ParseImageRef(image.name);
+  return (ref ? ref->Name() : image.name) + "@" + image.manifest_digest;
+}
 constexpr Duration kDefaultGrace = Duration::Seconds(30);
 // A pod's token lives an hour and is renewed at 80 % of that, as the kubelet renews projected tokens.
 constexpr Duration kPodTokenLifetime = Duration::Seconds(3600);
@@ -146,8 +162,36 @@ struct Agent::Impl {
     // The pod's ServiceAccount token file, while it has one: renewed after this.
     std::optional<Timestamp> token_renew_at;
     std::pair<uint32_t, uint32_t> runs_as{0, 0};
+    // A container pod (its container names an image): its image, as pulled, and runc's container.
+    struct Container {
+      std::string id;        // runc's
+      std::string bundle;    // <pod dir>/container: config.json, rootfs (the overlay), init.pid
+      std::string image;     // as the pod names it
+      std::string image_id;  // canonical@digest
+      std::optional<ProcessIdentity> init;  // the container's PID 1, once runc has written it
+    };
+    std::optional<Container> container;
+    // Its image pull: the store's pull generation when it asked, the failures so far, the back-off.
+    struct Pull {
+      uint64_t asked_at_generation = 0;
+      int failures = 0;
+      std::optional<Timestamp> retry_at;
+    };
+    std::optional<Pull> pull;
   };
   std::map<std::string, Run> runs;  // by pod uid
+  // Container images (image_store.h), pulled by one worker off the loop.
+  std::unique_ptr<ImageStore> images;
+  struct PullState {
+    bool in_flight = false;
+    uint64_t generation = 0;            // pulls of this image finished
+    std::optional<ImageInfo> image;     // what the last one pulled
+    std::optional<Status> error;        // or why it failed
+  };
+  std::mutex pulls_mu;
+  std::map<std::string, PullState> pulls;  // by canonical reference
+  std::atomic<bool> images_changed{true};  // the Node's status.images is to be written
+  std::unique_ptr<boost::asio::thread_pool> puller;
   std::map<std::string, json> current;  // the loop's copy of `pods`
   ProcessRunner runner;  // its cgroups are this node's (several agents may share a host)
   bool fenced = false;
@@ -208,6 +252,20 @@ struct Agent::Impl {
   Status WritePodToken(ApiClient& client, Run& run);
   std::string TokenPath(const json& pod) const { return (fs::path(PodDir(pod)) / "serviceaccount" / "token").string(); }
   std::vector<std::string> HiddenPaths() const;
+  // A container pod's image, when the store has it as its pull policy asks;
+  // else nullopt, with the pod's waiting status (ContainerCreating,
+  // ErrImagePull, ImagePullBackOff, ErrImageNeverPull, InvalidImageName) and
+  // when to look again.
+  std::optional<ImageInfo> PrepareImage(Run& run, Timestamp now);
+  void Waiting(Run& run, const std::string& reason, const std::string& message);
+  // The runc bundle of a container pod (its overlay root and config.json) and
+  // the process that runs it; InvalidArgument with the reason when it cannot.
+  Result<ProcessSpec> ContainerProcess(Run& run, const ImageInfo& image, const PodContainer& container,
+                                       const std::string& checkpoint, const std::string& token_file);
+  // After runc has ended (or was killed): its container's processes killed,
+  // runc's state deleted; with `done`, the overlay unmounted too.
+  void CleanUpContainer(Run& run, bool done);
+  void PublishImages(ApiClient& client);
   void Started(Run& run, Result<RunningProcess> started, Timestamp now);
   // Records how the process ended (marking the run unreported), or, for one
   // that never started, readies the pod to be started again.
@@ -475,6 +533,11 @@ bool Agent::Impl::SaveState() {
                           {"startTicks", id.start_ticks},
                           {"restarts", run.restarts},
                           {"startedAt", run.started_at ? run.started_at->ms : 0}};
+    if (run.container) {
+      json c{{"id", run.container->id}, {"image", run.container->image}, {"imageID", run.container->image_id}};
+      if (run.container->init) c["init"] = {{"pid", run.container->init->pid}, {"startTicks", run.container->init->start_ticks}};
+      state["pods"][uid]["container"] = std::move(c);
+    }
   }
   if (Status s = WriteFileAtomically(StatePath(), state.dump(2), 0600); !s.ok()) {
     spdlog::warn("agent {}: {}", options.node_name, s.message());
@@ -498,6 +561,15 @@ void Agent::Impl::Adopt() {
     run.restarts = p.value("restarts", 0);
     if (const int64_t at = p.value("startedAt", int64_t{0}); at > 0) run.started_at = Timestamp::FromMillis(at);
     const ProcessIdentity id{.pid = p.value("pid", 0), .start_ticks = p.value("startTicks", uint64_t{0})};
+    if (const json c = p.value("container", json()); c.is_object()) {
+      run.container = Run::Container{.id = c.value("id", ""),
+                                     .bundle = (fs::path(PodDir(run.pod)) / "container").string(),
+                                     .image = c.value("image", ""),
+                                     .image_id = c.value("imageID", "")};
+      if (const json init = c.value("init", json()); init.is_object()) {
+        run.container->init = ProcessIdentity{.pid = init.value("pid", 0), .start_ticks = init.value("startTicks", uint64_t{0})};
+      }
+    }
     const std::string exit_status = (fs::path(PodDir(run.pod)) / "exit-status").string();
     auto adopted = runner.Adopt(id, exit_status);
     if (adopted) {
@@ -517,6 +589,7 @@ void Agent::Impl::Adopt() {
       }
       run.identity = id;
       OnExit(run, exit, SystemNow());
+      CleanUpContainer(run, run.done);
     }
     runs[uid] = std::move(run);
   }
@@ -546,6 +619,20 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
       return std::nullopt;
     }
     run.runs_as = *runs_as;
+  }
+  // A container pod needs its image first (pulled off the loop) and root, for runc.
+  std::optional<ImageInfo> image;
+  if (NamesImage(pod)) {
+    if (!root) {
+      Started(run, Err(Status::Unavailable(fmt::format(
+                       "container images need the agent to run as root (runc and the pod's overlay mount); it runs "
+                       "as uid {}",
+                       ::geteuid()))),
+              SystemNow());
+      return std::nullopt;
+    }
+    image = PrepareImage(run, SystemNow());
+    if (!image) return std::nullopt;
   }
   const auto [uid, gid] = run.runs_as;
   std::error_code ec;
@@ -603,6 +690,18 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
       }
     }
   }
+  if (image) {
+    auto container = PodContainerSpec(pod, ctx);
+    auto process = container ? ContainerProcess(run, *image, *container, ctx.checkpoint_dir, ctx.token_file)
+                             : Result<ProcessSpec>(Err(container.error()));
+    if (!process) {
+      Started(run, Err(process.error()), SystemNow());
+      return std::nullopt;
+    }
+    process->output_path = ctx.output_path;
+    process->exit_status_path = (fs::path(dir) / "exit-status").string();
+    return std::move(*process);
+  }
   auto spec = PodProcessSpec(pod, ctx);
   if (!spec) {
     Started(run, Err(spec.error()), SystemNow());
@@ -615,6 +714,196 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
   if (spec->working_dir != ctx.working_dir) spec->visible_paths.push_back(spec->working_dir);
   if (!ctx.token_file.empty()) spec->visible_paths.push_back(fs::path(ctx.token_file).parent_path().string());
   return std::move(*spec);
+}
+
+void Agent::Impl::Waiting(Run& run, const std::string& reason, const std::string& message) {
+  const json& c = run.pod["spec"]["containers"][0];
+  json waiting{{"reason", reason}};
+  if (!message.empty()) waiting["message"] = message;
+  json next{{"phase", "Pending"},
+            {"hostIP", options.address},
+            {"conditions", {{{"type", "Ready"}, {"status", "False"}, {"reason", "ContainersNotReady"}}}},
+            {"containerStatuses",
+             {{{"name", c.value("name", "main")},
+               {"ready", false},
+               {"started", false},
+               {"restartCount", run.restarts},
+               {"image", c.value("image", "")},
+               {"imageID", ""},
+               {"state", {{"waiting", std::move(waiting)}}}}}}};
+  if (run.status != next) {
+    run.status = std::move(next);
+    run.unreported = true;
+  }
+}
+
+std::optional<ImageInfo> Agent::Impl::PrepareImage(Run& run, Timestamp now) {
+  const json& c = run.pod["spec"]["containers"][0];
+  const std::string text = c.value("image", "");
+  auto ref = ParseImageRef(text);
+  if (!ref) {
+    Waiting(run, "InvalidImageName", fmt::format("Failed to apply default image tag \"{}\": {}", text, ref.error().message()));
+    run.restart_at = now + Duration::Seconds(10);
+    return std::nullopt;
+  }
+  auto policy = ImagePullPolicy(c.value("imagePullPolicy", ""), *ref);
+  if (!policy) {
+    Started(run, Err(policy.error()), now);
+    return std::nullopt;
+  }
+  std::optional<ImageInfo> held = images->Find(*ref);
+  if (*policy == PullPolicy::kNever || (*policy == PullPolicy::kIfNotPresent && held)) {
+    if (held) return held;
+    Waiting(run, "ErrImageNeverPull",
+            fmt::format("Container image \"{}\" is not present with pull policy of Never", text));
+    run.restart_at = now + Duration::Seconds(5);
+    return std::nullopt;
+  }
+  // Pull it (Always: once for each start, as the kubelet does; pods waiting at
+  // once share one pull).
+  const std::string name = ref->Canonical();
+  std::lock_guard lock(pulls_mu);
+  PullState& state = pulls[name];
+  if (!run.pull) run.pull = Run::Pull{.asked_at_generation = state.generation};
+  if (state.generation > run.pull->asked_at_generation && !state.in_flight) {
+    if (!state.error && state.image) {
+      run.pull.reset();
+      return state.image;
+    }
+    // It failed: ErrImagePull now, then ImagePullBackOff until the back-off passes.
+    ++run.pull->failures;
+    Duration backoff = kImagePullBackoff;
+    for (int i = 1; i < run.pull->failures && backoff < kMaxBackoff; ++i) backoff = Duration::Millis(backoff.ms * 2);
+    backoff = std::min(backoff, kMaxBackoff);
+    run.pull->retry_at = now + backoff;
+    run.pull->asked_at_generation = state.generation;
+    Waiting(run, "ErrImagePull",
+            fmt::format("Failed to pull image \"{}\": {}", text, state.error ? state.error->message() : "unknown"));
+    run.restart_at = now + Duration::Millis(std::min<int64_t>(backoff.ms, 1000));
+    return std::nullopt;
+  }
+  if (run.pull->retry_at && now < *run.pull->retry_at) {
+    Waiting(run, "ImagePullBackOff", fmt::format("Back-off pulling image \"{}\"", text));
+    run.restart_at = *run.pull->retry_at;
+    return std::nullopt;
+  }
+  if (!state.in_flight) {
+    state.in_flight = true;
+    run.pull->asked_at_generation = state.generation;
+    boost::asio::post(*puller, [this, ref = *ref, name] {
+      auto pulled = images->Pull(ref, /*auth_file=*/"");
+      {
+        std::lock_guard lock(pulls_mu);
+        PullState& done = pulls[name];
+        done.in_flight = false;
+        ++done.generation;
+        if (pulled) {
+          done.image = std::move(*pulled);
+          done.error.reset();
+        } else {
+          done.error = pulled.error();
+        }
+      }
+      if (pulled) {
+        spdlog::info("agent {}: pulled image {}", options.node_name, name);
+        images_changed = true;
+      } else {
+        spdlog::warn("agent {}: pulling image {}: {}", options.node_name, name, pulled.error().message());
+      }
+    });
+  }
+  if (!run.pull->retry_at) Waiting(run, "ContainerCreating", "");
+  run.restart_at = now + Duration::Millis(50);
+  return std::nullopt;
+}
+
+Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& image, const PodContainer& container,
+                                                   const std::string& checkpoint, const std::string& token_file) {
+  const json& pod = run.pod;
+  ASSIGN_OR_RETURN(std::string lower, images->Rootfs(image));
+  const fs::path bundle = fs::path(PodDir(pod)) / "container";
+  const fs::path rootfs = bundle / "rootfs";
+  std::error_code ec;
+  for (const char* d : {"rootfs", "upper", "work"}) fs::create_directories(bundle / d, ec);
+  ::chmod(bundle.c_str(), 0711);
+  // The pod's own copy-on-write view of the image: an overlay, mounted once
+  // (restarts reuse it; a new agent finds it mounted).
+  struct stat mine {}, parent {};
+  const bool mounted = ::stat(rootfs.c_str(), &mine) == 0 && ::stat(bundle.c_str(), &parent) == 0 && mine.st_dev != parent.st_dev;
+  if (!mounted) {
+    const std::string data = fmt::format("lowerdir={},upperdir={},workdir={}", lower, (bundle / "upper").string(),
+                                         (bundle / "work").string());
+    if (::mount("overlay", rootfs.c_str(), "overlay", MS_NODEV, data.c_str()) != 0) {
+      return Err(Status::Unavailable(fmt::format("cannot mount the pod's overlay of image {} on {}: {}", image.name,
+                                                 rootfs.string(), std::strerror(errno))));
+    }
+  }
+  const std::string id = container.process.name;  // namespace_pod_uid, safe for runc's ids
+  ContainerContext ctx{.rootfs = rootfs.string(),
+                       .hostname = pod["metadata"].value("name", ""),
+                       .cgroups_path = fmt::format("/tessera-{}_{}", SafePathPart(options.node_name), id),
+                       .checkpoint_dir = checkpoint,
+                       .token_dir = token_file.empty() ? "" : fs::path(token_file).parent_path().string()};
+  ASSIGN_OR_RETURN(json config, OciRuntimeConfig(pod, image.config, container, ctx));
+  RETURN_IF_ERROR(WriteFileAtomically((bundle / "config.json").string(), config.dump(2), 0600));
+  // runc's state of an earlier run of this container that was killed before it could delete it.
+  const std::string runc_root = (fs::path(options.data_dir) / "runc").string();
+  if (fs::exists(fs::path(runc_root) / id)) (void)RunTool({options.runc, "--root", runc_root, "delete", "--force", id});
+  fs::remove(bundle / "init.pid", ec);
+  run.container = Run::Container{.id = id,
+                                 .bundle = bundle.string(),
+                                 .image = pod["spec"]["containers"][0].value("image", ""),
+                                 .image_id = ImageId(image)};
+  ProcessSpec spec;
+  spec.name = id;
+  spec.argv = {options.runc, "--root", runc_root, "run", "--bundle", bundle.string(), "--pid-file",
+               (bundle / "init.pid").string(), id};
+  spec.working_dir = bundle.string();
+  return spec;
+}
+
+void Agent::Impl::CleanUpContainer(Run& run, bool done) {
+  if (!run.container) return;
+  Run::Container& c = *run.container;
+  if (!c.init) {
+    // runc may have written it just before it ended.
+    std::ifstream in(fs::path(c.bundle) / "init.pid");
+    pid_t pid = 0;
+    if (in >> pid && pid > 0) {
+      if (auto ticks = ReadStartTicks(pid)) c.init = ProcessIdentity{.pid = pid, .start_ticks = *ticks};
+    }
+  }
+  // runc forwards SIGTERM to the container, but a SIGKILL of runc leaves it
+  // running: its PID 1 (and with it the whole PID namespace) ends here.
+  if (c.init && IsRunning(*c.init)) ::kill(c.init->pid, SIGKILL);
+  c.init.reset();
+  const std::string runc_root = (fs::path(options.data_dir) / "runc").string();
+  if (fs::exists(fs::path(runc_root) / c.id)) {
+    auto deleted = RunTool({options.runc, "--root", runc_root, "delete", "--force", c.id});
+    if (deleted && deleted->exit_code != 0) {
+      spdlog::warn("agent {}: runc delete {}: {}", options.node_name, c.id, ToolMessage(deleted->output));
+    }
+  }
+  if (done) {
+    const fs::path rootfs = fs::path(c.bundle) / "rootfs";
+    if (::umount2(rootfs.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT) {
+      spdlog::warn("agent {}: cannot unmount {}: {}", options.node_name, rootfs.string(), std::strerror(errno));
+    }
+    std::error_code ec;
+    fs::remove_all(fs::path(c.bundle) / "upper", ec);
+    fs::remove_all(fs::path(c.bundle) / "work", ec);
+  }
+}
+
+void Agent::Impl::PublishImages(ApiClient& client) {
+  if (!images_changed.exchange(false)) return;
+  json list = json::array();
+  for (const ImageInfo& image : images->List()) {
+    list.push_back({{"names", {ImageId(image), image.name}}, {"sizeBytes", image.size_bytes}});
+  }
+  auto r = client.Request("PATCH", "/api/v1/nodes/" + options.node_name + "/status",
+                          json{{"status", {{"images", std::move(list)}}}}.dump(), "application/merge-patch+json");
+  if (!r || r->status / 100 != 2) images_changed = true;  // next pass
 }
 
 void Agent::Impl::Started(Run& run, Result<RunningProcess> started, Timestamp now) {
@@ -660,7 +949,10 @@ void Agent::Impl::Started(Run& run, Result<RunningProcess> started, Timestamp no
                    {"ready", true},
                    {"started", true},
                    {"restartCount", run.restarts},
-                   {"containerID", fmt::format("process://{}", started->identity.pid)},
+                   {"containerID", run.container ? "runc://" + run.container->id
+                                                 : fmt::format("process://{}", started->identity.pid)},
+                   {"image", run.container ? run.container->image : ""},
+                   {"imageID", run.container ? run.container->image_id : ""},
                    {"state", {{"running", {{"startedAt", FormatRfc3339(now)}}}}}}}}};
 }
 
@@ -701,9 +993,14 @@ void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
     run.restart_at = now + delay;
     ++run.restarts;
     run.status["phase"] = "Running";
+    if (run.container) {
+      terminated["containerID"] = "runc://" + run.container->id;
+    }
     run.status["containerStatuses"] = {{{"name", container},
                                         {"ready", false},
                                         {"restartCount", run.restarts},
+                                        {"image", run.container ? run.container->image : ""},
+                                        {"imageID", run.container ? run.container->image_id : ""},
                                         {"lastState", {{"terminated", terminated}}},
                                         {"state",
                                          {{"waiting",
@@ -724,6 +1021,12 @@ void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
                                       {"ready", false},
                                       {"restartCount", run.restarts},
                                       {"state", {{"terminated", terminated}}}}};
+  if (run.container) {
+    json& status = run.status["containerStatuses"][0];
+    status["containerID"] = "runc://" + run.container->id;
+    status["image"] = run.container->image;
+    status["imageID"] = run.container->image_id;
+  }
 }
 
 void Agent::Impl::Report(ApiClient& client, Run& run) {
@@ -835,17 +1138,31 @@ void Agent::Impl::Reconcile(ApiClient& client) {
           if (!pumped || *pumped == 0) break;
         }
         OnExit(run, **polled, now);
+        CleanUpContainer(run, run.done);
         if (run.done) run.logs.reset();  // drained: a finished pod holds no descriptors
         changed = true;
       } else if (!polled) {
         run.process.reset();  // untracked: nothing we can do but forget it
+        CleanUpContainer(run, true);
         changed = true;
+      } else if (run.container && !run.container->init) {
+        // runc writes its container's PID 1 once it is created: recorded, so that
+        // the fence and a new agent can end the container even without runc.
+        std::ifstream in(fs::path(run.container->bundle) / "init.pid");
+        pid_t pid = 0;
+        if (in >> pid && pid > 0) {
+          if (auto ticks = ReadStartTicks(pid)) {
+            run.container->init = ProcessIdentity{.pid = pid, .start_ticks = *ticks};
+            changed = true;
+          }
+        }
       }
     }
     if (!run.process && !run.done && !run.terminating && !fenced && listed && current.count(it->first) &&
         (!run.restart_at || now >= *run.restart_at)) {
+      const json before = run.status;
       std::optional<ProcessSpec> spec = PrepareStart(client, run, current);
-      run.unreported = true;
+      if (spec || run.status != before) run.unreported = true;  // a pod waiting for its image is told once a change
       changed = true;
       if (spec) {  // started below, with the pass's other pods, then reported
         to_start.push_back(&run);
@@ -855,6 +1172,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
       }
     }
     if (run.terminating && !run.process) {
+      CleanUpContainer(run, true);
       MarkPodEnded(PodDir(run.pod));
       // Its processes are gone: the pod object goes too (as a kubelet's final delete).
       if (current.count(it->first)) {
@@ -963,6 +1281,7 @@ void Agent::Impl::Loop() {
   uint64_t seen_version = 0;
   while (!stopper.stopped()) {
     Reconcile(client);
+    PublishImages(client);
     if (options.usage_interval.ms > 0 && SteadyMs() >= next_usage_ms) {
       next_usage_ms = SteadyMs() + options.usage_interval.ms;
       PublishUsage(client);
@@ -987,6 +1306,7 @@ void Agent::Stop() {
   for (std::thread* t : {&impl_->loop, &impl_->heartbeat, &impl_->watcher}) {
     if (t->joinable()) t->join();
   }
+  if (impl_->puller) impl_->puller->join();  // a pull under way ends first (skopeo's own timeout bounds it)
 }
 
 const std::string& Agent::inventory_summary() const { return impl_->summary; }
@@ -1014,6 +1334,11 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   }
   auto impl = std::make_unique<Impl>(std::move(options));
   impl->pod_user = pod_user;
+  impl->images = std::make_unique<ImageStore>(ImageStoreOptions{
+      .root = impl->options.image_store.empty() ? (fs::path(impl->options.data_dir) / "images").string()
+                                                : impl->options.image_store,
+      .insecure_registries = impl->options.insecure_registries});
+  impl->puller = std::make_unique<boost::asio::thread_pool>(1);
   ASSIGN_OR_RETURN(impl->inventory, DiscoverGpus(impl->options.gpus));
   impl->summary = impl->inventory.reason;
   if (impl->inventory.simulated()) impl->sampler = std::make_unique<SimulatedGpuSampler>(impl->inventory.devices);

@@ -80,6 +80,12 @@ struct AgentOptions {
   // when this agent stops renewing the Lease, even when it is dead; empty: none
   // (the agent then fences only while it runs).
   std::vector<std::string> fence_command;
+  // Container pods (docs/agent.md): the node's image store (empty:
+  // <data_dir>/images), the OCI runtime, and registries spoken to over plain
+  // HTTP besides loopback ones (Docker's --insecure-registry).
+  std::string image_store;
+  std::string runc = "runc";
+  std::vector<std::string> insecure_registries;
 };
 
 class Agent {

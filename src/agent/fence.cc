@@ -45,8 +45,11 @@ std::optional<std::vector<ProcessIdentity>> RunningPods(const fs::path& dir) {
   std::vector<ProcessIdentity> running;
   const json pods = state.value("pods", json::object());
   for (const auto& [uid, p] : pods.items()) {
-    const ProcessIdentity id = IdentityIn(p);
-    if (id.pid > 0 && IsRunning(id)) running.push_back(id);
+    // A container pod's PID 1 too: runc set it in a session of its own, and it
+    // outlives a killed runc (ending it ends its whole PID namespace).
+    for (const ProcessIdentity& id : {IdentityIn(p), IdentityIn(p.value("container", json::object()).value("init", json()))}) {
+      if (id.pid > 0 && IsRunning(id)) running.push_back(id);
+    }
   }
   return running;
 }

@@ -133,22 +133,32 @@ std::string SafePathPart(const std::string& s) {
   return out;
 }
 
+bool NamesImage(const json& pod) {
+  const json& containers = pod["spec"].value("containers", json::array());
+  if (containers.empty() || !containers[0].is_object()) return false;
+  auto image = containers[0].find("image");
+  return image != containers[0].end() && !(image->is_string() && image->get_ref<const std::string&>().empty());
+}
+
 Result<ProcessSpec> PodProcessSpec(const json& pod, const PodLaunchContext& ctx) {
+  // A container that names an image runs in that image or not at all: its
+  // command is the image's program, never one of the host's of the same name.
+  if (NamesImage(pod)) return Err(Status::InvalidArgument(kNoOciRuntime));
+  ASSIGN_OR_RETURN(PodContainer c, PodContainerSpec(pod, ctx));
+  if (c.command.empty()) return Err(Status::InvalidArgument("the container has neither a command nor an image"));
+  return std::move(c.process);
+}
+
+Result<PodContainer> PodContainerSpec(const json& pod, const PodLaunchContext& ctx) {
   const json& containers = pod["spec"].value("containers", json::array());
   if (containers.empty()) return Err(Status::InvalidArgument("the pod has no containers"));
   if (containers.size() > 1) {
     return Err(Status::InvalidArgument(
-        fmt::format("the pod has {} containers; the process runtime runs one per pod", containers.size())));
+        fmt::format("the pod has {} containers; the agent runs one per pod", containers.size())));
   }
   const json& c = containers[0];
-  // A container that names an image runs in that image or not at all: its
-  // command is the image's program, never one of the host's of the same name.
-  if (auto image = c.find("image"); image != c.end() && !(image->is_string() && image->get_ref<const std::string&>().empty())) {
-    return Err(Status::InvalidArgument(kNoOciRuntime));
-  }
   ASSIGN_OR_RETURN(std::vector<std::string> command, Strings(c, "command"));
   ASSIGN_OR_RETURN(std::vector<std::string> args, Strings(c, "args"));
-  if (command.empty()) return Err(Status::InvalidArgument("the container has neither a command nor an image"));
 
   std::map<std::string, std::string> env;
   const std::string name = pod["metadata"].value("name", "");
@@ -209,7 +219,7 @@ Result<ProcessSpec> PodProcessSpec(const json& pod, const PodLaunchContext& ctx)
     if (!e.is_object() || !e.contains("name")) continue;
     if (e.contains("valueFrom")) {
       return Err(Status::InvalidArgument(
-          fmt::format("env {}: valueFrom is not supported by the process runtime; give a value", e.value("name", ""))));
+          fmt::format("env {}: valueFrom is not supported yet; give a value", e.value("name", ""))));
     }
     env[e.value("name", "")] = ExpandVars(e.value("value", ""), env);
   }
@@ -223,8 +233,11 @@ Result<ProcessSpec> PodProcessSpec(const json& pod, const PodLaunchContext& ctx)
     if (!env.count("HOME")) env["HOME"] = c.value("workingDir", ctx.working_dir);
   }
   spec.name = fmt::format("{}_{}_{}", SafePathPart(ns), SafePathPart(name), SafePathPart(pod["metadata"].value("uid", "")));
-  for (const std::string& s : command) spec.argv.push_back(ExpandVars(s, env));
-  for (const std::string& s : args) spec.argv.push_back(ExpandVars(s, env));
+  PodContainer out;
+  for (const std::string& s : command) out.command.push_back(ExpandVars(s, env));
+  for (const std::string& s : args) out.args.push_back(ExpandVars(s, env));
+  spec.argv = out.command;
+  spec.argv.insert(spec.argv.end(), out.args.begin(), out.args.end());
   for (const auto& [k, v] : env) spec.env.push_back(k + "=" + v);
   spec.working_dir = c.value("workingDir", ctx.working_dir);
   spec.output_path = ctx.output_path;
@@ -235,7 +248,8 @@ Result<ProcessSpec> PodProcessSpec(const json& pod, const PodLaunchContext& ctx)
   if (limits.contains("memory") && limits["memory"].is_string()) {
     if (auto b = ParseUnits(limits["memory"].get<std::string>())) spec.limits.memory_bytes = *b;
   }
-  return spec;
+  out.process = std::move(spec);
+  return out;
 }
 
 }  // namespace tessera

@@ -58,13 +58,27 @@ Result<std::pair<uint32_t, uint32_t>> PodRunAs(const nlohmann::json& pod, const 
 // "UID" or "UID:GID" (--pod-user), numbers only.
 Result<std::pair<uint32_t, uint32_t>> ParsePodUser(std::string_view text);
 
-// The reason a pod that names only an image fails: no OCI runtime here.
-// A container that names an image, with or without a command: it never runs
-// on the host instead (a process pod is a command without an image).
+// The reason a pod whose container names an image, with or without a command,
+// fails: no OCI runtime here. It never runs on the host instead (a process pod
+// is a command without an image).
 inline constexpr const char* kNoOciRuntime = "container images need an OCI runtime, which this node does not have";
 
 // InvalidArgument with a reason for the user when the pod cannot run as a process.
 Result<ProcessSpec> PodProcessSpec(const nlohmann::json& pod, const PodLaunchContext& ctx);
+
+// Whether the pod's container names an image (a container pod, not a process pod).
+bool NamesImage(const nlohmann::json& pod);
+
+// The pod's one container as the rules above make it, image or not: the
+// ProcessSpec a process pod runs (argv: command then args), and its command
+// and args apart ($(VAR) expanded), which a container's image completes
+// (container_spec.h). InvalidArgument with the reason when it cannot run.
+struct PodContainer {
+  ProcessSpec process;
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+};
+Result<PodContainer> PodContainerSpec(const nlohmann::json& pod, const PodLaunchContext& ctx);
 
 // The port a workload's rank 0 listens on: stable for the workload, in 20000-29999.
 int MasterPort(const std::string& workload_uid);

@@ -250,6 +250,13 @@ void AddAgentFlags(CLI::App& command, AgentCommandOptions& o) {
   command.add_option("--pod-user", o.agent.pod_user,
                      "UID[:GID] for pods that do not say (default: the first uid of their namespace's block)")
       ->type_name("UID[:GID]");
+  command.add_option("--image-store", o.agent.image_store,
+                     "The node's container images, shared by its pods (default DATA_DIR/images)")
+      ->type_name("DIR");
+  command.add_option("--runc", o.agent.runc, "The OCI runtime that runs container pods")->type_name("PATH");
+  command.add_option("--insecure-registry", o.agent.insecure_registries,
+                     "A registry (HOST[:PORT]) spoken to over plain HTTP; loopback ones always are; repeatable")
+      ->type_name("HOST[:PORT]");
 }
 
 int RunAgentCommand(AgentCommandOptions o) {

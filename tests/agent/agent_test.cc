@@ -189,14 +189,25 @@ TEST_F(AgentTest, AFailingCommandEndsFailedWithItsExitCode) {
   EXPECT_NE(Condition(wl, "Finished", "message").find("code 3"), std::string::npos) << Condition(wl, "Finished", "message");
 }
 
-TEST_F(AgentTest, AnImageOnlyPodFailsWithTheRuntimeReason) {
+// Images from a registry nobody listens on (127.0.0.1, port 1): the tests
+// reach no other address. containers_test.cc runs images from a real registry.
+constexpr const char* kUnreachableImage = "127.0.0.1:1/team/trainer:v1";
+
+TEST_F(AgentTest, APodWhoseImageCannotBePulledWaitsSayingWhy) {
   StartAgent();
   json job = Job("image-only", "unused");
   job["spec"]["template"]["spec"]["containers"][0].erase("command");
-  job["spec"]["template"]["spec"]["containers"][0]["image"] = "pytorch/pytorch:latest";
+  job["spec"]["template"]["spec"]["containers"][0]["image"] = kUnreachableImage;
   SubmitJob(job);
-  const json pod = WaitFor("/api/v1/namespaces/default/pods/job-image-only-main-0", [](const json& p) { return Phase(p) == "Failed"; });
-  EXPECT_EQ(pod["status"]["message"], kNoOciRuntime);
+  const auto waiting = [](const json& p) {
+    const json& s = p["status"].value("containerStatuses", json::array());
+    return s.empty() ? std::string() : s[0]["state"].value("waiting", json::object()).value("reason", "");
+  };
+  const json pod = WaitFor("/api/v1/namespaces/default/pods/job-image-only-main-0",
+                           [&](const json& p) { return waiting(p) == "ErrImagePull"; });
+  EXPECT_EQ(Phase(pod), "Pending");
+  const std::string message = pod["status"]["containerStatuses"][0]["state"]["waiting"].value("message", "");
+  EXPECT_NE(message.find("connection refused"), std::string::npos) << message;
 }
 
 TEST_F(AgentTest, APodWithAnImageAndACommandNeverRunsTheCommandOnTheHost) {
@@ -205,11 +216,13 @@ TEST_F(AgentTest, APodWithAnImageAndACommandNeverRunsTheCommandOnTheHost) {
   StartAgent();
   const fs::path marker = dir_ / "ran-on-the-host";
   json job = Job("image-and-command", "touch " + marker.string());
-  job["spec"]["template"]["spec"]["containers"][0]["image"] = "busybox:1.36";
+  job["spec"]["template"]["spec"]["containers"][0]["image"] = kUnreachableImage;
   SubmitJob(job);
-  const json pod = WaitFor("/api/v1/namespaces/default/pods/job-image-and-command-main-0",
-                           [](const json& p) { return Phase(p) == "Failed"; });
-  EXPECT_EQ(pod["status"]["message"], kNoOciRuntime);
+  const json pod = WaitFor("/api/v1/namespaces/default/pods/job-image-and-command-main-0", [](const json& p) {
+    const json& s = p["status"].value("containerStatuses", json::array());
+    return !s.empty() && s[0]["state"].value("waiting", json::object()).value("reason", "") == "ErrImagePull";
+  });
+  EXPECT_NE(Phase(pod), "Succeeded");
   EXPECT_FALSE(fs::exists(marker)) << "the image's command ran on the host";
 }
 

@@ -1,0 +1,52 @@
+// What the agent asks runc to run for a container pod: the OCI runtime
+// configuration (config.json of the bundle) made from the pod, its image's
+// configuration and the node's facts, as the kubelet's runtime (containerd's
+// CRI plugin) makes it.
+//
+// - The program, as Kubernetes defines it: `command` replaces the image's
+//   Entrypoint, `args` its Cmd; with neither, Entrypoint then Cmd. An image
+//   and a pod that give no program at all are refused.
+// - The environment: the image's Env, then the pod's (the same variables as a
+//   process pod's, pod_launch.h), which win; PATH defaults to containerd's.
+// - The working directory: the container's workingDir, else the image's, else /.
+// - The user: who pod_launch.h says the pod runs as (its namespace's uid
+//   block); the image's USER is not taken, as it could name root.
+// - Namespaces: pid, ipc, uts (hostname: the pod's name) and mount; the
+//   network is still the node's (the pod network comes with its own part of
+//   issue 19). The root filesystem is the pod's overlay of its image,
+//   read-only with securityContext.readOnlyRootFilesystem.
+// - Docker's default capabilities, with securityContext.capabilities' drop
+//   (and add, within that set); no new privileges unless
+//   allowPrivilegeEscalation is true; privileged containers are refused (no
+//   admin policy allows them yet). runc's default masked and read-only paths.
+// - Mounts: /proc, /dev, /dev/pts, /dev/shm, /dev/mqueue, /sys (read-only),
+//   the node's /etc/resolv.conf and /etc/hosts (read-only), the workload's
+//   checkpoint directory and the ServiceAccount token directory at the same
+//   paths as on the node (TESSERA_CHECKPOINT_DIR and TESSERA_TOKEN_FILE name
+//   them), the token also at /var/run/secrets/kubernetes.io/serviceaccount.
+// - Limits (not requests) through runc's cgroup `cgroups_path`.
+//
+// Pure: JSON in, JSON out.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/pod_launch.h"
+#include "common/result.h"
+
+namespace tessera {
+
+struct ContainerContext {
+  std::string rootfs;          // the pod's root filesystem (absolute)
+  std::string hostname;        // the pod's name
+  std::string cgroups_path;    // for runc, e.g. "/tessera-ctr-node-1_ns_pod_uid"
+  std::string checkpoint_dir;  // bind-mounted at the same path; empty: none
+  std::string token_dir;       // the ServiceAccount token's directory; empty: none
+};
+
+Result<nlohmann::json> OciRuntimeConfig(const nlohmann::json& pod, const nlohmann::json& image_config,
+                                        const PodContainer& container, const ContainerContext& ctx);
+
+}  // namespace tessera

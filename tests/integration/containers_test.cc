@@ -1,0 +1,346 @@
+// Container pods with the real `tessera server` and `tessera agent`, runc,
+// skopeo and umoci, and a registry (Debian's docker-registry) that the test
+// starts on 127.0.0.1 (docs/agent.md, "Containers"). The image is built here
+// from Debian's busybox-static with umoci, so nothing comes from the network.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "client/api_client.h"
+#include "tests/integration/tessera_processes.h"
+#include "tests/testing/test_dirs.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// Runs a shell command of the test's own (building and pushing the image);
+// its output, for a failure's message.
+std::string Sh(const std::string& command, int* rc) {
+  std::string output;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) {
+    *rc = -1;
+    return "popen failed";
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) output.append(buf, n);
+  const int status = pclose(p);
+  *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return output;
+}
+
+#define SH(command)                                           \
+  do {                                                        \
+    int rc_ = 0;                                              \
+    const std::string out_ = Sh(command, &rc_);               \
+    ASSERT_EQ(rc_, 0) << (command) << "\n" << out_;           \
+  } while (0)
+
+class ContainersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "runc and the pods' overlay mounts need root";
+    for (const char* tool : {"runc", "skopeo", "umoci", "docker-registry", "busybox"}) {
+      int rc = 0;
+      Sh(std::string("command -v ") + tool, &rc);
+      ASSERT_EQ(rc, 0) << tool << " is not installed: scripts/install-deps.sh installs it";
+    }
+    dir_ = testing::FreshTestDir("tessera-containers");
+    StartRegistry();
+    if (HasFatalFailure()) return;
+    BuildAndPushImage("v1", "cat /data/greeting");
+    if (HasFatalFailure()) return;
+    server_ = StartServer((dir_ / "server").string());
+    ASSERT_FALSE(server_.url.empty()) << testing::ReadFile((dir_ / "server" / "server.out").string());
+    token_ = ReadToken((dir_ / "server").string());
+    client_ = std::make_unique<ApiClient>(server_.url, token_);
+    agent_ = StartAgent(server_.url, token_, "node-c", (dir_ / "node-c").string(), {"--gpus", "2xA100-80GB"});
+    ASSERT_GT(agent_, 0) << testing::ReadFile((dir_ / "node-c.out").string());
+  }
+
+  void TearDown() override {
+    if (agent_ > 0) {
+      KillProcess(agent_, SIGKILL);
+      waitpid(agent_, nullptr, 0);
+    }
+    if (server_.pid > 0) {
+      KillProcess(server_.pid, SIGKILL);
+      waitpid(server_.pid, nullptr, 0);
+    }
+    if (dir_.empty()) return;
+    // The containers the agent left (none, when it did its work), then their overlays.
+    int rc = 0;
+    const std::string runc_root = (dir_ / "node-c" / "runc").string();
+    if (fs::exists(runc_root)) {
+      const std::string left = Sh("runc --root " + runc_root + " list -q", &rc);
+      EXPECT_TRUE(left.empty()) << "containers left behind: " << left;
+      Sh("for c in $(runc --root " + runc_root + " list -q); do runc --root " + runc_root + " delete --force $c; done",
+         &rc);
+    }
+    std::ifstream mounts("/proc/self/mounts");
+    std::string line;
+    while (std::getline(mounts, line)) {
+      std::istringstream fields(line);
+      std::string source, target;
+      fields >> source >> target;
+      if (target.starts_with(dir_.string())) ::umount2(target.c_str(), MNT_DETACH);
+    }
+    if (registry_ > 0) {
+      KillProcess(registry_, SIGKILL);
+      waitpid(registry_, nullptr, 0);
+    }
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  void StartRegistry() {
+    registry_port_ = FreeLocalPort();
+    const fs::path config = dir_ / "registry.yml";
+    std::ofstream(config) << "version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: " << (dir_ / "registry").string()
+                          << "\nhttp:\n  addr: 127.0.0.1:" << registry_port_ << "\n";
+    registry_ = fork();
+    if (registry_ == 0) {
+      const int out = open((dir_ / "registry.out").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      dup2(out, STDOUT_FILENO);
+      dup2(out, STDERR_FILENO);
+      execlp("docker-registry", "docker-registry", "serve", config.c_str(), nullptr);
+      _exit(127);
+    }
+    ApiClient registry("http://127.0.0.1:" + std::to_string(registry_port_), "");
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          auto r = registry.Request("GET", "/v2/");
+          return r && r->status == 200;
+        },
+        15))
+        << testing::ReadFile((dir_ / "registry.out").string());
+  }
+
+  std::string Image(const std::string& tag) const {
+    return "127.0.0.1:" + std::to_string(registry_port_) + "/test/busybox:" + tag;
+  }
+
+  // An image of busybox-static, a file /data/greeting and `cmd` as its Cmd, pushed as test/busybox:TAG.
+  void BuildAndPushImage(const std::string& tag, const std::string& cmd) {
+    const std::string layout = (dir_ / "build").string();
+    const std::string bundle = (dir_ / ("build-" + tag)).string();
+    if (!fs::exists(layout)) SH("umoci init --layout " + layout);
+    SH("umoci new --image " + layout + ":" + tag);
+    SH("umoci unpack --image " + layout + ":" + tag + " " + bundle);
+    SH("set -e; r=" + bundle + "/rootfs; mkdir -p $r/bin $r/data $r/tmp; cp $(command -v busybox) $r/bin/busybox; "
+       "for a in sh cat echo id ls sleep test true false; do ln -sf busybox $r/bin/$a; done; "
+       "echo 'hello from the image' > $r/data/greeting; chmod 1777 $r/tmp");
+    SH("umoci repack --image " + layout + ":" + tag + " " + bundle);
+    SH("umoci config --image " + layout + ":" + tag + " --config.env PATH=/bin --config.cmd /bin/sh --config.cmd -c "
+       "--config.cmd '" + cmd + "'");
+    SH("skopeo copy --quiet --dest-tls-verify=false oci:" + layout + ":" + tag + " docker://" + Image(tag));
+  }
+
+  // A batch/v1 Job of one pod whose container runs `image` (with `command` when given).
+  void SubmitJob(const std::string& name, const std::string& image, const json& command = json(),
+                 const std::string& policy = "") {
+    json container{{"name", "main"}, {"image", image}};
+    if (!command.is_null()) container["command"] = command;
+    if (!policy.empty()) container["imagePullPolicy"] = policy;
+    json job{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", {{"name", name}}}};
+    job["spec"] = {{"parallelism", 1}, {"completions", 1}, {"backoffLimit", 0}};
+    job["spec"]["template"]["spec"] = {{"restartPolicy", "Never"}, {"terminationGracePeriodSeconds", 5},
+                                       {"containers", json::array({container})}};
+    auto r = client_->Request("POST", "/apis/batch/v1/namespaces/default/jobs", job.dump());
+    ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+  }
+
+  json Pod(const std::string& job) {
+    auto r = client_->Request("GET", "/api/v1/namespaces/default/pods/job-" + job + "-main-0");
+    return r && r->status == 200 ? json::parse(r->body, nullptr, false) : json();
+  }
+  static json Status(const json& pod) {
+    const json status = pod.is_object() ? pod.value("status", json::object()) : json::object();
+    return status.is_object() ? status : json::object();
+  }
+  static std::string Phase(const json& pod) { return Status(pod).value("phase", ""); }
+  static json ContainerStatus(const json& pod) {
+    const json statuses = Status(pod).value("containerStatuses", json::array());
+    return statuses.is_array() && !statuses.empty() && statuses[0].is_object() ? statuses[0] : json::object();
+  }
+  static std::string WaitingReason(const json& pod) {
+    return ContainerStatus(pod).value("state", json::object()).value("waiting", json::object()).value("reason", "");
+  }
+  std::string Log(const json& pod) {
+    const std::string name = pod["metadata"].value("name", "");
+    return testing::ReadFile((dir_ / "node-c" / "pods" / ("default_" + name + "_" + pod["metadata"].value("uid", "")) /
+                              "pod.log")
+                                 .string());
+  }
+  json WaitForPhase(const std::string& job, const std::string& phase, int seconds = 30) {
+    json pod;
+    EXPECT_TRUE(WaitUntil([&] { return Phase(pod = Pod(job)) == phase; }, seconds))
+        << pod.dump(2) << "\n" << testing::ReadFile((dir_ / "node-c.out").string());
+    return pod;
+  }
+
+  fs::path dir_;
+  pid_t registry_ = -1;
+  int registry_port_ = 0;
+  ServerProcess server_;
+  std::string token_;
+  std::unique_ptr<ApiClient> client_;
+  pid_t agent_ = -1;
+};
+
+TEST_F(ContainersTest, AnImageFromALocalRegistryRunsItsOwnProgramAndFiles) {
+  SubmitJob("greet", Image("v1"));
+  const json pod = WaitForPhase("greet", "Succeeded");
+  EXPECT_EQ(Log(pod), "hello from the image\n");
+  const json status = ContainerStatus(pod);
+  EXPECT_EQ(status.value("image", ""), Image("v1"));
+  EXPECT_TRUE(status.value("imageID", "").starts_with("127.0.0.1:" + std::to_string(registry_port_) + "/test/busybox@sha256:"))
+      << status.dump(2);
+  EXPECT_TRUE(status.value("containerID", "").starts_with("runc://")) << status.dump(2);
+  EXPECT_EQ(status["state"]["terminated"].value("exitCode", -1), 0);
+  // The node lists the image it holds.
+  json node;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        auto r = client_->Request("GET", "/api/v1/nodes/node-c");
+        node = r && r->status == 200 ? json::parse(r->body, nullptr, false) : json();
+        for (const json& image : node.value("status", json::object()).value("images", json::array())) {
+          for (const json& name : image.value("names", json::array())) {
+            if (name == "127.0.0.1:" + std::to_string(registry_port_) + "/test/busybox:v1") return image.value("sizeBytes", 0) > 0;
+          }
+        }
+        return false;
+      },
+      10))
+      << node.dump(2);
+}
+
+TEST_F(ContainersTest, ACommandRunsInsideTheImageAsItsNamespacesUserAndItsExitCodeIsKept) {
+  // In the image: its greeting is there, the host's files are not, and it is not root.
+  SubmitJob("inside", Image("v1"),
+            {"/bin/sh", "-c", "cat /data/greeting; test -e /etc/debian_version || echo no-host-files; id -u; "
+                              "test -r $TESSERA_TOKEN_FILE && echo token; exit 3"});
+  const json pod = WaitForPhase("inside", "Failed");
+  const std::string log = Log(pod);
+  EXPECT_NE(log.find("hello from the image\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("no-host-files\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("token\n"), std::string::npos) << log;
+  const std::string uid = log.substr(log.find("no-host-files\n") + 14, 10);
+  EXPECT_TRUE(uid.starts_with("10000")) << "runs as its namespace's uid, not root: " << log;
+  EXPECT_EQ(ContainerStatus(pod)["state"]["terminated"].value("exitCode", -1), 3) << pod.dump(2);
+}
+
+TEST_F(ContainersTest, PullFailuresReadAsTheKubeletShowsThem) {
+  // A tag the registry lacks: ErrImagePull with the registry's words, then ImagePullBackOff.
+  SubmitJob("missing", Image("nope"));
+  json pod;
+  ASSERT_TRUE(WaitUntil([&] { return WaitingReason(pod = Pod("missing")) == "ErrImagePull"; }, 20)) << pod.dump(2);
+  const std::string message = ContainerStatus(pod)["state"]["waiting"].value("message", "");
+  EXPECT_NE(message.find("manifest unknown"), std::string::npos) << message;
+  EXPECT_TRUE(message.starts_with("Failed to pull image \"" + Image("nope") + "\": ")) << message;
+  EXPECT_EQ(Phase(pod), "Pending");
+  EXPECT_TRUE(WaitUntil([&] { return WaitingReason(pod = Pod("missing")) == "ImagePullBackOff"; }, 20)) << pod.dump(2);
+  EXPECT_EQ(ContainerStatus(pod)["state"]["waiting"].value("message", ""), "Back-off pulling image \"" + Image("nope") + "\"");
+
+  // A registry nobody listens on.
+  const std::string closed = "127.0.0.1:" + std::to_string(FreeLocalPort()) + "/test/busybox:v1";
+  SubmitJob("unreachable", closed);
+  ASSERT_TRUE(WaitUntil([&] { return WaitingReason(pod = Pod("unreachable")) == "ErrImagePull"; }, 20)) << pod.dump(2);
+  EXPECT_NE(ContainerStatus(pod)["state"]["waiting"].value("message", "").find("connection refused"), std::string::npos)
+      << pod.dump(2);
+
+  // Not a reference at all, and an image that may not be pulled.
+  SubmitJob("badname", "Not:A/Valid Name");
+  EXPECT_TRUE(WaitUntil([&] { return WaitingReason(pod = Pod("badname")) == "InvalidImageName"; }, 20)) << pod.dump(2);
+  SubmitJob("never", Image("v2"), json(), "Never");
+  EXPECT_TRUE(WaitUntil([&] { return WaitingReason(pod = Pod("never")) == "ErrImageNeverPull"; }, 20)) << pod.dump(2);
+  EXPECT_EQ(ContainerStatus(pod)["state"]["waiting"].value("message", ""),
+            "Container image \"" + Image("v2") + "\" is not present with pull policy of Never");
+}
+
+TEST_F(ContainersTest, DeletingARunningContainerPodStopsItWithSigtermAndLeavesNothing) {
+  SubmitJob("sleeper", Image("v1"),
+            {"/bin/sh", "-c", "trap 'echo got TERM; exit 0' TERM; echo up; while true; do sleep 0.1; done"});
+  json pod = WaitForPhase("sleeper", "Running");
+  ASSERT_TRUE(WaitUntil([&] { return Log(pod).find("up\n") != std::string::npos; }, 10)) << Log(pod);
+  auto r = client_->Request("DELETE", "/apis/batch/v1/namespaces/default/jobs/sleeper?propagationPolicy=Foreground");
+  ASSERT_TRUE(r && r->status / 100 == 2) << (r ? r->body : r.error().ToString());
+  const std::string log_path = (dir_ / "node-c" / "pods" /
+                                ("default_" + pod["metadata"].value("name", "") + "_" + pod["metadata"].value("uid", "")) /
+                                "pod.log")
+                                   .string();
+  EXPECT_TRUE(WaitUntil([&] { return testing::ReadFile(log_path).find("got TERM") != std::string::npos; }, 15))
+      << testing::ReadFile(log_path);
+  const std::string runc_root = (dir_ / "node-c" / "runc").string();
+  int rc = 0;
+  EXPECT_TRUE(WaitUntil([&] { return Sh("runc --root " + runc_root + " list -q", &rc).empty(); }, 15))
+      << Sh("runc --root " + runc_root + " list", &rc);
+}
+
+// The container's PID 1, as the agent recorded it in its state file (0 until then).
+pid_t ContainerInit(const fs::path& node_dir) {
+  std::ifstream in(node_dir / "agent-state.json");
+  const json state = json::parse(in, nullptr, false);
+  if (!state.is_object()) return 0;
+  const json pods = state.value("pods", json::object());
+  for (const auto& [uid, p] : pods.items()) {
+    const json c = p.is_object() ? p.value("container", json::object()) : json::object();
+    if (c.is_object() && c.contains("init") && c["init"].is_object()) return c["init"].value("pid", 0);
+  }
+  return 0;
+}
+
+TEST_F(ContainersTest, ARuncKilledWithSigkillTakesItsContainerWithIt) {
+  // runc puts the container in a session of its own, so killing runc's group
+  // would leave it running: the agent ends the container's PID 1 (and with it
+  // its PID namespace).
+  SubmitJob("orphan", Image("v1"), {"/bin/sh", "-c", "while true; do sleep 0.1; done"});
+  WaitForPhase("orphan", "Running");
+  pid_t init = 0;
+  ASSERT_TRUE(WaitUntil([&] { return (init = ContainerInit(dir_ / "node-c")) > 0; }, 10));
+  ASSERT_TRUE(ProcessAlive(init));
+  // runc is the container's parent.
+  const std::string stat = testing::ReadFile("/proc/" + std::to_string(init) + "/stat");
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+  std::string state;
+  pid_t runc = 0;
+  rest >> state >> runc;
+  ASSERT_NE(testing::ReadFile("/proc/" + std::to_string(runc) + "/cmdline").find("runc"), std::string::npos);
+  ASSERT_EQ(kill(runc, SIGKILL), 0);
+  const json pod = WaitForPhase("orphan", "Failed");
+  EXPECT_EQ(ContainerStatus(pod)["state"]["terminated"].value("exitCode", 0), 137) << pod.dump(2);
+  EXPECT_TRUE(WaitUntil([&] { return !ProcessAlive(init); }, 10)) << "the container outlived runc";
+}
+
+TEST_F(ContainersTest, AContainerOutlivesItsAgentAndTheNextOneAdoptsAndStopsIt) {
+  SubmitJob("kept", Image("v1"), {"/bin/sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.1; done"});
+  json pod = WaitForPhase("kept", "Running");
+  pid_t init = 0;
+  ASSERT_TRUE(WaitUntil([&] { return (init = ContainerInit(dir_ / "node-c")) > 0; }, 10));
+  KillProcess(agent_, SIGKILL);
+  waitpid(agent_, nullptr, 0);
+  agent_ = StartAgent(server_.url, token_, "node-c", (dir_ / "node-c").string(), {"--gpus", "2xA100-80GB"});
+  ASSERT_GT(agent_, 0) << testing::ReadFile((dir_ / "node-c.out").string());
+  EXPECT_TRUE(ProcessAlive(init)) << "the container was restarted, not kept";
+  EXPECT_NE(testing::ReadFile((dir_ / "node-c.out").string()).find("adopted pod default/job-kept-main-0"), std::string::npos)
+      << testing::ReadFile((dir_ / "node-c.out").string());
+  auto r = client_->Request("DELETE", "/apis/batch/v1/namespaces/default/jobs/kept");
+  ASSERT_TRUE(r && r->status / 100 == 2) << (r ? r->body : r.error().ToString());
+  EXPECT_TRUE(WaitUntil([&] { return !ProcessAlive(init); }, 15)) << "the adopted container was not stopped";
+}
+
+}  // namespace
+}  // namespace tessera
