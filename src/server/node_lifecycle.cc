@@ -19,7 +19,7 @@ std::optional<Timestamp> LeaseExpiry(const ObjectCache& cache, const std::string
   if (!lease) return std::nullopt;
   auto renewed = ParseRfc3339(StringAt(lease->object, {"spec", "renewTime"}));
   if (!renewed) return std::nullopt;
-  const int64_t seconds = lease->object["spec"].value("leaseDurationSeconds", 40);
+  const int64_t seconds = ObjectAt(lease->object, {"spec"}).value("leaseDurationSeconds", 40);
   return *renewed + Duration::Seconds(seconds);
 }
 

@@ -15,6 +15,18 @@ std::string StringAt(const json& obj, std::initializer_list<const char*> path) {
   return cur->is_string() ? cur->get<std::string>() : "";
 }
 
+const json& ObjectAt(const json& obj, std::initializer_list<const char*> path) {
+  static const json kEmpty = json::object();
+  const json* cur = &obj;
+  for (const char* p : path) {
+    if (!cur->is_object()) return kEmpty;
+    auto it = cur->find(p);
+    if (it == cur->end()) return kEmpty;
+    cur = &*it;
+  }
+  return cur->is_object() ? *cur : kEmpty;
+}
+
 std::string_view StringField(const json& obj, const char* key) {
   auto it = obj.find(key);
   return it != obj.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>()) : std::string_view();

@@ -12,6 +12,12 @@ namespace tessera {
 // The string at `path` in `obj`, or "" when any step is missing or not a string.
 std::string StringAt(const nlohmann::json& obj, std::initializer_list<const char*> path);
 
+// The object at `path` in `obj` (a reference into it, no copy), or an empty
+// object when any step is missing or not an object: what a controller reads
+// of a const document instead of obj["a"]["b"], which is undefined behaviour
+// (a crash in a release build) when a key is missing.
+const nlohmann::json& ObjectAt(const nlohmann::json& obj, std::initializer_list<const char*> path);
+
 // obj[key] when it is a string, else "" (a wrong type is refused by validation);
 // a view into obj, no copy.
 std::string_view StringField(const nlohmann::json& obj, const char* key);

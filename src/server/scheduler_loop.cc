@@ -148,7 +148,7 @@ PassInput BuildSnapshot(const ObjectCache& cache, ConvertedWorkloads& converted,
   for (const auto& [unused, active] : cache.ActiveOf(kWorkloadKind)) {
     const StoredObject& w = *active;
     // Suspended (spec.active false): not to be admitted until resumed.
-    if (WorkloadInactive(w.object) && !w.object["status"].contains("admission")) continue;
+    if (WorkloadInactive(w.object) && !ObjectAt(w.object, {"status"}).contains("admission")) continue;
     // Waiting for an approval: outside the queue, holding nothing.
     if (approvals.Gated(w)) continue;
     auto [entry, fresh] = converted.by_key.try_emplace(&w);
@@ -187,7 +187,7 @@ PassInput BuildSnapshot(const ObjectCache& cache, ConvertedWorkloads& converted,
 json PodFor(const StoredObject& so, const Workload& w, size_t p, const PodSetAssignment& psa, size_t index,
             const Node& node, const std::string& now_text) {
   const PodPlacement& placement = psa.pods[index];
-  const json& pod_sets = so.object["spec"].value("podSets", json::array());
+  const json& pod_sets = ObjectAt(so.object, {"spec"}).value("podSets", json::array());
   const json tmpl = p < pod_sets.size() ? pod_sets[p].value("template", json::object()) : json::object();
   std::vector<std::string> indices, uuids;
   for (const DeviceShare& d : placement.gpus) {

@@ -21,7 +21,7 @@ constexpr Duration kUseRefresh = Duration::Seconds(60);
 std::string AdmittedAt(const json& workload) { return StringAt(workload, {"status", "admission", "admittedAt"}); }
 
 json RecordFor(const StoredObject& w, const std::string& name, const std::string& now_text) {
-  const json& admission = w.object["status"]["admission"];
+  const json& admission = ObjectAt(w.object, {"status", "admission"});
   int64_t milli = 0;
   std::vector<std::string> devices;
   std::string flavor;

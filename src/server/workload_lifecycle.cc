@@ -43,7 +43,7 @@ void AddJobStatus(const ObjectCache& cache, const StoredObject& workload, bool s
                   int64_t pods_failed, const std::string& message, const std::string& now_text, BatchedWriter& writer) {
   const std::string job_name = StringAt(workload.object, {"metadata", "labels", "tessera.dev/job-name"});
   if (job_name.empty()) return;
-  const json& owners = workload.object["metadata"].value("ownerReferences", json::array());
+  const json& owners = ObjectAt(workload.object, {"metadata"}).value("ownerReferences", json::array());
   if (owners.empty()) return;
   const bool volcano = owners[0].value("apiVersion", "").starts_with("batch.volcano.sh/");
   const StoredObject* job = cache.Find(ObjectKey{volcano ? kVolcanoJobKind : kJobKind, workload.key.ns, job_name});
@@ -98,7 +98,7 @@ void ReconcileWorkloadLifecycle(const ObjectCache& cache, const ObjectCache::Act
     int64_t succeeded = 0, failed = 0;
     const StoredObject* first_failed = nullptr;
     for (const StoredObject* pod : it->second) {
-      if (pod->object["metadata"].contains("deletionTimestamp")) continue;
+      if (ObjectAt(pod->object, {"metadata"}).contains("deletionTimestamp")) continue;
       const std::string phase = StringAt(pod->object, {"status", "phase"});
       if (phase == "Succeeded") ++succeeded;
       if (phase == "Failed") {
