@@ -25,7 +25,17 @@
 //   BENCH jobs_completed_per_s <value> 1/s       (phase 2)
 // and, before them, the burst's own latencies (queueing included) for the record.
 //
-// Usage: agent_scale [--jobs J] [--gap-ms G] [--burst B]   (--benchmark_* flags are ignored)
+// --image: the pods are containers (docs/agent.md, "Containers"): each runs
+// /bin/true in an image of busybox-static built here with umoci and put in the
+// node's store beforehand (the image is on the node: no pull; its registry,
+// 127.0.0.1 port 1, answers nobody), so the figure is the agent's and runc's
+// start. Side by side, the same bundle started directly with `runc run`
+// --jobs times, one after another, for what the runtime alone costs. Needs
+// root. Defaults --jobs 100 --gap-ms 200 --burst 0; the headline figures are
+//   BENCH container_submit_to_running_p50_ms / _p99_ms
+//   BENCH runc_direct_run_p50_ms / _p99_ms   (runc run of /bin/true, start to exit)
+//
+// Usage: agent_scale [--jobs J] [--gap-ms G] [--burst B] [--image]   (--benchmark_* flags are ignored)
 #include <fmt/format.h>
 #include <stdlib.h>
 
@@ -56,8 +66,11 @@ double Percentile(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5))];
 }
 
-std::string JobBody(const std::string& name) {
-  json container{{"name", "main"}, {"command", {"true"}}};
+constexpr const char* kBenchImage = "127.0.0.1:1/bench/busybox:v1";
+
+std::string JobBody(const std::string& name, bool image) {
+  json container{{"name", "main"}, {"command", {image ? "/bin/true" : "true"}}};
+  if (image) container["image"] = kBenchImage;
   container["resources"]["requests"] = {{"nvidia.com/gpu", "100m"}, {"cpu", "10m"}};
   json job{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", {{"name", name}}}};
   job["spec"]["template"]["spec"] = {{"restartPolicy", "Never"}, {"containers", json::array({container})}};
@@ -72,7 +85,7 @@ struct Phase {
 
 // Submits `jobs` Jobs named <prefix>-<i>, `gap_ms` apart, and waits (at most
 // 120 s) until all their Workloads are Finished.
-Phase RunPhase(tessera::ApiClient& client, const std::string& prefix, int jobs, int gap_ms, std::mutex& mu,
+Phase RunPhase(tessera::ApiClient& client, const std::string& prefix, int jobs, int gap_ms, bool image, std::mutex& mu,
                std::map<std::string, Clock::time_point>& submitted, std::map<std::string, Clock::time_point>& running) {
   Phase phase;
   const auto start = Clock::now();
@@ -82,7 +95,7 @@ Phase RunPhase(tessera::ApiClient& client, const std::string& prefix, int jobs, 
       std::lock_guard lock(mu);
       submitted[name] = Clock::now();
     }
-    auto r = client.Request("POST", "/apis/batch/v1/namespaces/default/jobs", JobBody(name));
+    auto r = client.Request("POST", "/apis/batch/v1/namespaces/default/jobs", JobBody(name, image));
     if (!r || r->status != 201) {
       std::fprintf(stderr, "agent_scale: submit failed: %s\n", r ? r->body.c_str() : r.error().ToString().c_str());
       std::_Exit(1);
@@ -119,12 +132,56 @@ Phase RunPhase(tessera::ApiClient& client, const std::string& prefix, int jobs, 
   return phase;
 }
 
+bool Run(const std::string& command) {
+  if (std::system((command + " >/dev/null 2>&1").c_str()) == 0) return true;
+  std::fprintf(stderr, "agent_scale: failed: %s\n", command.c_str());
+  return false;
+}
+
+// An OCI layout at <dir>/build holding busybox-static as image "v1", and an
+// unpacked bundle of it at <dir>/bundle (for the direct runc runs).
+bool BuildImage(const std::string& dir) {
+  const std::string layout = dir + "/build";
+  const std::string bundle = dir + "/bundle";
+  return Run("umoci init --layout " + layout) && Run("umoci new --image " + layout + ":v1") &&
+         Run("umoci unpack --image " + layout + ":v1 " + bundle) &&
+         Run("set -e; r=" + bundle + "/rootfs; mkdir -p $r/bin; cp $(command -v busybox) $r/bin/busybox; "
+             "ln -sf busybox $r/bin/true; ln -sf busybox $r/bin/sh") &&
+         Run("umoci repack --image " + layout + ":v1 " + bundle) &&
+         Run("umoci config --image " + layout + ":v1 --config.env PATH=/bin --config.cmd /bin/true");
+}
+
+// `runc run` of the bundle, `runs` times one after another: each run's ms, start to exit.
+std::vector<double> DirectRuncRuns(const std::string& dir, int runs) {
+  const std::string bundle = dir + "/bundle";
+  // The bundle's config.json, from umoci, runs the image's Cmd; no terminal.
+  if (!Run("python3 -c \"import json,sys; p=sys.argv[1]; c=json.load(open(p)); c['process']['terminal']=False; "
+           "json.dump(c,open(p,'w'))\" " + bundle + "/config.json")) {
+    return {};
+  }
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = Clock::now();
+    if (!Run(fmt::format("runc --root {}/runc-direct run --bundle {} direct-{}", dir, bundle, i))) break;
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  }
+  return ms;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int jobs = 1000, gap_ms = 20, burst = 1000;
+  bool image = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--image") {
+      image = true;
+      jobs = 100, gap_ms = 200, burst = 0;
+    }
+  }
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--image") continue;
     auto value = [&](const char* flag, int& out) {
       const std::string eq = std::string(flag) + "=";
       if (a.starts_with(eq)) {
@@ -160,12 +217,21 @@ int main(int argc, char** argv) {
   ao.data_dir = dir + "/agent";
   ao.gpus.simulated = "8xH100-80GB";
   ao.gpus.preference = tessera::GpuPreference::kSimulated;
+  if (image) {
+    // The image in the node's store before the agent starts, as if pulled earlier.
+    if (!BuildImage(dir) || !Run(fmt::format("mkdir -p {}/agent/images/oci", dir)) ||
+        !Run(fmt::format("skopeo copy --quiet oci:{}/build:v1 oci:{}/agent/images/oci:{}", dir, dir, kBenchImage))) {
+      return 1;
+    }
+  }
   auto agent = tessera::Agent::Start(ao);
   if (!agent) {
     std::fprintf(stderr, "agent_scale: %s\n", agent.error().ToString().c_str());
     return 1;
   }
 
+  // The agent unpacks the stored image as it starts (a second at most for this one).
+  if (image) std::this_thread::sleep_for(std::chrono::seconds(1));
   std::mutex mu;
   std::map<std::string, Clock::time_point> submitted, running;  // by job name
   std::atomic<bool> stop{false};
@@ -186,15 +252,30 @@ int main(int argc, char** argv) {
   });
 
   tessera::ApiClient client((*server)->url(), (*server)->admin_token());
-  const Phase steady = RunPhase(client, "steady", jobs, gap_ms, mu, submitted, running);
+  const Phase steady = RunPhase(client, "steady", jobs, gap_ms, image, mu, submitted, running);
   std::printf("agent_scale: phase 1: %d jobs submitted %d ms apart; %zu seen running, %d finished in %.2f s\n", jobs,
               gap_ms, steady.latencies_ms.size(), steady.finished, steady.seconds);
-  const Phase burst_phase = burst > 0 ? RunPhase(client, "burst", burst, 0, mu, submitted, running) : Phase{};
+  const Phase burst_phase = burst > 0 ? RunPhase(client, "burst", burst, 0, image, mu, submitted, running) : Phase{};
   const double per_s = burst_phase.seconds > 0 ? burst_phase.finished / burst_phase.seconds : 0.0;
   std::printf("agent_scale: phase 2: %d jobs submitted back to back; %zu seen running, %d finished in %.2f s\n", burst,
               burst_phase.latencies_ms.size(), burst_phase.finished, burst_phase.seconds);
   std::printf("agent_scale: phase 2 submit -> running (queueing included): p50 %.1f ms, p99 %.1f ms\n",
               Percentile(burst_phase.latencies_ms, 0.5), Percentile(burst_phase.latencies_ms, 0.99));
+  if (image) {
+    const std::vector<double> direct = DirectRuncRuns(dir, jobs);
+    std::printf("agent_scale: %zu direct runc runs of the same image\n", direct.size());
+    std::printf("BENCH container_submit_to_running_p50_ms %.2f ms\n", Percentile(steady.latencies_ms, 0.5));
+    std::printf("BENCH container_submit_to_running_p99_ms %.2f ms\n", Percentile(steady.latencies_ms, 0.99));
+    std::printf("BENCH runc_direct_run_p50_ms %.2f ms\n", Percentile(direct, 0.5));
+    std::printf("BENCH runc_direct_run_p99_ms %.2f ms\n", Percentile(direct, 0.99));
+    std::fflush(stdout);
+    stop = true;
+    (*agent)->Stop();
+    (*server)->Stop();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    std::_Exit(steady.finished >= jobs ? 0 : 1);
+  }
   std::printf("BENCH submit_to_running_p50_ms %.2f ms\n", Percentile(steady.latencies_ms, 0.5));
   std::printf("BENCH submit_to_running_p99_ms %.2f ms\n", Percentile(steady.latencies_ms, 0.99));
   std::printf("BENCH jobs_completed_per_s %.1f 1/s\n", per_s);

@@ -267,6 +267,8 @@ struct Agent::Impl {
   void CleanUpContainer(Run& run, bool done);
   void PublishImages(ApiClient& client);
   void Started(Run& run, Result<RunningProcess> started, Timestamp now);
+  // Its status once its process (a container pod: its container) runs.
+  void SetRunning(Run& run, Timestamp now);
   // Records how the process ended (marking the run unreported), or, for one
   // that never started, readies the pod to be started again.
   void OnExit(Run& run, const ProcessExit& exit, Timestamp now);
@@ -939,6 +941,16 @@ void Agent::Impl::Started(Run& run, Result<RunningProcess> started, Timestamp no
   run.identity = started->identity;
   run.started_at = now;
   run.restart_at.reset();
+  if (run.container) {
+    // Running once runc has created the container (its --pid-file), not when runc starts.
+    Waiting(run, "ContainerCreating", "");
+    return;
+  }
+  SetRunning(run, now);
+}
+
+void Agent::Impl::SetRunning(Run& run, Timestamp now) {
+  const json& pod = run.pod;
   run.status = {{"phase", "Running"},
                 {"hostIP", options.address},
                 {"podIP", options.address},
@@ -950,10 +962,11 @@ void Agent::Impl::Started(Run& run, Result<RunningProcess> started, Timestamp no
                    {"started", true},
                    {"restartCount", run.restarts},
                    {"containerID", run.container ? "runc://" + run.container->id
-                                                 : fmt::format("process://{}", started->identity.pid)},
+                                                 : fmt::format("process://{}", run.identity ? run.identity->pid : 0)},
                    {"image", run.container ? run.container->image : ""},
                    {"imageID", run.container ? run.container->image_id : ""},
                    {"state", {{"running", {{"startedAt", FormatRfc3339(now)}}}}}}}}};
+  run.unreported = true;
 }
 
 void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
@@ -1153,6 +1166,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
         if (in >> pid && pid > 0) {
           if (auto ticks = ReadStartTicks(pid)) {
             run.container->init = ProcessIdentity{.pid = pid, .start_ticks = *ticks};
+            if (!run.terminating) SetRunning(run, now);
             changed = true;
           }
         }
@@ -1286,8 +1300,11 @@ void Agent::Impl::Loop() {
       next_usage_ms = SteadyMs() + options.usage_interval.ms;
       PublishUsage(client);
     }
+    // A container being created is looked at every 5 ms: it is Running once runc says so.
+    bool creating = false;
+    for (const auto& [uid, run] : runs) creating = creating || (run.container && run.process && !run.container->init);
     std::unique_lock lock(pods_mu);
-    pods_cv.wait_for(lock, std::chrono::milliseconds(options.poll_interval.ms),
+    pods_cv.wait_for(lock, std::chrono::milliseconds(creating ? std::min<int64_t>(5, options.poll_interval.ms) : options.poll_interval.ms),
                      [&] { return pods_version != seen_version || stopper.stopped(); });
     seen_version = pods_version;
   }
@@ -1339,6 +1356,13 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
                                                 : impl->options.image_store,
       .insecure_registries = impl->options.insecure_registries});
   impl->puller = std::make_unique<boost::asio::thread_pool>(1);
+  // Images the store holds but has not unpacked (put there by hand, or by an
+  // agent that stopped first) are unpacked now, so no pod's start waits for it.
+  boost::asio::post(*impl->puller, [store = impl->images.get()] {
+    for (const ImageInfo& image : store->List()) {
+      if (auto rootfs = store->Rootfs(image); !rootfs) spdlog::warn("unpacking image {}: {}", image.name, rootfs.error().message());
+    }
+  });
   ASSIGN_OR_RETURN(impl->inventory, DiscoverGpus(impl->options.gpus));
   impl->summary = impl->inventory.reason;
   if (impl->inventory.simulated()) impl->sampler = std::make_unique<SimulatedGpuSampler>(impl->inventory.devices);

@@ -11,12 +11,16 @@
 
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <string>
 
+#include "api/manifest.h"
 #include "client/api_client.h"
 #include "tests/integration/tessera_processes.h"
+#include "tests/testing/api_polling.h"
+#include "tests/testing/seed_dir.h"
 #include "tests/testing/test_dirs.h"
 
 namespace tessera {
@@ -72,6 +76,10 @@ class ContainersTest : public ::testing::Test {
   }
 
   void TearDown() override {
+    for (pid_t pid : more_agents_) {
+      KillProcess(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
     if (agent_ > 0) {
       KillProcess(agent_, SIGKILL);
       waitpid(agent_, nullptr, 0);
@@ -83,12 +91,15 @@ class ContainersTest : public ::testing::Test {
     if (dir_.empty()) return;
     // The containers the agent left (none, when it did its work), then their overlays.
     int rc = 0;
-    const std::string runc_root = (dir_ / "node-c" / "runc").string();
+    std::error_code ec;
+    for (const auto& node : fs::directory_iterator(dir_, ec)) {
+    const std::string runc_root = (node.path() / "runc").string();
     if (fs::exists(runc_root)) {
       const std::string left = Sh("runc --root " + runc_root + " list -q", &rc);
       EXPECT_TRUE(left.empty()) << "containers left behind: " << left;
       Sh("for c in $(runc --root " + runc_root + " list -q); do runc --root " + runc_root + " delete --force $c; done",
          &rc);
+    }
     }
     std::ifstream mounts("/proc/self/mounts");
     std::string line;
@@ -102,7 +113,6 @@ class ContainersTest : public ::testing::Test {
       KillProcess(registry_, SIGKILL);
       waitpid(registry_, nullptr, 0);
     }
-    std::error_code ec;
     fs::remove_all(dir_, ec);
   }
 
@@ -141,7 +151,7 @@ class ContainersTest : public ::testing::Test {
     SH("umoci new --image " + layout + ":" + tag);
     SH("umoci unpack --image " + layout + ":" + tag + " " + bundle);
     SH("set -e; r=" + bundle + "/rootfs; mkdir -p $r/bin $r/data $r/tmp; cp $(command -v busybox) $r/bin/busybox; "
-       "for a in sh cat echo id ls sleep test true false; do ln -sf busybox $r/bin/$a; done; "
+       "for a in sh cat echo id ls sleep test true false nc; do ln -sf busybox $r/bin/$a; done; "
        "echo 'hello from the image' > $r/data/greeting; chmod 1777 $r/tmp");
     SH("umoci repack --image " + layout + ":" + tag + " " + bundle);
     SH("umoci config --image " + layout + ":" + tag + " --config.env PATH=/bin --config.cmd /bin/sh --config.cmd -c "
@@ -181,9 +191,10 @@ class ContainersTest : public ::testing::Test {
   }
   std::string Log(const json& pod) {
     const std::string name = pod["metadata"].value("name", "");
-    return testing::ReadFile((dir_ / "node-c" / "pods" / ("default_" + name + "_" + pod["metadata"].value("uid", "")) /
-                              "pod.log")
-                                 .string());
+    const std::string node = pod.value("spec", json::object()).value("nodeName", "node-c");
+    const std::string ns = pod["metadata"].value("namespace", "default");
+    return testing::ReadFile(
+        (dir_ / node / "pods" / (ns + "_" + name + "_" + pod["metadata"].value("uid", "")) / "pod.log").string());
   }
   json WaitForPhase(const std::string& job, const std::string& phase, int seconds = 30) {
     json pod;
@@ -199,6 +210,7 @@ class ContainersTest : public ::testing::Test {
   std::string token_;
   std::unique_ptr<ApiClient> client_;
   pid_t agent_ = -1;
+  std::vector<pid_t> more_agents_;
 };
 
 TEST_F(ContainersTest, AnImageFromALocalRegistryRunsItsOwnProgramAndFiles) {
@@ -340,6 +352,73 @@ TEST_F(ContainersTest, AContainerOutlivesItsAgentAndTheNextOneAdoptsAndStopsIt) 
   auto r = client_->Request("DELETE", "/apis/batch/v1/namespaces/default/jobs/kept");
   ASSERT_TRUE(r && r->status / 100 == 2) << (r ? r->body : r.error().ToString());
   EXPECT_TRUE(WaitUntil([&] { return !ProcessAlive(init); }, 15)) << "the adopted container was not stopped";
+}
+
+TEST_F(ContainersTest, TheSeedsVolcanoJobRunsItsFourRanksTogetherAndTheyReachRankZero) {
+  // Its image pointed at the local registry: rank 0 listens on MASTER_PORT and
+  // hears from the other three, which connect to MASTER_ADDR.
+  BuildAndPushImage("llm-trainer",
+                    "if [ $RANK = 0 ]; then for i in 1 2 3; do nc -l -p $MASTER_PORT -w 5; echo; done; echo heard all; "
+                    "else until echo rank $RANK of $WORLD_SIZE | nc -w 1 $MASTER_ADDR $MASTER_PORT; do sleep 0.2; "
+                    "done; fi");
+  ASSERT_FALSE(HasFatalFailure());
+  const fs::path seed = testing::SeedDir();
+  ASSERT_FALSE(seed.empty()) << "no ../shared/examples/seed beside the repository";
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(seed)) {
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::string name;
+  for (const fs::path& f : files) {
+    auto docs = ParseManifests(testing::ReadFile(f.string()));
+    ASSERT_TRUE(docs.has_value()) << f << ": " << docs.error().ToString();
+    for (const ManifestDocument& d : *docs) {
+      json object = d.object;
+      if (object.value("apiVersion", "").starts_with("batch.volcano.sh/")) {
+        name = object["metadata"].value("name", "");
+        for (json& t : object["spec"]["tasks"]) {
+          for (json& c : t["template"]["spec"]["containers"]) {
+            ASSERT_EQ(c.value("image", ""), "myregistry.azurecr.io/llm-trainer:v1.0");
+            c["image"] = Image("llm-trainer");
+          }
+        }
+      }
+      auto r = client_->Request("POST", ObjectPath(object, false), object.dump());
+      ASSERT_TRUE(r && r->status == 201) << object.dump() << "\n" << (r ? r->body : r.error().ToString());
+    }
+  }
+  ASSERT_FALSE(name.empty()) << "the seed has no Volcano job";
+  for (const char* tier : {"spot", "ondemand"}) {
+    const json flavor{{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+                      {"kind", "ResourceFlavor"},
+                      {"metadata", {{"name", std::string("a100-") + tier}}},
+                      {"spec", {{"nodeLabels", {{"tier", tier}}}}}};
+    auto r = client_->Request("POST", ObjectPath(flavor, false), flavor.dump());
+    ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+  }
+  for (const char* node : {"spot-1", "spot-2"}) {
+    const pid_t pid = StartAgent(server_.url, token_, node, (dir_ / node).string(),
+                                 {"--gpus", "8xA100-80GB", "--label", "tier=spot"});
+    ASSERT_GT(pid, 0) << testing::ReadFile((dir_ / (std::string(node) + ".out")).string());
+    more_agents_.push_back(pid);
+  }
+  std::vector<json> pods(4);
+  const auto pod = [&](int rank) {
+    auto r = client_->Request("GET", "/api/v1/namespaces/team-nlp/pods/vcjob-" + name + "-worker-" + std::to_string(rank));
+    return r && r->status == 200 ? json::parse(r->body, nullptr, false) : json();
+  };
+  ASSERT_TRUE(WaitUntil([&] {
+    for (int rank = 0; rank < 4; ++rank) pods[rank] = pod(rank);
+    return std::all_of(pods.begin(), pods.end(), [](const json& p) { return Phase(p) == "Succeeded"; });
+  }, 60)) << ::testing::PrintToString(pods);
+  const std::string zero = Log(pods[0]);
+  for (const char* line : {"rank 1 of 4\n", "rank 2 of 4\n", "rank 3 of 4\n", "heard all\n"}) {
+    EXPECT_NE(zero.find(line), std::string::npos) << "rank 0's log: " << zero;
+  }
+  std::map<std::string, int> per_node;
+  for (const json& p : pods) ++per_node[p["spec"].value("nodeName", "")];
+  EXPECT_EQ(per_node, (std::map<std::string, int>{{"spot-1", 2}, {"spot-2", 2}}));
 }
 
 }  // namespace
