@@ -375,13 +375,8 @@ TEST_F(AgentFailuresTest, APodThatEndsWhileTheServerIsDownIsReportedByTheNextAge
 }
 
 TEST_F(AgentFailuresTest, SeedVolcanoJobWaitsForItsImageAndRunsAsProcessPods) {
-  const fs::path seed = testing::SeedDir();
-  ASSERT_FALSE(seed.empty()) << "no ../shared/examples/seed beside the repository";
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(seed)) {
-    if (e.path().extension() == ".yaml") files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
+  const std::vector<fs::path> files = testing::SeedManifestFiles();
+  ASSERT_FALSE(files.empty()) << "no ../shared/examples/seed beside the repository";
   json volcano;  // the seed's Volcano job, as written
   for (const fs::path& f : files) {
     auto docs = ParseManifests(testing::ReadFile(f.string()));

@@ -152,7 +152,9 @@ class ContainersTest : public ::testing::Test {
     SH("umoci unpack --image " + layout + ":" + tag + " " + bundle);
     SH("set -e; r=" + bundle + "/rootfs; mkdir -p $r/bin $r/data $r/tmp; cp $(command -v busybox) $r/bin/busybox; "
        "for a in sh cat echo id ls sleep test true false nc; do ln -sf busybox $r/bin/$a; done; "
-       "echo 'hello from the image' > $r/data/greeting; chmod 1777 $r/tmp");
+       "echo 'hello from the image' > $r/data/greeting; chmod 1777 $r/tmp; "
+       // For a listener's -e: the line it was sent to its log, and "ok" back.
+       "printf '#!/bin/sh\\nread line\\necho \"$line\" >&2\\necho ok\\n' > $r/bin/ack; chmod 755 $r/bin/ack");
     SH("umoci repack --image " + layout + ":" + tag + " " + bundle);
     SH("umoci config --image " + layout + ":" + tag + " --config.env PATH=/bin --config.cmd /bin/sh --config.cmd -c "
        "--config.cmd '" + cmd + "'");
@@ -358,17 +360,12 @@ TEST_F(ContainersTest, TheSeedsVolcanoJobRunsItsFourRanksTogetherAndTheyReachRan
   // Its image pointed at the local registry: rank 0 listens on MASTER_PORT and
   // hears from the other three, which connect to MASTER_ADDR.
   BuildAndPushImage("llm-trainer",
-                    "if [ $RANK = 0 ]; then for i in 1 2 3; do nc -l -p $MASTER_PORT -w 5; echo; done; echo heard all; "
-                    "else until echo rank $RANK of $WORLD_SIZE | nc -w 1 $MASTER_ADDR $MASTER_PORT; do sleep 0.2; "
-                    "done; fi");
+                    "if [ $RANK = 0 ]; then for i in 1 2 3; do nc -l -p $MASTER_PORT -e /bin/ack; done; echo heard all; "
+                    "else until [ \"$(echo rank $RANK of $WORLD_SIZE | nc -w 2 $MASTER_ADDR $MASTER_PORT)\" = ok ]; "
+                    "do sleep 0.2; done; fi");
   ASSERT_FALSE(HasFatalFailure());
-  const fs::path seed = testing::SeedDir();
-  ASSERT_FALSE(seed.empty()) << "no ../shared/examples/seed beside the repository";
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(seed)) {
-    if (e.path().extension() == ".yaml") files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
+  const std::vector<fs::path> files = testing::SeedManifestFiles();
+  ASSERT_FALSE(files.empty()) << "no ../shared/examples/seed beside the repository";
   std::string name;
   for (const fs::path& f : files) {
     auto docs = ParseManifests(testing::ReadFile(f.string()));

@@ -3,7 +3,9 @@
 // tests at the repository root). Empty when neither exists.
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 namespace tessera::testing {
 
@@ -15,6 +17,19 @@ inline std::filesystem::path SeedDir() {
     if (fs::is_directory(candidate, ec)) return candidate;
   }
   return {};
+}
+
+// The seed's .yaml files, in name order (the order they are applied in); empty
+// when there is no seed directory.
+inline std::vector<std::filesystem::path> SeedManifestFiles() {
+  std::vector<std::filesystem::path> files;
+  const std::filesystem::path dir = SeedDir();
+  if (dir.empty()) return files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 }  // namespace tessera::testing
