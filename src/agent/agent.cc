@@ -840,12 +840,31 @@ Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& ima
                                                  rootfs.string(), std::strerror(errno))));
     }
   }
+  // Its volumes (emptyDir): directories of its own, a tmpfs for medium Memory.
+  ASSIGN_OR_RETURN(auto volumes, PodVolumes(pod, PodDir(pod)));
+  VolumeDirs volume_dirs;
+  for (const auto& [name, volume] : volumes) {
+    OwnDirectory(volume.path, run.runs_as.first, run.runs_as.second, 0700);
+    struct stat v {}, up {};
+    const bool on_tmpfs = ::stat(volume.path.c_str(), &v) == 0 &&
+                          ::stat(fs::path(volume.path).parent_path().c_str(), &up) == 0 && v.st_dev != up.st_dev;
+    if (volume.tmpfs && !on_tmpfs) {
+      std::string data = fmt::format("mode=0700,uid={},gid={}", run.runs_as.first, run.runs_as.second);
+      if (volume.size_bytes > 0) data += fmt::format(",size={}", volume.size_bytes);
+      if (::mount("tmpfs", volume.path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, data.c_str()) != 0) {
+        return Err(Status::Unavailable(
+            fmt::format("volume \"{}\": cannot mount its tmpfs: {}", name, std::strerror(errno))));
+      }
+    }
+    volume_dirs[name] = volume.path;
+  }
   const std::string id = container.process.name;  // namespace_pod_uid, safe for runc's ids
   ContainerContext ctx{.rootfs = rootfs.string(),
                        .hostname = pod["metadata"].value("name", ""),
                        .cgroups_path = fmt::format("/tessera-{}_{}", SafePathPart(options.node_name), id),
                        .checkpoint_dir = checkpoint,
-                       .token_dir = token_file.empty() ? "" : fs::path(token_file).parent_path().string()};
+                       .token_dir = token_file.empty() ? "" : fs::path(token_file).parent_path().string(),
+                       .volumes = std::move(volume_dirs)};
   ASSIGN_OR_RETURN(json config, OciRuntimeConfig(pod, image.config, container, ctx));
   RETURN_IF_ERROR(WriteFileAtomically((bundle / "config.json").string(), config.dump(2), 0600));
   // runc's state of an earlier run of this container that was killed before it could delete it.
@@ -894,6 +913,10 @@ void Agent::Impl::CleanUpContainer(Run& run, bool done) {
     std::error_code ec;
     fs::remove_all(fs::path(c.bundle) / "upper", ec);
     fs::remove_all(fs::path(c.bundle) / "work", ec);
+    // Its emptyDir volumes end with it, as in Kubernetes (a tmpfs unmounted first).
+    const fs::path volumes = fs::path(PodDir(run.pod)) / "volumes";
+    for (const auto& v : fs::directory_iterator(volumes, ec)) ::umount2(v.path().c_str(), MNT_DETACH);
+    fs::remove_all(volumes, ec);
   }
 }
 

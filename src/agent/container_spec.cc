@@ -1,5 +1,7 @@
 #include "agent/container_spec.h"
 
+#include "domain/quantity.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -55,6 +57,44 @@ json Bind(const std::string& source, const std::string& destination, bool read_o
 }
 
 }  // namespace
+
+Result<std::map<std::string, VolumeDir>> PodVolumes(const json& pod, const std::string& pod_dir) {
+  std::map<std::string, VolumeDir> out;
+  const json& spec = pod["spec"];
+  for (const json& v : spec.value("volumes", json::array())) {
+    const std::string name = v.value("name", "");
+    if (!v.contains("emptyDir")) {
+      std::string kind = "this kind of";
+      for (const auto& [key, value] : v.items()) {
+        if (key != "name") kind = key;
+      }
+      return Err(Status::InvalidArgument(fmt::format(
+          "volume \"{}\": {} volumes are not supported yet; only emptyDir is (configMap, secret, hostPath and "
+          "persistentVolumeClaim come later)",
+          name, kind)));
+    }
+    VolumeDir dir{.path = pod_dir + "/volumes/" + name};
+    const json empty_dir = v["emptyDir"].is_object() ? v["emptyDir"] : json::object();
+    dir.tmpfs = empty_dir.value("medium", "") == "Memory";
+    if (const std::string limit = empty_dir.value("sizeLimit", ""); dir.tmpfs && !limit.empty()) {
+      auto bytes = ParseUnits(limit);
+      if (!bytes) {
+        return Err(Status::InvalidArgument(fmt::format("volume \"{}\": emptyDir.sizeLimit \"{}\" is not a quantity", name, limit)));
+      }
+      dir.size_bytes = *bytes;
+    }
+    out[name] = dir;
+  }
+  for (const json& c : spec.value("containers", json::array())) {
+    for (const json& m : c.value("volumeMounts", json::array())) {
+      if (!out.count(m.value("name", ""))) {
+        return Err(Status::InvalidArgument(fmt::format(
+            "container \"{}\": volumeMount \"{}\" names no volume of the pod", c.value("name", ""), m.value("name", ""))));
+      }
+    }
+  }
+  return out;
+}
 
 Result<json> OciRuntimeConfig(const json& pod, const json& image_config, const PodContainer& container,
                               const ContainerContext& ctx) {
@@ -164,6 +204,22 @@ Result<json> OciRuntimeConfig(const json& pod, const json& image_config, const P
   if (!ctx.token_dir.empty()) {
     mounts.push_back(Bind(ctx.token_dir, ctx.token_dir, true));
     mounts.push_back(Bind(ctx.token_dir, kServiceAccountDir, true));
+  }
+
+  for (const json& m : c.value("volumeMounts", json::array())) {
+    const std::string name = m.value("name", "");
+    const std::string path = m.value("mountPath", "");
+    auto dir = ctx.volumes.find(name);
+    if (dir == ctx.volumes.end()) {
+      return Err(Status::InvalidArgument(fmt::format("volumeMount \"{}\" names no volume of the pod", name)));
+    }
+    if (!path.starts_with("/")) {
+      return Err(Status::InvalidArgument(fmt::format("volumeMount \"{}\": mountPath \"{}\" must be absolute", name, path)));
+    }
+    if (m.contains("subPath") || m.contains("subPathExpr")) {
+      return Err(Status::InvalidArgument(fmt::format("volumeMount \"{}\": subPath is not supported yet", name)));
+    }
+    mounts.push_back(Bind(dir->second, path, m.value("readOnly", false)));
   }
 
   json resources = json::object();

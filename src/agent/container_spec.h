@@ -23,12 +23,14 @@
 //   the node's /etc/resolv.conf and /etc/hosts (read-only), the workload's
 //   checkpoint directory and the ServiceAccount token directory at the same
 //   paths as on the node (TESSERA_CHECKPOINT_DIR and TESSERA_TOKEN_FILE name
-//   them), the token also at /var/run/secrets/kubernetes.io/serviceaccount.
+//   them), the token also at /var/run/secrets/kubernetes.io/serviceaccount;
+//   each volumeMount (readOnly kept) of the pod's volumes (emptyDir so far).
 // - Limits (not requests) through runc's cgroup `cgroups_path`.
 //
 // Pure: JSON in, JSON out.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -38,12 +40,29 @@
 
 namespace tessera {
 
+// The pod's volumes on the node, by name: what the container's volumeMounts
+// name (see PodVolumes).
+using VolumeDirs = std::map<std::string, std::string>;
+
+// The node directories the pod's volumes need, under `pod_dir`/volumes/<name>,
+// and what to mount on them ("tmpfs" for emptyDir medium Memory, with its
+// sizeLimit in bytes, else nothing): emptyDir only, so far. InvalidArgument
+// naming the volume for another kind (configMap, secret, hostPath,
+// persistentVolumeClaim) or a mount of a volume the pod does not have.
+struct VolumeDir {
+  std::string path;
+  bool tmpfs = false;
+  int64_t size_bytes = 0;  // tmpfs only; 0: the kernel's default (half the memory)
+};
+Result<std::map<std::string, VolumeDir>> PodVolumes(const nlohmann::json& pod, const std::string& pod_dir);
+
 struct ContainerContext {
   std::string rootfs;          // the pod's root filesystem (absolute)
   std::string hostname;        // the pod's name
   std::string cgroups_path;    // for runc, e.g. "/tessera-ctr-node-1_ns_pod_uid"
   std::string checkpoint_dir;  // bind-mounted at the same path; empty: none
   std::string token_dir;       // the ServiceAccount token's directory; empty: none
+  VolumeDirs volumes;          // the pod's volumes on the node, by name
 };
 
 Result<nlohmann::json> OciRuntimeConfig(const nlohmann::json& pod, const nlohmann::json& image_config,

@@ -123,5 +123,39 @@ TEST(ContainerSpecTest, LimitsGoToRuncsCgroupAndTheTokenAndCheckpointAreMounted)
   EXPECT_EQ(namespaces, (std::vector<std::string>{"pid", "ipc", "uts", "mount"}));
 }
 
+TEST(ContainerSpecTest, EmptyDirVolumesAreMountedWhereTheContainerSaysAndOtherKindsAreRefused) {
+  json pod = Pod({{"volumeMounts", {{{"name", "scratch"}, {"mountPath", "/scratch"}},
+                                    {{"name", "cache"}, {"mountPath", "/cache"}, {"readOnly", true}}}}});
+  pod["spec"]["volumes"] = {{{"name", "scratch"}, {"emptyDir", json::object()}},
+                            {{"name", "cache"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", "64Mi"}}}}};
+  auto volumes = PodVolumes(pod, "/node/pods/x");
+  ASSERT_TRUE(volumes.has_value()) << volumes.error().message();
+  EXPECT_EQ(volumes->at("scratch").path, "/node/pods/x/volumes/scratch");
+  EXPECT_FALSE(volumes->at("scratch").tmpfs);
+  EXPECT_TRUE(volumes->at("cache").tmpfs);
+  EXPECT_EQ(volumes->at("cache").size_bytes, 64 * 1024 * 1024);
+  ContainerContext ctx = kCtx;
+  for (const auto& [name, v] : *volumes) ctx.volumes[name] = v.path;
+  auto config = OciRuntimeConfig(pod, kImage, Container(pod), ctx);
+  ASSERT_TRUE(config.has_value()) << config.error().message();
+  std::map<std::string, json> mounts;
+  for (const json& m : (*config)["mounts"]) mounts[m["destination"]] = m;
+  EXPECT_EQ(mounts.at("/scratch")["source"], "/node/pods/x/volumes/scratch");
+  const json options = mounts.at("/cache")["options"];
+  EXPECT_NE(std::find(options.begin(), options.end(), "ro"), options.end()) << options.dump();
+
+  json config_map = Pod(json::object());
+  config_map["spec"]["volumes"] = {{{"name", "settings"}, {"configMap", {{"name", "app"}}}}};
+  auto refused = PodVolumes(config_map, "/node/pods/x");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().message(),
+            "volume \"settings\": configMap volumes are not supported yet; only emptyDir is (configMap, secret, "
+            "hostPath and persistentVolumeClaim come later)");
+  json dangling = Pod({{"volumeMounts", {{{"name", "nope"}, {"mountPath", "/x"}}}}});
+  auto missing = PodVolumes(dangling, "/node/pods/x");
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().message().find("volumeMount \"nope\" names no volume of the pod"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tessera
