@@ -1,6 +1,7 @@
 #include "agent/agent.h"
 
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <sys/mount.h>
 #include <fmt/format.h>
 #include <pthread.h>
@@ -48,6 +49,19 @@ constexpr const char* kLeaseNamespace = "tessera-node-lease";
 constexpr Duration kMaxBackoff = Duration::Seconds(300);
 // The kubelet's image pull back-off: 10 s, doubling up to 5 minutes.
 constexpr Duration kImagePullBackoff = Duration::Seconds(10);
+
+// Standard base64 (a Secret's data), padding and all; nullopt when it is not.
+std::optional<std::string> DecodeBase64(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  std::string out(text.size() / 4 * 3, '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
+  if (n < 0) return std::nullopt;
+  size_t padding = 0;
+  for (size_t i = text.size(); i > 0 && text[i - 1] == '=' && padding < 2; --i) ++padding;
+  out.resize(static_cast<size_t>(n) - padding);
+  return out;
+}
 
 // "docker.io/library/busybox@sha256:...": what the kubelet shows as a container's imageID.
 std::string ImageId(const ImageInfo& image) {
@@ -256,7 +270,12 @@ struct Agent::Impl {
   // else nullopt, with the pod's waiting status (ContainerCreating,
   // ErrImagePull, ImagePullBackOff, ErrImageNeverPull, InvalidImageName) and
   // when to look again.
-  std::optional<ImageInfo> PrepareImage(Run& run, Timestamp now);
+  std::optional<ImageInfo> PrepareImage(ApiClient& client, Run& run, Timestamp now);
+  // The registry credentials of the pod's imagePullSecrets (kubernetes.io/
+  // dockerconfigjson), merged into <pod dir>/pull-auth.json for skopeo; "" when
+  // it names none. A secret that is missing or of another type is skipped, as
+  // the kubelet does (the pull may then fail: "unauthorized").
+  std::string PullAuthFile(ApiClient& client, Run& run);
   void Waiting(Run& run, const std::string& reason, const std::string& message);
   // The runc bundle of a container pod (its overlay root and config.json) and
   // the process that runs it; InvalidArgument with the reason when it cannot.
@@ -633,7 +652,7 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
               SystemNow());
       return std::nullopt;
     }
-    image = PrepareImage(run, SystemNow());
+    image = PrepareImage(client, run, SystemNow());
     if (!image) return std::nullopt;
   }
   const auto [uid, gid] = run.runs_as;
@@ -739,7 +758,48 @@ void Agent::Impl::Waiting(Run& run, const std::string& reason, const std::string
   }
 }
 
-std::optional<ImageInfo> Agent::Impl::PrepareImage(Run& run, Timestamp now) {
+std::string Agent::Impl::PullAuthFile(ApiClient& client, Run& run) {
+  const json& pod = run.pod;
+  const std::string ns = pod["metadata"].value("namespace", "");
+  json auths = json::object();
+  bool named = false;
+  for (const json& ref : pod["spec"].value("imagePullSecrets", json::array())) {
+    if (!ref.is_object() || ref.value("name", "").empty()) continue;
+    named = true;
+    const std::string name = ref.value("name", "");
+    auto r = client.Request("GET", "/api/v1/namespaces/" + ns + "/secrets/" + name);
+    const json secret = r && r->status == 200 ? json::parse(r->body, nullptr, false) : json();
+    const json data = secret.is_object() ? secret.value("data", json::object()) : json::object();
+    const auto encoded = data.is_object() ? data.find(".dockerconfigjson") : data.end();
+    std::optional<std::string> text;
+    if (secret.is_object() && secret.value("type", "") == "kubernetes.io/dockerconfigjson" && encoded != data.end() &&
+        encoded->is_string()) {
+      text = DecodeBase64(encoded->get<std::string>());
+    }
+    const json config = text ? json::parse(*text, nullptr, false) : json();
+    if (!config.is_object() || !config.value("auths", json()).is_object()) {
+      spdlog::warn("agent {}: pod {}/{}: image pull secret \"{}\" {}; pulling without it", options.node_name, ns,
+                   pod["metadata"].value("name", ""), name,
+                   !r || r->status != 200 ? fmt::format("could not be read (HTTP {})", r ? r->status : 0)
+                                          : "is not a kubernetes.io/dockerconfigjson with .dockerconfigjson");
+      continue;
+    }
+    for (const auto& [registry, auth] : config["auths"].items()) {
+      if (!auths.contains(registry)) auths[registry] = auth;  // the first secret naming a registry wins
+    }
+  }
+  if (!named) return "";
+  const std::string path = (fs::path(PodDir(pod)) / "pull-auth.json").string();
+  std::error_code ec;
+  fs::create_directories(PodDir(pod), ec);
+  if (Status s = WriteFileAtomically(path, json{{"auths", auths}}.dump(), 0600); !s.ok()) {
+    spdlog::warn("agent {}: {}", options.node_name, s.message());
+    return "";
+  }
+  return path;
+}
+
+std::optional<ImageInfo> Agent::Impl::PrepareImage(ApiClient& client, Run& run, Timestamp now) {
   const json& c = run.pod["spec"]["containers"][0];
   const std::string text = c.value("image", "");
   auto ref = ParseImageRef(text);
@@ -764,8 +824,20 @@ std::optional<ImageInfo> Agent::Impl::PrepareImage(Run& run, Timestamp now) {
   // Pull it (Always: once for each start, as the kubelet does; pods waiting at
   // once share one pull).
   const std::string name = ref->Canonical();
+  // Pods pulling with different secrets do not share a pull (or its failure).
+  std::string key = name;
+  for (const json& s : run.pod["spec"].value("imagePullSecrets", json::array())) {
+    if (s.is_object()) key += "|" + run.pod["metadata"].value("namespace", "") + "/" + s.value("name", "");
+  }
+  const bool needs_pull = [&] {
+    std::lock_guard lock(pulls_mu);
+    const PullState& state = pulls[key];
+    return !state.in_flight && (!run.pull || state.generation <= run.pull->asked_at_generation) &&
+           !(run.pull && run.pull->retry_at && now < *run.pull->retry_at);
+  }();
+  const std::string auth_file = needs_pull ? PullAuthFile(client, run) : "";
   std::lock_guard lock(pulls_mu);
-  PullState& state = pulls[name];
+  PullState& state = pulls[key];
   if (!run.pull) run.pull = Run::Pull{.asked_at_generation = state.generation};
   if (state.generation > run.pull->asked_at_generation && !state.in_flight) {
     if (!state.error && state.image) {
@@ -792,11 +864,11 @@ std::optional<ImageInfo> Agent::Impl::PrepareImage(Run& run, Timestamp now) {
   if (!state.in_flight) {
     state.in_flight = true;
     run.pull->asked_at_generation = state.generation;
-    boost::asio::post(*puller, [this, ref = *ref, name] {
-      auto pulled = images->Pull(ref, /*auth_file=*/"");
+    boost::asio::post(*puller, [this, ref = *ref, name, key, auth_file] {
+      auto pulled = images->Pull(ref, auth_file);
       {
         std::lock_guard lock(pulls_mu);
-        PullState& done = pulls[name];
+        PullState& done = pulls[key];
         done.in_flight = false;
         ++done.generation;
         if (pulled) {

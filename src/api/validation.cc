@@ -990,6 +990,38 @@ SchemaRef UsageRecordSchema() {
                            }))});
 }
 
+// v1 Secret: data values are base64 (the API's JSON form), keys as Kubernetes
+// allows them; a kubernetes.io/dockerconfigjson one holds a .dockerconfigjson.
+// stringData (write-only in Kubernetes) is not taken yet: give data.
+SchemaRef SecretSchema() {
+  return Root({Opt("type", Str()), Opt("data", MapOf(Str())), Opt("immutable", Bool())},
+              {[](const json& v, const std::string& path, Errors& errors) {
+                 static const std::string kBase64 =
+                     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";
+                 const json data = v.value("data", json::object());
+                 for (const auto& [key, value] : data.items()) {
+                   const bool key_ok = !key.empty() && key.size() <= 253 && key != "." && key != ".." &&
+                                       key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                             "0123456789-._") == std::string::npos;
+                   if (!key_ok) {
+                     errors.Add(FieldPath(FieldPath(path, "data"), key.c_str()),
+                                "Invalid value: a valid config key must consist of alphanumeric characters, '-', '_' "
+                                "or '.'");
+                   }
+                   const std::string text = value.is_string() ? value.get<std::string>() : "";
+                   if (text.size() % 4 != 0 || text.find_first_not_of(kBase64) != std::string::npos) {
+                     errors.Add(FieldPath(FieldPath(path, "data"), key.c_str()),
+                                "Invalid value: must be base64 (the API's form of a Secret's bytes)");
+                   }
+                 }
+                 if (v.value("type", "") == "kubernetes.io/dockerconfigjson" && !data.contains(".dockerconfigjson")) {
+                   errors.Add(FieldPath(FieldPath(path, "data"), ".dockerconfigjson"),
+                              "Required value: a kubernetes.io/dockerconfigjson Secret holds the registry credentials "
+                              "there (kubectl create secret docker-registry makes one)");
+                 }
+               }});
+}
+
 SchemaRef ServiceAccountSchema() {
   return Root({
       Opt("secrets", Arr(ObjectReference())),
@@ -1453,6 +1485,7 @@ const std::map<std::string_view, SchemaRef>& Schemas() {
       {"/Node", NodeSchema()},
       {"/Event", EventSchema()},
       {"/ServiceAccount", ServiceAccountSchema()},
+      {"/Secret", SecretSchema()},
       {"authorization.k8s.io/SelfSubjectAccessReview", SelfSubjectAccessReviewSchema()},
       {"authorization.k8s.io/SelfSubjectRulesReview", SelfSubjectRulesReviewSchema()},
       {"authentication.k8s.io/SelfSubjectReview", SelfSubjectReviewSchema()},

@@ -92,7 +92,10 @@ std::vector<json> BootstrapRbacObjects() {
       True({kToView})));
   out.push_back(ClusterRole(
       "system:aggregate-to-edit",
-      json::array({Rule("", {"pods", "serviceaccounts"}, kWrite), Rule("", {"serviceaccounts/token"}, {"create"}),
+      // Secrets as Kubernetes' edit has them (and view does not: it cannot read them).
+      json::array({Rule("", {"pods", "serviceaccounts", "secrets"}, kWrite),
+                   Rule("", {"secrets"}, kRead),
+                   Rule("", {"serviceaccounts/token"}, {"create"}),
                    Rule("batch", {"jobs"}, kWrite), Rule("batch.volcano.sh", {"jobs"}, kWrite),
                    Rule("kueue.x-k8s.io", {"workloads"}, kWrite), Rule("networking.k8s.io", {"networkpolicies"}, kWrite)}),
       True({kToEdit})));

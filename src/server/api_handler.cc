@@ -405,9 +405,17 @@ HttpResponse ApiHandler::Get(Call& call) {
   if (r.kind->namespaced && r.ns.empty()) {
     return StatusResponse(404, "NotFound", fmt::format("{} is namespaced: use /namespaces/NS/ in the path", r.kind->kind));
   }
+  if (call.decision.only_bound_to_node && r.kind->store_key == "/Secret" &&
+      !tessera::BoundToNode(store_, r, call.decision.node)) {
+    // Asked before it is read: a node learns nothing of a secret its pods do not name.
+    return ForbiddenResponse(call.user, r,
+                             fmt::format("no pod bound to node \"{}\" names secret \"{}\" in its imagePullSecrets",
+                                         call.decision.node, r.name));
+  }
   auto got = store_.Get(r.Key());
   if (!got) return ObjectErrorResponse(got.error(), *r.kind, r.name);
-  if (call.decision.only_bound_to_node && !BoundToNode(got->object, call.decision.node)) {
+  if (call.decision.only_bound_to_node && r.kind->store_key != "/Secret" &&
+      !BoundToNode(got->object, call.decision.node)) {
     return ForbiddenResponse(call.user, r, fmt::format("the pod is not bound to node \"{}\"", call.decision.node));
   }
   return Json(200, got->object);

@@ -57,8 +57,8 @@ json Answer(json body, std::string_view now) {
   return body;
 }
 
-// Whether what a node asks about concerns a pod bound to it: the named pod,
-// or (for a token) a pod of the named ServiceAccount.
+}  // namespace
+
 bool BoundToNode(Store& store, const RequestInfo& r, std::string_view node) {
   if (r.name.empty()) return false;
   if (r.resource == "pods") {
@@ -69,11 +69,20 @@ bool BoundToNode(Store& store, const RequestInfo& r, std::string_view node) {
   if (!pods) return false;
   for (const auto& pod : pods->items) {
     const json& spec = ObjectOf(pod.object, "spec");
+    if (StringOf(spec, "nodeName") != node) continue;
+    if (r.resource == "secrets") {
+      for (const json& ref : spec.value("imagePullSecrets", json::array())) {
+        if (ref.is_object() && StringOf(ref, "name") == r.name) return true;
+      }
+      continue;
+    }
     const std::string sa = StringOf(spec, "serviceAccountName");
-    if (StringOf(spec, "nodeName") == node && (sa.empty() ? "default" : sa) == r.name) return true;
+    if ((sa.empty() ? "default" : sa) == r.name) return true;
   }
   return false;
 }
+
+namespace {
 
 json UserInfoJson(const UserInfo& user) {
   json info{{"username", user.name}, {"groups", user.groups}};

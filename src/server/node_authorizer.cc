@@ -48,6 +48,8 @@ NodeDecision AuthorizeNode(std::string_view node, const RequestInfo& r, const No
     return NodeDecision::kNoOpinion;
   }
   if (kind == "/ServiceAccount" && r.subresource == "token" && r.verb == "create") return NodeDecision::kAllowIfBound;
+  // The pull secrets of its pods, as the Node authorizer's graph allows a kubelet.
+  if (kind == "/Secret" && r.subresource.empty() && r.verb == "get") return NodeDecision::kAllowIfBound;
   return NodeDecision::kNoOpinion;
 }
 

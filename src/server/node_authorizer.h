@@ -8,6 +8,7 @@
 //     delete, update and patch (the status of) only the pods bound to it;
 //   - request a ServiceAccount token only for a pod bound to it, bound to that
 //     pod and for the pod's own ServiceAccount;
+//   - get a Secret only when a pod bound to it names it in imagePullSecrets;
 //   - create and update Events.
 // Anything else is no opinion here: RBAC decides, where nothing but the
 // defaults every signed-in user has (discovery, self reviews) is granted to it.
@@ -25,7 +26,8 @@ inline constexpr std::string_view kNodeLeaseNamespace = "tessera-node-lease";
 
 enum class NodeDecision {
   kAllow,
-  kAllowIfBound,  // allowed only for a pod bound to the node (or, for a token, for such a pod's ServiceAccount)
+  kAllowIfBound,  // allowed only for a pod bound to the node (for a token: such a pod's ServiceAccount;
+                  // for a Secret: one that such a pod names in imagePullSecrets)
   kNoOpinion,
 };
 

@@ -2,6 +2,7 @@
 // skopeo and umoci, and a registry (Debian's docker-registry) that the test
 // starts on 127.0.0.1 (docs/agent.md, "Containers"). The image is built here
 // from Debian's busybox-static with umoci, so nothing comes from the network.
+#include <crypt.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
@@ -109,34 +110,45 @@ class ContainersTest : public ::testing::Test {
       fields >> source >> target;
       if (target.starts_with(dir_.string())) ::umount2(target.c_str(), MNT_DETACH);
     }
-    if (registry_ > 0) {
-      KillProcess(registry_, SIGKILL);
-      waitpid(registry_, nullptr, 0);
+    for (pid_t pid : {registry_, secure_registry_}) {
+      if (pid <= 0) continue;
+      KillProcess(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
     }
     fs::remove_all(dir_, ec);
   }
 
-  void StartRegistry() {
-    registry_port_ = FreeLocalPort();
-    const fs::path config = dir_ / "registry.yml";
-    std::ofstream(config) << "version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: " << (dir_ / "registry").string()
-                          << "\nhttp:\n  addr: 127.0.0.1:" << registry_port_ << "\n";
-    registry_ = fork();
-    if (registry_ == 0) {
-      const int out = open((dir_ / "registry.out").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  void StartRegistry() { StartRegistryAt("registry", registry_port_, registry_); }
+
+  // A registry on a free port of 127.0.0.1, its files under <dir>/<name>; with
+  // `htpasswd`, one that wants those users (basic auth, as docker-registry's htpasswd).
+  void StartRegistryAt(const std::string& name, int& port, pid_t& pid, const std::string& htpasswd = "") {
+    port = FreeLocalPort();
+    const fs::path config = dir_ / (name + ".yml");
+    std::ofstream out_config(config);
+    out_config << "version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: " << (dir_ / name).string()
+               << "\nhttp:\n  addr: 127.0.0.1:" << port << "\n";
+    if (!htpasswd.empty()) {
+      std::ofstream(dir_ / (name + ".htpasswd")) << htpasswd;
+      out_config << "auth:\n  htpasswd:\n    realm: test\n    path: " << (dir_ / (name + ".htpasswd")).string() << "\n";
+    }
+    out_config.close();
+    pid = fork();
+    if (pid == 0) {
+      const int out = open((dir_ / (name + ".out")).c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       dup2(out, STDOUT_FILENO);
       dup2(out, STDERR_FILENO);
       execlp("docker-registry", "docker-registry", "serve", config.c_str(), nullptr);
       _exit(127);
     }
-    ApiClient registry("http://127.0.0.1:" + std::to_string(registry_port_), "");
+    ApiClient registry("http://127.0.0.1:" + std::to_string(port), "");
     ASSERT_TRUE(WaitUntil(
         [&] {
           auto r = registry.Request("GET", "/v2/");
-          return r && r->status == 200;
+          return r && (r->status == 200 || (!htpasswd.empty() && r->status == 401));
         },
         15))
-        << testing::ReadFile((dir_ / "registry.out").string());
+        << testing::ReadFile((dir_ / (name + ".out")).string());
   }
 
   std::string Image(const std::string& tag) const {
@@ -208,6 +220,7 @@ class ContainersTest : public ::testing::Test {
   fs::path dir_;
   pid_t registry_ = -1;
   int registry_port_ = 0;
+  pid_t secure_registry_ = -1;
   ServerProcess server_;
   std::string token_;
   std::unique_ptr<ApiClient> client_;
@@ -450,6 +463,82 @@ TEST_F(ContainersTest, AnEmptyDirIsTheContainersOwnAndEndsWithIt) {
   const json refused = WaitForPhase("cm", "Failed");
   EXPECT_NE(Status(refused).value("message", "").find("configMap volumes are not supported yet"), std::string::npos)
       << refused.dump(2);
+}
+
+// An htpasswd line for `user` (bcrypt, which docker-registry wants), made with crypt(3).
+std::string HtpasswdLine(const std::string& user, const std::string& password) {
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  if (crypt_gensalt_rn("$2b$", 10, nullptr, 0, salt, sizeof salt) == nullptr) return "";
+  crypt_data data{};
+  const char* hash = crypt_r(password.c_str(), salt, &data);
+  return hash == nullptr ? "" : user + ":" + hash + "\n";
+}
+
+// A kubernetes.io/dockerconfigjson Secret for `registry`, as `kubectl create secret docker-registry` makes it.
+json PullSecret(const std::string& name, const std::string& registry, const std::string& user, const std::string& password) {
+  const auto b64 = [](const std::string& text) {
+    static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    for (size_t i = 0; i < text.size(); i += 3) {
+      uint32_t n = static_cast<uint8_t>(text[i]) << 16;
+      if (i + 1 < text.size()) n |= static_cast<uint8_t>(text[i + 1]) << 8;
+      if (i + 2 < text.size()) n |= static_cast<uint8_t>(text[i + 2]);
+      out += kAlphabet[(n >> 18) & 63];
+      out += kAlphabet[(n >> 12) & 63];
+      out += i + 1 < text.size() ? kAlphabet[(n >> 6) & 63] : '=';
+      out += i + 2 < text.size() ? kAlphabet[n & 63] : '=';
+    }
+    return out;
+  };
+  const json config{{"auths", {{registry, {{"username", user}, {"password", password}, {"auth", b64(user + ":" + password)}}}}}};
+  return json{{"apiVersion", "v1"},
+              {"kind", "Secret"},
+              {"metadata", {{"name", name}, {"namespace", "default"}}},
+              {"type", "kubernetes.io/dockerconfigjson"},
+              {"data", {{".dockerconfigjson", b64(config.dump())}}}};
+}
+
+TEST_F(ContainersTest, APrivateRegistryIsPulledFromWithThePodsPullSecretAndAWrongOneReadsUnauthorized) {
+  int port = 0;
+  StartRegistryAt("secure", port, secure_registry_, HtpasswdLine("ci", "s3cret"));
+  ASSERT_FALSE(HasFatalFailure());
+  const std::string registry = "127.0.0.1:" + std::to_string(port);
+  SH("skopeo copy --quiet --dest-tls-verify=false --dest-creds ci:s3cret oci:" + (dir_ / "build").string() +
+     ":v1 docker://" + registry + "/team/private:v1");
+  for (const auto& [name, password] : {std::pair{"good", "s3cret"}, std::pair{"bad", "guess"}}) {
+    const json secret = PullSecret(std::string(name) + "-pull", registry, "ci", password);
+    auto r = client_->Request("POST", "/api/v1/namespaces/default/secrets", secret.dump());
+    ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+  }
+  const auto submit = [&](const std::string& job_name, const std::string& secret) {
+    json container{{"name", "main"}, {"image", registry + "/team/private:v1"}};
+    json job{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", {{"name", job_name}}}};
+    job["spec"]["template"]["spec"] = {{"restartPolicy", "Never"},
+                                       {"containers", json::array({container})},
+                                       {"imagePullSecrets", {{{"name", secret}}}}};
+    auto r = client_->Request("POST", "/apis/batch/v1/namespaces/default/jobs", job.dump());
+    ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+  };
+  submit("wrong", "bad-pull");
+  json pod;
+  ASSERT_TRUE(WaitUntil([&] { return WaitingReason(pod = Pod("wrong")) == "ErrImagePull"; }, 20)) << pod.dump(2);
+  EXPECT_NE(ContainerStatus(pod)["state"]["waiting"].value("message", "").find("unauthorized"), std::string::npos)
+      << pod.dump(2);
+  submit("right", "good-pull");
+  pod = WaitForPhase("right", "Succeeded");
+  EXPECT_EQ(Log(pod), "hello from the image\n");
+  // The node may read the secrets its pods name, and no other.
+  const std::string node_token = testing::ReadFile((dir_ / "node-c.token").string());
+  ApiClient node(server_.url, node_token);
+  auto named = node.Request("GET", "/api/v1/namespaces/default/secrets/good-pull");
+  ASSERT_TRUE(named.has_value());
+  EXPECT_EQ(named->status, 200) << named->body;
+  const json other = PullSecret("unused", registry, "ci", "s3cret");
+  auto created = client_->Request("POST", "/api/v1/namespaces/default/secrets", other.dump());
+  ASSERT_TRUE(created && created->status == 201);
+  auto refused = node.Request("GET", "/api/v1/namespaces/default/secrets/unused");
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 403) << refused->body;
 }
 
 }  // namespace

@@ -171,6 +171,8 @@ const std::vector<KindExpectation>& ExpectationTable() {
        .object = {.view = kRead, .edit = kWrite},
        .subresources = {{"token", {.edit = kCreate, .agent_own = kCreate}}},
        .fields = "{}"},
+      // A viewer does not read Secrets, as in Kubernetes; an agent reads only those its pods name.
+      {.store_key = "/Secret", .object = {.edit = kEvery}, .fields = R"({"type":"Opaque","data":{"k":"dg=="}})"},
       {.store_key = "batch/Job",
        .object = {.view = kRead, .edit = kWrite},
        .subresources = {{"status", {.view = kGet}}},

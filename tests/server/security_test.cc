@@ -720,29 +720,33 @@ TEST_F(SecurityTest, ANamespaceAdminCannotGrantNodesList) {
   EXPECT_EQ(AdminGets("/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/roles/node-lister"), 404);
 }
 
-TEST_F(SecurityTest, ANamespaceAdminCannotGrantSecrets) {
-  // admin in Tessera holds no rule on secrets: a Role reading them is refused.
+TEST_F(SecurityTest, ANamespaceAdminCannotGrantWhatItDoesNotHold) {
+  // admin holds no rule on persistentvolumes: a Role reading them is refused.
+  // (Secrets it holds, as Kubernetes' admin does, so it may grant those.)
   ASSERT_NO_FATAL_FAILURE(SetUpTeamAdmin());
   auto ted = As(kTed);
-  const ApiResponse r =
-      Create(ted, MakeRole("secret-reader").In("team-a").Grant(Rule().Groups({""}).Resources({"secrets"}).Verbs({"get"})).Build());
+  const ApiResponse r = Create(
+      ted, MakeRole("pv-reader").In("team-a").Grant(Rule().Groups({""}).Resources({"persistentvolumes"}).Verbs({"get"})).Build());
   ASSERT_EQ(r.status, 403) << r.body;
   EXPECT_EQ(Message(r),
-            "roles.rbac.authorization.k8s.io \"secret-reader\" is forbidden: user \"ted\" "
+            "roles.rbac.authorization.k8s.io \"pv-reader\" is forbidden: user \"ted\" "
             "(groups=[\"team-a-admins\" \"system:authenticated\"]) is attempting to grant RBAC permissions not "
-            "currently held:\n{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\"]}");
-  EXPECT_EQ(AdminGets("/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/roles/secret-reader"), 404);
+            "currently held:\n{APIGroups:[\"\"], Resources:[\"persistentvolumes\"], Verbs:[\"get\"]}");
+  EXPECT_EQ(AdminGets("/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/roles/pv-reader"), 404);
+  const ApiResponse secrets = Create(
+      ted, MakeRole("secret-reader").In("team-a").Grant(Rule().Groups({""}).Resources({"secrets"}).Verbs({"get"})).Build());
+  EXPECT_EQ(secrets.status, 201) << secrets.body;
 }
 
 TEST_F(SecurityTest, MissingRulesArePrintedCompactedAndSortedAsKubernetesPrintsThem) {
   // kube-apiserver (ConfirmNoEscalation) merges the missing atomic rules that
-  // differ only by verb (CompactRules) and prints them sorted: secrets get and
-  // list are one line, and nodes (asked second) sorts before secrets.
+  // differ only by verb (CompactRules) and prints them sorted: persistentvolumes
+  // get and list are one line, and nodes (asked second) sorts before them.
   ASSERT_NO_FATAL_FAILURE(SetUpTeamAdmin());
   auto ted = As(kTed);
   const ApiResponse r = Create(ted, MakeRole("too-much")
                                         .In("team-a")
-                                        .Grant(Rule().Groups({""}).Resources({"secrets"}).Verbs({"get", "list"}))
+                                        .Grant(Rule().Groups({""}).Resources({"persistentvolumes"}).Verbs({"get", "list"}))
                                         .Grant(Rule().Groups({""}).Resources({"nodes"}).Verbs({"list"}))
                                         .Build());
   ASSERT_EQ(r.status, 403) << r.body;
@@ -751,7 +755,7 @@ TEST_F(SecurityTest, MissingRulesArePrintedCompactedAndSortedAsKubernetesPrintsT
             "(groups=[\"team-a-admins\" \"system:authenticated\"]) is attempting to grant RBAC permissions not "
             "currently held:\n"
             "{APIGroups:[\"\"], Resources:[\"nodes\"], Verbs:[\"list\"]}\n"
-            "{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\" \"list\"]}");
+            "{APIGroups:[\"\"], Resources:[\"persistentvolumes\"], Verbs:[\"get\" \"list\"]}");
 }
 
 TEST_F(SecurityTest, ANamespaceAdminCannotWidenAnExistingRoleByPutOrPatch) {

@@ -298,6 +298,13 @@ const std::vector<Column>& ColumnsFor(const KindInfo& kind) {
        {{"LAST SEEN", EventLastSeen}, Field("TYPE", "type"), Field("REASON", "reason"), {"OBJECT", EventObject},
         Field("MESSAGE", "message")}},
       {"/ServiceAccount", {NameColumn(), AgeColumn()}},
+      {"/Secret",
+       {NameColumn(), Field("TYPE", "type", "Opaque"),
+        {"DATA", [](const json& o, const ColumnOptions&) {
+           const json* data = Find(o, "data");
+           return std::to_string(data != nullptr && data->is_object() ? data->size() : 0);
+         }},
+        AgeColumn()}},
       {"tessera.dev/Budget",
        {NameColumn(), Field("PERIOD", "spec.period", "Monthly"), Field("GPU-HOURS", "spec.gpuHours", "-"),
         Field("USED GPU-HOURS", "status.usedGpuHours", "0"), Field("COST", "spec.cost", "-"),
