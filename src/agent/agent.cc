@@ -711,8 +711,37 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
       }
     }
   }
+  // Its variables from Secrets and from its own fields, as the kubelet makes
+  // them plain before a start (CreateContainerConfigError while it cannot).
+  SecretData secret_data;
+  for (const std::string& name : EnvSecretNames(pod)) {
+    auto r = client.Request("GET", "/api/v1/namespaces/" + ns + "/secrets/" + name);
+    if (!r) {
+      run.restart_at = SystemNow() + Duration::Seconds(1);  // the server, unreachable just now
+      return std::nullopt;
+    }
+    if (r->status == 404) continue;
+    const json secret = r->status == 200 ? json::parse(r->body, nullptr, false) : json();
+    if (!secret.is_object()) {
+      Waiting(run, "CreateContainerConfigError", fmt::format("cannot read secret \"{}\": HTTP {}", name, r->status));
+      run.restart_at = SystemNow() + Duration::Seconds(5);
+      return std::nullopt;
+    }
+    auto& decoded = secret_data[name];
+    const json data = secret.value("data", json::object());
+    for (const auto& [key, value] : data.items()) {
+      if (auto text = value.is_string() ? DecodeBase64(value.get<std::string>()) : std::nullopt) decoded[key] = *text;
+    }
+  }
+  auto resolved = ResolvePodEnv(pod, secret_data, options.address);
+  if (!resolved) {
+    Waiting(run, "CreateContainerConfigError", resolved.error().message());
+    run.restart_at = SystemNow() + Duration::Seconds(5);
+    return std::nullopt;
+  }
+  const json& effective = *resolved;
   if (image) {
-    auto container = PodContainerSpec(pod, ctx);
+    auto container = PodContainerSpec(effective, ctx);
     auto process = container ? ContainerProcess(run, *image, *container, ctx.checkpoint_dir, ctx.token_file)
                              : Result<ProcessSpec>(Err(container.error()));
     if (!process) {
@@ -723,7 +752,7 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
     process->exit_status_path = (fs::path(dir) / "exit-status").string();
     return std::move(*process);
   }
-  auto spec = PodProcessSpec(pod, ctx);
+  auto spec = PodProcessSpec(effective, ctx);
   if (!spec) {
     Started(run, Err(spec.error()), SystemNow());
     return std::nullopt;

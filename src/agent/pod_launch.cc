@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "domain/quantity.h"
@@ -122,6 +123,91 @@ Result<std::pair<uint32_t, uint32_t>> PodRunAs(const json& pod, const PodLaunchC
   return runs_as;
 }
 
+std::vector<std::string> EnvSecretNames(const json& pod) {
+  std::vector<std::string> names;
+  for (const json& c : pod["spec"].value("containers", json::array())) {
+    for (const json& e : c.value("env", json::array())) {
+      const json ref = e.value("valueFrom", json::object()).value("secretKeyRef", json::object());
+      if (ref.is_object() && !ref.value("name", "").empty()) names.push_back(ref.value("name", ""));
+    }
+    for (const json& from : c.value("envFrom", json::array())) {
+      const json ref = from.value("secretRef", json::object());
+      if (ref.is_object() && !ref.value("name", "").empty()) names.push_back(ref.value("name", ""));
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+Result<json> ResolvePodEnv(const json& pod, const SecretData& secrets, const std::string& host_ip) {
+  json out = pod;
+  const std::string ns = pod["metadata"].value("namespace", "");
+  for (json& c : out["spec"]["containers"]) {
+    if (!c.is_object() || (!c.contains("env") && !c.contains("envFrom"))) continue;
+    json env = json::array();
+    for (const json& from : c.value("envFrom", json::array())) {
+      if (from.contains("configMapRef")) {
+        return Err(Status::InvalidArgument("envFrom configMapRef is not supported yet (there is no ConfigMap kind); use secretRef or env"));
+      }
+      const json ref = from.value("secretRef", json::object());
+      const std::string name = ref.value("name", "");
+      auto secret = secrets.find(name);
+      if (secret == secrets.end()) {
+        if (ref.value("optional", false)) continue;
+        return Err(Status::NotFound(fmt::format("secret \"{}\" not found", name)));
+      }
+      for (const auto& [key, value] : secret->second) {
+        env.push_back({{"name", from.value("prefix", "") + key}, {"value", value}});
+      }
+    }
+    for (const json& e : c.value("env", json::array())) {
+      if (!e.is_object() || !e.contains("valueFrom")) {
+        env.push_back(e);
+        continue;
+      }
+      const std::string var = e.value("name", "");
+      const json from = e["valueFrom"].is_object() ? e["valueFrom"] : json::object();
+      if (from.contains("secretKeyRef")) {
+        const json ref = from["secretKeyRef"];
+        const std::string name = ref.value("name", ""), key = ref.value("key", "");
+        auto secret = secrets.find(name);
+        const bool found = secret != secrets.end() && secret->second.count(key);
+        if (!found && ref.value("optional", false)) continue;
+        if (secret == secrets.end()) return Err(Status::NotFound(fmt::format("secret \"{}\" not found", name)));
+        if (!found) return Err(Status::NotFound(fmt::format("couldn't find key {} in Secret {}/{}", key, ns, name)));
+        env.push_back({{"name", var}, {"value", secret->second.at(key)}});
+      } else if (from.contains("fieldRef")) {
+        const std::string path = from["fieldRef"].value("fieldPath", "");
+        const json& meta = pod["metadata"];
+        const json& spec = pod["spec"];
+        std::string value;
+        if (path == "metadata.name") value = meta.value("name", "");
+        else if (path == "metadata.namespace") value = ns;
+        else if (path == "metadata.uid") value = meta.value("uid", "");
+        else if (path == "spec.nodeName") value = spec.value("nodeName", "");
+        else if (path == "spec.serviceAccountName") value = spec.value("serviceAccountName", "default");
+        else if (path == "status.hostIP" || path == "status.podIP") value = host_ip;
+        else {
+          return Err(Status::InvalidArgument(fmt::format(
+              "env {}: fieldRef {} is not supported yet (metadata.name, metadata.namespace, metadata.uid, "
+              "spec.nodeName, spec.serviceAccountName, status.hostIP and status.podIP are)",
+              var, path)));
+        }
+        env.push_back({{"name", var}, {"value", value}});
+      } else {
+        std::string source = "this source";
+        for (const auto& [key, unused] : from.items()) source = key;
+        return Err(Status::InvalidArgument(fmt::format(
+            "env {}: valueFrom {} is not supported yet (secretKeyRef and fieldRef are)", var, source)));
+      }
+    }
+    c["env"] = std::move(env);
+    c.erase("envFrom");
+  }
+  return out;
+}
+
 int MasterPort(const std::string& workload_uid) {
   return 20000 + static_cast<int>(std::hash<std::string>{}(workload_uid) % 10000);
 }
@@ -219,7 +305,7 @@ Result<PodContainer> PodContainerSpec(const json& pod, const PodLaunchContext& c
     if (!e.is_object() || !e.contains("name")) continue;
     if (e.contains("valueFrom")) {
       return Err(Status::InvalidArgument(
-          fmt::format("env {}: valueFrom is not supported yet; give a value", e.value("name", ""))));
+          fmt::format("env {}: valueFrom must be resolved first (ResolvePodEnv)", e.value("name", ""))));
     }
     env[e.value("name", "")] = ExpandVars(e.value("value", ""), env);
   }

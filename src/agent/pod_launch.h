@@ -26,6 +26,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -79,6 +80,24 @@ struct PodContainer {
   std::vector<std::string> args;
 };
 Result<PodContainer> PodContainerSpec(const nlohmann::json& pod, const PodLaunchContext& ctx);
+
+// The Secrets the pod's container takes variables from (env valueFrom
+// secretKeyRef, envFrom secretRef), for the agent to read first.
+std::vector<std::string> EnvSecretNames(const nlohmann::json& pod);
+
+// A Secret's data, decoded, by key; by Secret name.
+using SecretData = std::map<std::string, std::map<std::string, std::string>>;
+
+// The pod with its container's variables made plain, as the kubelet makes
+// them before it starts a container: envFrom secretRef's keys (with their
+// prefix) first, then env, whose valueFrom becomes a value: secretKeyRef from
+// `secrets`, fieldRef (metadata.name, .namespace, .uid, spec.nodeName,
+// spec.serviceAccountName, status.hostIP and status.podIP: `host_ip`). A Secret
+// or key that is missing is an error in the kubelet's words (`secret "x" not
+// found`, `couldn't find key k in Secret ns/x`) unless the reference is
+// optional; configMapKeyRef, configMapRef and resourceFieldRef are refused as
+// not supported yet.
+Result<nlohmann::json> ResolvePodEnv(const nlohmann::json& pod, const SecretData& secrets, const std::string& host_ip);
 
 // The port a workload's rank 0 listens on: stable for the workload, in 20000-29999.
 int MasterPort(const std::string& workload_uid);

@@ -409,7 +409,7 @@ HttpResponse ApiHandler::Get(Call& call) {
       !tessera::BoundToNode(store_, r, call.decision.node)) {
     // Asked before it is read: a node learns nothing of a secret its pods do not name.
     return ForbiddenResponse(call.user, r,
-                             fmt::format("no pod bound to node \"{}\" names secret \"{}\" in its imagePullSecrets",
+                             fmt::format("no pod bound to node \"{}\" names secret \"{}\" (imagePullSecrets, env or envFrom)",
                                          call.decision.node, r.name));
   }
   auto got = store_.Get(r.Key());

@@ -74,6 +74,16 @@ bool BoundToNode(Store& store, const RequestInfo& r, std::string_view node) {
       for (const json& ref : spec.value("imagePullSecrets", json::array())) {
         if (ref.is_object() && StringOf(ref, "name") == r.name) return true;
       }
+      for (const json& c : spec.value("containers", json::array())) {
+        if (!c.is_object()) continue;
+        for (const json& e : c.value("env", json::array())) {
+          const json& from = ObjectOf(e, "valueFrom");
+          if (StringOf(ObjectOf(from, "secretKeyRef"), "name") == r.name) return true;
+        }
+        for (const json& from : c.value("envFrom", json::array())) {
+          if (StringOf(ObjectOf(from, "secretRef"), "name") == r.name) return true;
+        }
+      }
       continue;
     }
     const std::string sa = StringOf(spec, "serviceAccountName");

@@ -27,7 +27,8 @@ namespace tessera {
 
 // For a node's request allowed only for what is bound to it (NodeDecision::
 // kAllowIfBound): whether `r` names a pod bound to `node`, the ServiceAccount
-// of such a pod (a token), or a Secret such a pod names in imagePullSecrets.
+// of such a pod (a token), or a Secret such a pod names (imagePullSecrets,
+// env secretKeyRef, envFrom secretRef).
 bool BoundToNode(Store& store, const RequestInfo& r, std::string_view node);
 
 HttpResponse SelfSubjectAccessReview(const RequestAuthorizer& authorizer, Store& store, const UserInfo& user,

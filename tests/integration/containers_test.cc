@@ -527,6 +527,27 @@ TEST_F(ContainersTest, APrivateRegistryIsPulledFromWithThePodsPullSecretAndAWron
   submit("right", "good-pull");
   pod = WaitForPhase("right", "Succeeded");
   EXPECT_EQ(Log(pod), "hello from the image\n");
+  // A variable from a Secret: the container sees its value; a missing one waits saying so.
+  const json env_secret{{"apiVersion", "v1"},
+                        {"kind", "Secret"},
+                        {"metadata", {{"name", "db"}, {"namespace", "default"}}},
+                        {"data", {{"password", "aHVudGVyMg=="}}}};  // hunter2
+  auto made = client_->Request("POST", "/api/v1/namespaces/default/secrets", env_secret.dump());
+  ASSERT_TRUE(made && made->status == 201) << (made ? made->body : made.error().ToString());
+  json with_env{{"name", "main"}, {"image", Image("v1")}, {"command", {"/bin/sh", "-c", "echo password=$PASSWORD"}},
+                {"env", {{{"name", "PASSWORD"}, {"valueFrom", {{"secretKeyRef", {{"name", "db"}, {"key", "password"}}}}}}}}};
+  json env_job{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", {{"name", "env"}}}};
+  env_job["spec"]["template"]["spec"] = {{"restartPolicy", "Never"}, {"containers", json::array({with_env})}};
+  made = client_->Request("POST", "/apis/batch/v1/namespaces/default/jobs", env_job.dump());
+  ASSERT_TRUE(made && made->status == 201) << (made ? made->body : made.error().ToString());
+  EXPECT_EQ(Log(WaitForPhase("env", "Succeeded")), "password=hunter2\n");
+  env_job["metadata"]["name"] = "noenv";
+  env_job["spec"]["template"]["spec"]["containers"][0]["env"][0]["valueFrom"]["secretKeyRef"]["name"] = "absent";
+  made = client_->Request("POST", "/apis/batch/v1/namespaces/default/jobs", env_job.dump());
+  ASSERT_TRUE(made && made->status == 201) << (made ? made->body : made.error().ToString());
+  EXPECT_TRUE(WaitUntil([&] { return WaitingReason(pod = Pod("noenv")) == "CreateContainerConfigError"; }, 20))
+      << pod.dump(2);
+  EXPECT_EQ(ContainerStatus(pod)["state"]["waiting"].value("message", ""), "secret \"absent\" not found");
   // The node may read the secrets its pods name, and no other.
   const std::string node_token = testing::ReadFile((dir_ / "node-c.token").string());
   ApiClient node(server_.url, node_token);
