@@ -63,6 +63,23 @@ std::optional<std::string> DecodeBase64(std::string_view text) {
   return out;
 }
 
+// A container's PID 1, once runc has written it to <bundle>/init.pid.
+std::optional<ProcessIdentity> ContainerInit(const std::string& bundle) {
+  std::ifstream in(fs::path(bundle) / "init.pid");
+  pid_t pid = 0;
+  if (!(in >> pid) || pid <= 0) return std::nullopt;
+  auto ticks = ReadStartTicks(pid);
+  if (!ticks) return std::nullopt;
+  return ProcessIdentity{.pid = pid, .start_ticks = *ticks};
+}
+
+// Whether `path` is a mount point (on another device than its parent).
+bool IsMountPoint(const fs::path& path) {
+  struct stat mine {}, parent {};
+  return ::stat(path.c_str(), &mine) == 0 && ::stat(path.parent_path().c_str(), &parent) == 0 &&
+         mine.st_dev != parent.st_dev;
+}
+
 // "docker.io/library/busybox@sha256:...": what the kubelet shows as a container's imageID.
 std::string ImageId(const ImageInfo& image) {
   auto ref = ParseImageRef(image.name);
@@ -284,6 +301,9 @@ struct Agent::Impl {
   // After runc has ended (or was killed): its container's processes killed,
   // runc's state deleted; with `done`, the overlay unmounted too.
   void CleanUpContainer(Run& run, bool done);
+  std::string RuncRoot() const { return (fs::path(options.data_dir) / "runc").string(); }
+  // runc's state of container `id`, left when runc was killed before it could delete it.
+  void DeleteRuncState(const std::string& id);
   void PublishImages(ApiClient& client);
   void Started(Run& run, Result<RunningProcess> started, Timestamp now);
   // Its status once its process (a container pod: its container) runs.
@@ -858,14 +878,7 @@ std::optional<ImageInfo> Agent::Impl::PrepareImage(ApiClient& client, Run& run, 
   for (const json& s : run.pod["spec"].value("imagePullSecrets", json::array())) {
     if (s.is_object()) key += "|" + run.pod["metadata"].value("namespace", "") + "/" + s.value("name", "");
   }
-  const bool needs_pull = [&] {
-    std::lock_guard lock(pulls_mu);
-    const PullState& state = pulls[key];
-    return !state.in_flight && (!run.pull || state.generation <= run.pull->asked_at_generation) &&
-           !(run.pull && run.pull->retry_at && now < *run.pull->retry_at);
-  }();
-  const std::string auth_file = needs_pull ? PullAuthFile(client, run) : "";
-  std::lock_guard lock(pulls_mu);
+  std::unique_lock lock(pulls_mu);
   PullState& state = pulls[key];
   if (!run.pull) run.pull = Run::Pull{.asked_at_generation = state.generation};
   if (state.generation > run.pull->asked_at_generation && !state.in_flight) {
@@ -893,6 +906,8 @@ std::optional<ImageInfo> Agent::Impl::PrepareImage(ApiClient& client, Run& run, 
   if (!state.in_flight) {
     state.in_flight = true;
     run.pull->asked_at_generation = state.generation;
+    lock.unlock();  // the pull secrets are read from the server without it
+    const std::string auth_file = PullAuthFile(client, run);
     boost::asio::post(*puller, [this, ref = *ref, name, key, auth_file] {
       auto pulled = images->Pull(ref, auth_file);
       {
@@ -931,9 +946,7 @@ Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& ima
   ::chmod(bundle.c_str(), 0711);
   // The pod's own copy-on-write view of the image: an overlay, mounted once
   // (restarts reuse it; a new agent finds it mounted).
-  struct stat mine {}, parent {};
-  const bool mounted = ::stat(rootfs.c_str(), &mine) == 0 && ::stat(bundle.c_str(), &parent) == 0 && mine.st_dev != parent.st_dev;
-  if (!mounted) {
+  if (!IsMountPoint(rootfs)) {
     const std::string data = fmt::format("lowerdir={},upperdir={},workdir={}", lower, (bundle / "upper").string(),
                                          (bundle / "work").string());
     if (::mount("overlay", rootfs.c_str(), "overlay", MS_NODEV, data.c_str()) != 0) {
@@ -946,10 +959,7 @@ Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& ima
   VolumeDirs volume_dirs;
   for (const auto& [name, volume] : volumes) {
     OwnDirectory(volume.path, run.runs_as.first, run.runs_as.second, 0700);
-    struct stat v {}, up {};
-    const bool on_tmpfs = ::stat(volume.path.c_str(), &v) == 0 &&
-                          ::stat(fs::path(volume.path).parent_path().c_str(), &up) == 0 && v.st_dev != up.st_dev;
-    if (volume.tmpfs && !on_tmpfs) {
+    if (volume.tmpfs && !IsMountPoint(volume.path)) {
       std::string data = fmt::format("mode=0700,uid={},gid={}", run.runs_as.first, run.runs_as.second);
       if (volume.size_bytes > 0) data += fmt::format(",size={}", volume.size_bytes);
       if (::mount("tmpfs", volume.path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, data.c_str()) != 0) {
@@ -968,9 +978,7 @@ Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& ima
                        .volumes = std::move(volume_dirs)};
   ASSIGN_OR_RETURN(json config, OciRuntimeConfig(pod, image.config, container, ctx));
   RETURN_IF_ERROR(WriteFileAtomically((bundle / "config.json").string(), config.dump(2), 0600));
-  // runc's state of an earlier run of this container that was killed before it could delete it.
-  const std::string runc_root = (fs::path(options.data_dir) / "runc").string();
-  if (fs::exists(fs::path(runc_root) / id)) (void)RunTool({options.runc, "--root", runc_root, "delete", "--force", id});
+  DeleteRuncState(id);  // of an earlier run of this container
   fs::remove(bundle / "init.pid", ec);
   run.container = Run::Container{.id = id,
                                  .bundle = bundle.string(),
@@ -978,34 +986,29 @@ Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& ima
                                  .image_id = ImageId(image)};
   ProcessSpec spec;
   spec.name = id;
-  spec.argv = {options.runc, "--root", runc_root, "run", "--bundle", bundle.string(), "--pid-file",
+  spec.argv = {options.runc, "--root", RuncRoot(), "run", "--bundle", bundle.string(), "--pid-file",
                (bundle / "init.pid").string(), id};
   spec.working_dir = bundle.string();
   return spec;
 }
 
+void Agent::Impl::DeleteRuncState(const std::string& id) {
+  if (!fs::exists(fs::path(RuncRoot()) / id)) return;
+  auto deleted = RunTool({options.runc, "--root", RuncRoot(), "delete", "--force", id});
+  if (deleted && deleted->exit_code != 0) {
+    spdlog::warn("agent {}: runc delete {}: {}", options.node_name, id, ToolMessage(deleted->output));
+  }
+}
+
 void Agent::Impl::CleanUpContainer(Run& run, bool done) {
   if (!run.container) return;
   Run::Container& c = *run.container;
-  if (!c.init) {
-    // runc may have written it just before it ended.
-    std::ifstream in(fs::path(c.bundle) / "init.pid");
-    pid_t pid = 0;
-    if (in >> pid && pid > 0) {
-      if (auto ticks = ReadStartTicks(pid)) c.init = ProcessIdentity{.pid = pid, .start_ticks = *ticks};
-    }
-  }
+  if (!c.init) c.init = ContainerInit(c.bundle);  // runc may have written it just before it ended
   // runc forwards SIGTERM to the container, but a SIGKILL of runc leaves it
   // running: its PID 1 (and with it the whole PID namespace) ends here.
   if (c.init && IsRunning(*c.init)) ::kill(c.init->pid, SIGKILL);
   c.init.reset();
-  const std::string runc_root = (fs::path(options.data_dir) / "runc").string();
-  if (fs::exists(fs::path(runc_root) / c.id)) {
-    auto deleted = RunTool({options.runc, "--root", runc_root, "delete", "--force", c.id});
-    if (deleted && deleted->exit_code != 0) {
-      spdlog::warn("agent {}: runc delete {}: {}", options.node_name, c.id, ToolMessage(deleted->output));
-    }
-  }
+  DeleteRuncState(c.id);
   if (done) {
     const fs::path rootfs = fs::path(c.bundle) / "rootfs";
     if (::umount2(rootfs.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT) {
@@ -1285,14 +1288,9 @@ void Agent::Impl::Reconcile(ApiClient& client) {
       } else if (run.container && !run.container->init) {
         // runc writes its container's PID 1 once it is created: recorded, so that
         // the fence and a new agent can end the container even without runc.
-        std::ifstream in(fs::path(run.container->bundle) / "init.pid");
-        pid_t pid = 0;
-        if (in >> pid && pid > 0) {
-          if (auto ticks = ReadStartTicks(pid)) {
-            run.container->init = ProcessIdentity{.pid = pid, .start_ticks = *ticks};
-            if (!run.terminating) SetRunning(run, now);
-            changed = true;
-          }
+        if ((run.container->init = ContainerInit(run.container->bundle))) {
+          if (!run.terminating) SetRunning(run, now);
+          changed = true;
         }
       }
     }
