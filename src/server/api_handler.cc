@@ -30,7 +30,6 @@ struct ApiHandler::Call {
   UserInfo user;
   AuthorizationDecision decision;
   Timestamp received;
-  std::string audit_id;
   std::vector<std::pair<std::string, std::string>> audit_annotations;
   std::string created_name;  // a create's object (the audit record names it)
 };
@@ -188,7 +187,7 @@ HttpResponse ApiHandler::Metrics() const {
 
 HttpResponse ApiHandler::Serve(const HttpRequest& req, bool may_block) {
   const Timestamp received = SystemNow();
-  Call call{.http = req, .info = ParseRequestInfo(req), .received = received, .audit_id = AuditIds().Next()};
+  Call call{.http = req, .info = ParseRequestInfo(req), .received = received};
   const std::string auth = req.Header("authorization");
   const std::string_view token = auth.rfind("Bearer ", 0) == 0 ? std::string_view(auth).substr(7) : std::string_view();
   auto who = security_.authenticator->Authenticate(token, received, may_block);
@@ -253,7 +252,7 @@ HttpResponse ApiHandler::Finish(const Call& call, HttpResponse response, bool re
 
 AuditEvent ApiHandler::StartAudit(const Call& call) const {
   const RequestInfo& r = call.info;
-  AuditEvent e{.audit_id = call.audit_id,
+  AuditEvent e{.audit_id = AuditIds().Next(),  // only for what is audited: a UUID costs a lock and a draw
                .request_uri = call.http.path,
                .verb = r.verb,
                .user = call.user,
