@@ -26,6 +26,8 @@ packages=(
   # image from busybox-static.
   runc skopeo umoci
   docker-registry busybox-static
+  # The pod network (docs/agent.md): links, addresses and routes over netlink.
+  libnl-route-3-dev
 )
 
 missing=()
