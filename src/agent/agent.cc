@@ -27,10 +27,12 @@
 #include "agent/fence.h"
 #include "agent/image_ref.h"
 #include "agent/image_store.h"
+#include "agent/informer.h"
 #include "agent/log_files.h"
 #include "agent/log_server.h"
 #include "agent/node_registration.h"
 #include "agent/pod_launch.h"
+#include "agent/pod_network.h"
 #include "agent/process_runner.h"
 #include "agent/run_tool.h"
 #include "auth/service_account_tokens.h"
@@ -209,6 +211,9 @@ struct Agent::Impl {
       std::optional<Timestamp> retry_at;
     };
     std::optional<Pull> pull;
+    // Its network namespace and address (pod network kBridge; not hostNetwork),
+    // from its first start until it ends: restarts keep them, as a sandbox's.
+    std::optional<PodAttachment> net;
   };
   std::map<std::string, Run> runs;  // by pod uid
   // Container images (image_store.h), pulled by one worker off the loop.
@@ -244,6 +249,16 @@ struct Agent::Impl {
   };
   std::map<std::string, NamespaceEntry> namespaces;
   std::optional<std::pair<uint32_t, uint32_t>> pod_user;  // --pod-user
+
+  // The pod network (kBridge): opened once the Node has its podCIDR. The
+  // informers keep the Nodes (routes to their pod ranges) and every pod's
+  // network view (a gang's rank 0, the policies' peers).
+  std::unique_ptr<PodNetwork> network;
+  int64_t network_tried_ms = 0;
+  Status network_error = Status::Unavailable("not set up yet");
+  std::unique_ptr<Informer> nodes_informer;
+  std::unique_ptr<Informer> pods_informer;
+  uint64_t routes_version = 0;
 
   std::unique_ptr<ApiClient> watch_client;  // Stop cancels its stream
   std::unique_ptr<LogServer> log_server;
@@ -313,6 +328,21 @@ struct Agent::Impl {
   void OnExit(Run& run, const ProcessExit& exit, Timestamp now);
   void Report(ApiClient& client, Run& run);
   void PublishUsage(ApiClient& client);
+  bool Bridged(const json& pod) const {
+    return options.pod_network == AgentOptions::PodNetworkMode::kBridge &&
+           !pod.value("spec", json::object()).value("hostNetwork", false);
+  }
+  // Opens the pod network once the Node has its podCIDR (asked at most once a
+  // second); the error says what it waits for.
+  Status EnsureNetwork(ApiClient& client);
+  // The routes to the other nodes' pod ranges, when the Nodes changed.
+  void SyncRoutes();
+  // The pod's namespace and address, freed when it has ended.
+  void ReleaseNetwork(Run& run);
+  // MASTER_ADDR of a gang's pod: its rank 0's pod IP (kBridge) or node address;
+  // nullopt while rank 0 has none yet.
+  std::optional<std::string> MasterAddress(const Run& run, const std::map<std::string, json>& all);
+  std::string PodIp(const Run& run) const { return run.net ? FormatIpv4(run.net->ip) : options.address; }
 };
 
 Status Agent::Impl::Register() {
@@ -579,6 +609,10 @@ bool Agent::Impl::SaveState() {
       if (run.container->init) c["init"] = {{"pid", run.container->init->pid}, {"startTicks", run.container->init->start_ticks}};
       state["pods"][uid]["container"] = std::move(c);
     }
+    if (run.net) {
+      state["pods"][uid]["network"] = {
+          {"netns", run.net->netns_path}, {"ip", FormatIpv4(run.net->ip)}, {"veth", run.net->host_veth}};
+    }
   }
   if (Status s = WriteFileAtomically(StatePath(), state.dump(2), 0600); !s.ok()) {
     spdlog::warn("agent {}: {}", options.node_name, s.message());
@@ -611,6 +645,11 @@ void Agent::Impl::Adopt() {
         run.container->init = ProcessIdentity{.pid = init.value("pid", 0), .start_ticks = init.value("startTicks", uint64_t{0})};
       }
     }
+    if (const json n = p.value("network", json()); n.is_object()) {
+      if (auto ip = ParseIpv4Cidr(n.value("ip", "") + "/32")) {
+        run.net = PodAttachment{.netns_path = n.value("netns", ""), .ip = ip->network, .host_veth = n.value("veth", "")};
+      }
+    }
     const std::string exit_status = (fs::path(PodDir(run.pod)) / "exit-status").string();
     auto adopted = runner.Adopt(id, exit_status);
     if (adopted) {
@@ -634,6 +673,104 @@ void Agent::Impl::Adopt() {
     }
     runs[uid] = std::move(run);
   }
+}
+
+Status Agent::Impl::EnsureNetwork(ApiClient& client) {
+  if (network) return Status::Ok();
+  if (SteadyMs() - network_tried_ms < 1000) return network_error;
+  network_tried_ms = SteadyMs();
+  network_error = [&]() -> Status {
+    ASSIGN_OR_RETURN(ApiResponse r, client.Request("GET", "/api/v1/nodes/" + options.node_name));
+    const json node = r.status == 200 ? json::parse(r.body, nullptr, false) : json();
+    const json spec = node.is_object() ? node.value("spec", json::object()) : json::object();
+    const std::string cidr = spec.is_object() ? spec.value("podCIDR", "") : "";
+    if (cidr.empty()) {
+      return Status::Unavailable(fmt::format(
+          "node {} has no spec.podCIDR yet (the server gives each node one from its --cluster-cidr)", options.node_name));
+    }
+    ASSIGN_OR_RETURN(Ipv4Cidr range, ParseIpv4Cidr(cidr));
+    ASSIGN_OR_RETURN(network, PodNetwork::Open({.pod_cidr = range, .bridge = options.pod_bridge, .netns_dir = options.netns_dir}));
+    spdlog::info("agent {}: pod network {} on bridge {} (gateway {})", options.node_name, range.ToString(),
+                 options.pod_bridge, FormatIpv4(network->gateway()));
+    // What pods running since before this agent hold.
+    for (auto& [uid, run] : runs) {
+      if (run.net && !network->Adopt(uid, *run.net)) run.net.reset();
+    }
+    routes_version = 0;
+    return Status::Ok();
+  }();
+  return network_error;
+}
+
+void Agent::Impl::SyncRoutes() {
+  if (!network || !nodes_informer || !nodes_informer->synced() || nodes_informer->version() == routes_version) return;
+  routes_version = nodes_informer->version();
+  std::vector<PodRoute> routes;
+  nodes_informer->Read([&](const std::map<std::string, json>& nodes) {
+    for (const auto& [name, node] : nodes) {
+      if (name == options.node_name) continue;
+      const json spec = node.value("spec", json::object());
+      auto cidr = ParseIpv4Cidr(spec.is_object() ? spec.value("podCIDR", "") : "");
+      if (!cidr || cidr->Overlaps(network->pod_cidr())) continue;
+      const json status = node.value("status", json::object());
+      for (const json& a : status.is_object() ? status.value("addresses", json::array()) : json::array()) {
+        if (!a.is_object() || a.value("type", "") != "InternalIP") continue;
+        const std::string address = a.value("address", "");
+        // A node at this node's own address shares its network (agents on one
+        // host): its pods are on the same bridge, with no route needed.
+        auto gateway = ParseIpv4Cidr(address + "/32");
+        if (gateway && address != options.address) routes.push_back(PodRoute{*cidr, gateway->network});
+        break;
+      }
+    }
+  });
+  if (Status s = network->SyncRoutes(routes); !s.ok()) {
+    spdlog::warn("agent {}: routes to the other nodes' pods: {}", options.node_name, s.message());
+    routes_version = 0;  // tried again next pass
+  }
+}
+
+void Agent::Impl::ReleaseNetwork(Run& run) {
+  if (!run.net) return;
+  if (network) {
+    if (Status s = network->Detach(Uid(run.pod)); !s.ok()) {
+      spdlog::warn("agent {}: pod {}: {}", options.node_name, run.pod["metadata"].value("name", ""), s.message());
+      return;
+    }
+  }
+  run.net.reset();
+  SaveState();
+}
+
+std::optional<std::string> Agent::Impl::MasterAddress(const Run& run, const std::map<std::string, json>& all) {
+  const json& pod = run.pod;
+  const json& annotations = pod["metadata"].value("annotations", json::object());
+  const auto world = std::atoi(annotations.value("tessera.dev/world-size", "1").c_str());
+  if (world <= 1 || annotations.value("tessera.dev/rank", "0") == "0") return PodIp(run);
+  if (!Bridged(pod)) return options.address;
+  const std::string ns = pod["metadata"].value("namespace", "");
+  const std::string workload = pod["metadata"].value("labels", json::object()).value("tessera.dev/workload", "");
+  const auto rank0 = [&](const json& other) {
+    const json meta = other.value("metadata", json::object());
+    return meta.value("namespace", "") == ns && meta.value("labels", json::object()).value("tessera.dev/workload", "") == workload &&
+           meta.value("annotations", json::object()).value("tessera.dev/rank", "") == "0";
+  };
+  // On this node: its address is this agent's to know.
+  for (const auto& [uid, other] : all) {
+    if (!rank0(other)) continue;
+    if (auto it = runs.find(uid); it != runs.end() && it->second.net) return FormatIpv4(it->second.net->ip);
+  }
+  std::optional<std::string> found;
+  if (pods_informer) {
+    pods_informer->Read([&](const std::map<std::string, json>& pods) {
+      for (const auto& [key, other] : pods) {
+        if (!rank0(other)) continue;
+        const std::string ip = other.value("status", json::object()).value("podIP", "");
+        if (!ip.empty()) found = ip;
+      }
+    });
+  }
+  return found;
 }
 
 std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run, const std::map<std::string, json>& all) {
@@ -674,6 +811,18 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
     }
     image = PrepareImage(client, run, SystemNow());
     if (!image) return std::nullopt;
+  }
+  // Its network namespace and address, kept across its restarts.
+  if (Bridged(pod) && !run.net) {
+    Status ready = EnsureNetwork(client);
+    auto attached = ready.ok() ? network->Attach(Uid(pod)) : Result<PodAttachment>(Err(ready));
+    if (!attached) {
+      Waiting(run, "ContainerCreating", fmt::format("setting up the pod's network: {}", attached.error().message()));
+      run.restart_at = SystemNow() + Duration::Seconds(1);
+      return std::nullopt;
+    }
+    run.net = *attached;
+    SaveState();  // a new agent finds the namespace again, and frees it when the pod has gone
   }
   const auto [uid, gid] = run.runs_as;
   std::error_code ec;
@@ -717,7 +866,13 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
   ctx.working_dir = (fs::path(dir) / "work").string();
   ctx.output_path = run.logs ? log_files.FifoPath() : (fs::path(dir) / "pod.log").string();
   ctx.checkpoint_dir = checkpoint.string();
-  ctx.master_addr = options.address;
+  const std::optional<std::string> master = MasterAddress(run, all);
+  if (!master) {
+    Waiting(run, "ContainerCreating", "waiting for rank 0 of its workload to have a pod IP (MASTER_ADDR)");
+    run.restart_at = SystemNow() + Duration::Millis(100);
+    return std::nullopt;
+  }
+  ctx.master_addr = *master;
   // LOCAL_RANK: this pod's place among its workload's pods on this node, by rank.
   const auto annotation = [](const json& p, const char* key) {
     return std::atoi(p["metadata"].value("annotations", json::object()).value(key, "0").c_str());
@@ -753,7 +908,7 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
       if (auto text = value.is_string() ? DecodeBase64(value.get<std::string>()) : std::nullopt) decoded[key] = *text;
     }
   }
-  auto resolved = ResolvePodEnv(pod, secret_data, options.address);
+  auto resolved = ResolvePodEnv(pod, secret_data, options.address, PodIp(run));
   if (!resolved) {
     Waiting(run, "CreateContainerConfigError", resolved.error().message());
     run.restart_at = SystemNow() + Duration::Seconds(5);
@@ -778,6 +933,7 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
     return std::nullopt;
   }
   spec->exit_status_path = (fs::path(dir) / "exit-status").string();
+  if (run.net) spec->netns_path = run.net->netns_path;
   // Its own view of the node's files: the agent's (and the server's) hidden, its own directories kept.
   spec->hidden_paths = HiddenPaths();
   spec->visible_paths = {ctx.working_dir, ctx.checkpoint_dir};
@@ -801,6 +957,10 @@ void Agent::Impl::Waiting(Run& run, const std::string& reason, const std::string
                {"image", c.value("image", "")},
                {"imageID", ""},
                {"state", {{"waiting", std::move(waiting)}}}}}}};
+  if (run.net) {  // its sandbox is up: its address is known before its container runs
+    next["podIP"] = PodIp(run);
+    next["podIPs"] = {{{"ip", PodIp(run)}}};
+  }
   if (run.status != next) {
     run.status = std::move(next);
     run.unreported = true;
@@ -975,7 +1135,8 @@ Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& ima
                        .cgroups_path = fmt::format("/tessera-{}_{}", SafePathPart(options.node_name), id),
                        .checkpoint_dir = checkpoint,
                        .token_dir = token_file.empty() ? "" : fs::path(token_file).parent_path().string(),
-                       .volumes = std::move(volume_dirs)};
+                       .volumes = std::move(volume_dirs),
+                       .netns_path = run.net ? run.net->netns_path : ""};
   ASSIGN_OR_RETURN(json config, OciRuntimeConfig(pod, image.config, container, ctx));
   RETURN_IF_ERROR(WriteFileAtomically((bundle / "config.json").string(), config.dump(2), 0600));
   DeleteRuncState(id);  // of an earlier run of this container
@@ -1080,7 +1241,8 @@ void Agent::Impl::SetRunning(Run& run, Timestamp now) {
   const json& pod = run.pod;
   run.status = {{"phase", "Running"},
                 {"hostIP", options.address},
-                {"podIP", options.address},
+                {"podIP", PodIp(run)},
+                {"podIPs", {{{"ip", PodIp(run)}}}},
                 {"startTime", FormatRfc3339(now)},
                 {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"lastTransitionTime", FormatRfc3339(now)}}}},
                 {"containerStatuses",
@@ -1257,6 +1419,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
   runner.RetryCgroupRemovals();
   for (auto it = runs.begin(); it != runs.end();) {
     Run& run = it->second;
+    if (run.net && !run.process && (run.done || run.terminating)) ReleaseNetwork(run);
     if (run.done && !run.terminating && !run.unreported) {  // finished and told: nothing to do until it is deleted
       ++it;
       continue;
@@ -1309,6 +1472,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
     }
     if (run.terminating && !run.process) {
       CleanUpContainer(run, true);
+      ReleaseNetwork(run);
       MarkPodEnded(PodDir(run.pod));
       // Its processes are gone: the pod object goes too (as a kubelet's final delete).
       if (current.count(it->first)) {
@@ -1417,6 +1581,7 @@ void Agent::Impl::Loop() {
   uint64_t seen_version = 0;
   while (!stopper.stopped()) {
     Reconcile(client);
+    SyncRoutes();
     PublishImages(client);
     if (options.usage_interval.ms > 0 && SteadyMs() >= next_usage_ms) {
       next_usage_ms = SteadyMs() + options.usage_interval.ms;
@@ -1446,6 +1611,8 @@ void Agent::Stop() {
     if (t->joinable()) t->join();
   }
   if (impl_->puller) impl_->puller->join();  // a pull under way ends first (skopeo's own timeout bounds it)
+  impl_->nodes_informer.reset();
+  impl_->pods_informer.reset();
 }
 
 const std::string& Agent::inventory_summary() const { return impl_->summary; }
@@ -1500,6 +1667,17 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   impl->Adopt();
   Impl* p = impl.get();
   p->watch_client = std::make_unique<ApiClient>(p->options.server, p->options.token, p->options.tls);
+  if (p->options.pod_network == AgentOptions::PodNetworkMode::kBridge) {
+    if (::geteuid() != 0) {
+      return Err(Status::PermissionDenied(fmt::format(
+          "the pod network (--pod-network bridge) needs the agent to run as root; it runs as uid {}: run it as root, "
+          "or give --pod-network host to run every pod in the node's network",
+          ::geteuid())));
+    }
+    const auto wake = [p] { p->pods_cv.notify_all(); };
+    p->nodes_informer = std::make_unique<Informer>(p->options.server, p->options.token, p->options.tls, "/api/v1/nodes", wake);
+    p->pods_informer = std::make_unique<Informer>(p->options.server, p->options.token, p->options.tls, "/api/v1/pods", wake);
+  }
   p->watcher = std::thread([p] { p->WatchPods(); });
   p->heartbeat = std::thread([p] { p->Heartbeat(); });
   p->loop = std::thread([p] { p->Loop(); });

@@ -235,6 +235,8 @@ Result<json> OciRuntimeConfig(const json& pod, const json& image_config, const P
   resources["devices"] = json::array({{{"allow", false}, {"access", "rwm"}}});
 
   const bool read_only = sc != nullptr && sc->value("readOnlyRootFilesystem", false);
+  json namespaces = json::array({{{"type", "pid"}}, {{"type", "ipc"}}, {{"type", "uts"}}, {{"type", "mount"}}});
+  if (!ctx.netns_path.empty()) namespaces.push_back({{"type", "network"}, {"path", ctx.netns_path}});
   return json{
       {"ociVersion", "1.0.2"},
       {"process", std::move(process)},
@@ -244,7 +246,7 @@ Result<json> OciRuntimeConfig(const json& pod, const json& image_config, const P
       {"linux",
        {{"cgroupsPath", ctx.cgroups_path},
         {"resources", std::move(resources)},
-        {"namespaces", json::array({{{"type", "pid"}}, {{"type", "ipc"}}, {{"type", "uts"}}, {{"type", "mount"}}})},
+        {"namespaces", std::move(namespaces)},
         {"maskedPaths",
          {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
           "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi"}},

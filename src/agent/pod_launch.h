@@ -92,12 +92,13 @@ using SecretData = std::map<std::string, std::map<std::string, std::string>>;
 // them before it starts a container: envFrom secretRef's keys (with their
 // prefix) first, then env, whose valueFrom becomes a value: secretKeyRef from
 // `secrets`, fieldRef (metadata.name, .namespace, .uid, spec.nodeName,
-// spec.serviceAccountName, status.hostIP and status.podIP: `host_ip`). A Secret
+// spec.serviceAccountName, status.hostIP: `host_ip`, status.podIP: `pod_ip`). A Secret
 // or key that is missing is an error in the kubelet's words (`secret "x" not
 // found`, `couldn't find key k in Secret ns/x`) unless the reference is
 // optional; configMapKeyRef, configMapRef and resourceFieldRef are refused as
 // not supported yet.
-Result<nlohmann::json> ResolvePodEnv(const nlohmann::json& pod, const SecretData& secrets, const std::string& host_ip);
+Result<nlohmann::json> ResolvePodEnv(const nlohmann::json& pod, const SecretData& secrets, const std::string& host_ip,
+                                     const std::string& pod_ip);
 
 // The port a workload's rank 0 listens on: stable for the workload, in 20000-29999.
 int MasterPort(const std::string& workload_uid);
