@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -36,6 +37,9 @@
 #include "agent/process_runner.h"
 #include "agent/run_tool.h"
 #include "auth/service_account_tokens.h"
+#include "net/cluster_view.h"
+#include "net/nftables.h"
+#include "net/node_ruleset.h"
 #include "common/atomic_file.h"
 #include "common/check.h"
 #include "common/node_annotations.h"
@@ -258,7 +262,17 @@ struct Agent::Impl {
   Status network_error = Status::Unavailable("not set up yet");
   std::unique_ptr<Informer> nodes_informer;
   std::unique_ptr<Informer> pods_informer;
+  std::unique_ptr<Informer> namespaces_informer;
+  std::unique_ptr<Informer> policies_informer;
   uint64_t routes_version = 0;
+  // The node's nftables rules (NetworkPolicy), from the informers and this
+  // node's pods: made again when either changed, applied when the text did.
+  uint64_t local_net_version = 0;  // pods attached or detached
+  std::array<uint64_t, 4> rules_inputs{};
+  std::string applied_rules;
+  std::string rules_error;          // why the rules could not be programmed ("" when they were)
+  std::string published_rules_error = "-";
+  std::string pod_server;           // TESSERA_SERVER as the pods reach it
 
   std::unique_ptr<ApiClient> watch_client;  // Stop cancels its stream
   std::unique_ptr<LogServer> log_server;
@@ -339,6 +353,13 @@ struct Agent::Impl {
   void SyncRoutes();
   // The pod's namespace and address, freed when it has ended.
   void ReleaseNetwork(Run& run);
+  // NetworkPolicy: the node's ruleset made from the informers and its pods,
+  // applied when it changed; when it cannot be, every pod's new traffic is
+  // dropped (fail closed) and the Node's annotation says why.
+  void SyncRules(ApiClient& client);
+  // A server on loopback (tessera up) is reached by pods at their gateway:
+  // DNAT to it, with route_localnet on the bridge. Returns the pods' URL.
+  std::string PodFacingServer();
   // MASTER_ADDR of a gang's pod: its rank 0's pod IP (kBridge) or node address;
   // nullopt while rank 0 has none yet.
   std::optional<std::string> MasterAddress(const Run& run, const std::map<std::string, json>& all);
@@ -697,6 +718,7 @@ Status Agent::Impl::EnsureNetwork(ApiClient& client) {
       if (run.net && !network->Adopt(uid, *run.net)) run.net.reset();
     }
     routes_version = 0;
+    pod_server = PodFacingServer();
     return Status::Ok();
   }();
   return network_error;
@@ -739,7 +761,106 @@ void Agent::Impl::ReleaseNetwork(Run& run) {
     }
   }
   run.net.reset();
+  ++local_net_version;
   SaveState();
+}
+
+std::string Agent::Impl::PodFacingServer() {
+  // http://127.0.0.1:PORT or http://localhost:PORT only: a TLS certificate would not name the gateway.
+  std::string port;
+  for (const char* prefix : {"http://127.0.0.1:", "http://localhost:"}) {
+    if (options.server.starts_with(prefix)) port = options.server.substr(std::string_view(prefix).size());
+  }
+  while (!port.empty() && port.back() == '/') port.pop_back();
+  if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos) return "";
+  const std::string gateway = FormatIpv4(network->gateway());
+  const std::string table = "tessera-api";
+  const std::string script = fmt::format(
+      "table ip {0} {{}}\ndelete table ip {0}\ntable ip {0} {{\n  chain prerouting {{\n    type nat hook prerouting "
+      "priority dstnat - 10; policy accept;\n    iifname \"{1}\" ip daddr {2} tcp dport {3} dnat to 127.0.0.1:{3}\n  "
+      "}}\n}}\n",
+      table, options.pod_bridge, gateway, port);
+  const std::string localnet = fmt::format("/proc/sys/net/ipv4/conf/{}/route_localnet", options.pod_bridge);
+  std::ofstream(localnet) << "1\n";
+  if (Status s = net::ApplyRuleset(script); !s.ok()) {
+    spdlog::warn("agent {}: pods cannot reach the server at {}: {}", options.node_name, options.server, s.message());
+    return "";
+  }
+  return fmt::format("http://{}:{}", gateway, port);
+}
+
+void Agent::Impl::SyncRules(ApiClient& client) {
+  if (!network || !pods_informer) return;
+  const std::array<uint64_t, 4> inputs{pods_informer->version(), namespaces_informer->version(),
+                                       policies_informer->version(), local_net_version};
+  if (inputs == rules_inputs && published_rules_error == rules_error) return;
+  rules_inputs = inputs;
+  auto cluster = ParseIpv4Cidr(options.cluster_cidr);
+  net::NodeNetwork node{.bridge = options.pod_bridge,
+                        .pod_cidr = network->pod_cidr(),
+                        .cluster_cidr = cluster ? *cluster : network->pod_cidr()};
+  net::ClusterView view;
+  std::set<std::string> local;
+  std::set<std::string> local_ips;
+  for (const auto& [uid, run] : runs) {
+    if (!run.net) continue;
+    node.pods.push_back(net::LocalPod{.ip = run.net->ip, .veth = run.net->host_veth});
+    // This node's pods as it knows them (their labels, their address now), not as the server last heard.
+    if (auto info = net::PodInfoFromJson(run.pod)) {
+      info->ip = FormatIpv4(run.net->ip);
+      local.insert(info->ns + "/" + info->name);
+      local_ips.insert(info->ip);
+      view.pods.push_back(std::move(*info));
+    }
+  }
+  std::string script;
+  Status made = Status::Ok();
+  if (!pods_informer->synced() || !namespaces_informer->synced() || !policies_informer->synced()) {
+    made = Status::Unavailable("the pods, namespaces and network policies have not been listed yet");
+  } else {
+    namespaces_informer->Read([&](const std::map<std::string, json>& objects) {
+      for (const auto& [key, object] : objects) {
+        if (auto ns = net::NamespaceInfoFromJson(object)) view.namespaces.push_back(std::move(*ns));
+      }
+    });
+    policies_informer->Read([&](const std::map<std::string, json>& objects) {
+      for (const auto& [key, object] : objects) (void)view.AddPolicyJson(object);
+    });
+    pods_informer->Read([&](const std::map<std::string, json>& objects) {
+      for (const auto& [key, object] : objects) {
+        if (local.contains(key)) continue;
+        const std::string phase = object.value("status", json::object()).value("phase", "");
+        if (phase == "Succeeded" || phase == "Failed") continue;  // its address is free again
+        auto info = net::PodInfoFromJson(object);
+        if (info && !local_ips.contains(info->ip)) view.pods.push_back(std::move(*info));
+      }
+    });
+    auto rendered = net::RenderNodeRuleset(view, node);
+    if (rendered) {
+      script = std::move(*rendered);
+    } else {
+      made = rendered.error();
+    }
+  }
+  if (made.ok() && script != applied_rules) made = net::ApplyRuleset(script);
+  if (made.ok()) {
+    applied_rules = std::move(script);
+    rules_error.clear();
+  } else {
+    rules_error = made.message();
+    applied_rules.clear();
+    auto deny = net::RenderDenyAllRuleset(node);
+    Status denied = deny ? net::ApplyRuleset(*deny) : deny.error();
+    spdlog::warn("agent {}: network policy rules not programmed ({}); {}", options.node_name, rules_error,
+                 denied.ok() ? "new traffic of every pod is dropped until they are"
+                             : "and the fail-closed rules failed too: " + denied.message());
+  }
+  if (published_rules_error != rules_error) {
+    json value = rules_error.empty() ? json() : json(rules_error);
+    json patch{{"metadata", {{"annotations", {{"tessera.dev/pod-network-error", value}}}}}};
+    auto r = client.Request("PATCH", "/api/v1/nodes/" + options.node_name, patch.dump(), "application/merge-patch+json");
+    if (r && r->status / 100 == 2) published_rules_error = rules_error;
+  }
 }
 
 std::optional<std::string> Agent::Impl::MasterAddress(const Run& run, const std::map<std::string, json>& all) {
@@ -781,13 +902,21 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
   // Whom it runs as decides who owns its directories: from its namespace's uid block.
   const bool root = ::geteuid() == 0;
   PodLaunchContext ctx{.node_name = options.node_name, .default_user = pod_user, .switch_user = root};
-  ctx.server = options.server;
+  ctx.server = Bridged(pod) && !pod_server.empty() ? pod_server : options.server;
   if (root) {
     auto range = NamespaceUidRange(client, ns);
     if (!range) {
       spdlog::warn("agent {}: pod {}/{} waits: {}", options.node_name, ns, pod["metadata"].value("name", ""),
                    range.error().message());
       run.restart_at = SystemNow() + Duration::Seconds(1);
+      return std::nullopt;
+    }
+    if (!range->has_value() && !pod_user) {
+      // A namespace made a moment ago gets its block from the server's
+      // namespace controller within a pass: the pod waits for it, read afresh.
+      namespaces.erase(ns);
+      Waiting(run, "ContainerCreating", fmt::format("waiting for namespace {} to get its uid range", ns));
+      run.restart_at = SystemNow() + Duration::Millis(200);
       return std::nullopt;
     }
     ctx.uid_range = *range;
@@ -822,6 +951,7 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
       return std::nullopt;
     }
     run.net = *attached;
+    ++local_net_version;
     SaveState();  // a new agent finds the namespace again, and frees it when the pod has gone
   }
   const auto [uid, gid] = run.runs_as;
@@ -1500,6 +1630,8 @@ void Agent::Impl::Reconcile(ApiClient& client) {
   // state saved there is the whole pass's (what ended above included), so it
   // is saved again only if a start failed after all; if it cannot be saved, no
   // pod starts, and they are tried again next pass.
+  // A pod's rules are in place before its command runs.
+  if (!to_start.empty()) SyncRules(client);
   bool held_back = false;
   auto record_launched = [&](const std::vector<std::optional<ProcessIdentity>>& launched) {
     std::vector<std::pair<std::optional<ProcessIdentity>, std::optional<Timestamp>>> before;
@@ -1582,6 +1714,7 @@ void Agent::Impl::Loop() {
   while (!stopper.stopped()) {
     Reconcile(client);
     SyncRoutes();
+    SyncRules(client);
     PublishImages(client);
     if (options.usage_interval.ms > 0 && SteadyMs() >= next_usage_ms) {
       next_usage_ms = SteadyMs() + options.usage_interval.ms;
@@ -1613,6 +1746,8 @@ void Agent::Stop() {
   if (impl_->puller) impl_->puller->join();  // a pull under way ends first (skopeo's own timeout bounds it)
   impl_->nodes_informer.reset();
   impl_->pods_informer.reset();
+  impl_->namespaces_informer.reset();
+  impl_->policies_informer.reset();
 }
 
 const std::string& Agent::inventory_summary() const { return impl_->summary; }
@@ -1677,6 +1812,10 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
     const auto wake = [p] { p->pods_cv.notify_all(); };
     p->nodes_informer = std::make_unique<Informer>(p->options.server, p->options.token, p->options.tls, "/api/v1/nodes", wake);
     p->pods_informer = std::make_unique<Informer>(p->options.server, p->options.token, p->options.tls, "/api/v1/pods", wake);
+    p->namespaces_informer =
+        std::make_unique<Informer>(p->options.server, p->options.token, p->options.tls, "/api/v1/namespaces", wake);
+    p->policies_informer = std::make_unique<Informer>(p->options.server, p->options.token, p->options.tls,
+                                                      "/apis/networking.k8s.io/v1/networkpolicies", wake);
   }
   p->watcher = std::thread([p] { p->WatchPods(); });
   p->heartbeat = std::thread([p] { p->Heartbeat(); });

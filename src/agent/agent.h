@@ -95,6 +95,9 @@ struct AgentOptions {
   PodNetworkMode pod_network = PodNetworkMode::kHost;
   std::string pod_bridge = "tsr0";
   std::string netns_dir = "/run/netns";  // the pods' network namespace files, as `ip netns` keeps them
+  // Every node's pod ranges together (the server's --cluster-cidr, as
+  // kube-proxy is told it): pods' traffic beyond it is masqueraded.
+  std::string cluster_cidr = "10.244.0.0/16";
 };
 
 class Agent {

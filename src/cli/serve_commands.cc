@@ -271,6 +271,9 @@ void AddAgentFlags(CLI::App& command, AgentCommandOptions& o) {
                      "A registry (HOST[:PORT]) spoken to over plain HTTP; loopback ones always are; repeatable")
       ->type_name("HOST[:PORT]");
   AddPodNetworkFlag(command, o.pod_network);
+  command.add_option("--cluster-cidr", o.agent.cluster_cidr,
+                     "The server's --cluster-cidr: pods' traffic beyond it is masqueraded")
+      ->capture_default_str();
 }
 
 int RunAgentCommand(AgentCommandOptions o) {

@@ -10,6 +10,7 @@
 //   netns n2:   eth0 10.213.0.12 ...
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <cstdio>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <nlohmann/json.hpp>
@@ -22,6 +23,8 @@
 
 #include <chrono>
 #include <map>
+#include <mutex>
+#include <set>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -42,12 +45,13 @@ namespace fs = std::filesystem;
 using testing::ScopedNetns;
 
 // A TCP connection from inside `netns` to ip:port; what the peer said first
-// ("" when it could not connect within a second).
+// ("" when it could not connect within 0.3 s).
 std::string TcpSays(const std::string& netns, const std::string& ip, int port) {
+  if (!fs::exists(netns)) return "";
   return ScopedNetns::RunInPath(netns, [&] {
     std::string said;
     const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    timeval tv{.tv_sec = 1, .tv_usec = 0};
+    timeval tv{.tv_sec = 0, .tv_usec = 300'000};  // a dropped SYN: given up after 0.3 s
     ::setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     ::setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     sockaddr_in a{.sin_family = AF_INET, .sin_port = htons(static_cast<uint16_t>(port)), .sin_addr = {}, .sin_zero = {}};
@@ -84,13 +88,11 @@ class PodNetworkE2ETest : public ::testing::Test {
     }
     // The pods' namespaces outlive their agents (a restarted agent adopts
     // them); the test's go with it.
-    for (const auto& entry : fs::directory_iterator("/run/netns")) {
-      for (const std::string& uid : pod_uids_) {
-        if (entry.path().filename() == "tsr-" + uid) {
-          ::umount2(entry.path().c_str(), MNT_DETACH);
-          fs::remove(entry.path());
-        }
-      }
+    for (const std::string& uid : pod_uids_) {
+      const fs::path netns = fs::path("/run/netns") / ("tsr-" + uid);
+      ::umount2(netns.c_str(), MNT_DETACH);
+      std::error_code ec;
+      fs::remove(netns, ec);
     }
     nodes_.clear();
     fab_.reset();
@@ -128,10 +130,10 @@ class PodNetworkE2ETest : public ::testing::Test {
     return r && r->status == 200 ? json::parse(r->body) : json();
   }
   // A pod bound to `node` whose shell command serves "NAME" on port 8080 to whoever connects.
-  void ServingPod(const std::string& name, const std::string& node) {
+  void ServingPod(const std::string& name, const std::string& node, const std::string& ns = "default") {
     json pod{{"apiVersion", "v1"},
              {"kind", "Pod"},
-             {"metadata", {{"name", name}, {"namespace", "default"}, {"labels", {{"app", name}}}}},
+             {"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"app", name}}}}},
              {"spec",
               {{"nodeName", node},
                {"restartPolicy", "Never"},
@@ -139,16 +141,16 @@ class PodNetworkE2ETest : public ::testing::Test {
                {"containers",
                 json::array({{{"name", "main"},
                               {"command",
-                               {"sh", "-c", "while true; do busybox nc -l -p 8080 -e /bin/echo " + name + "; done"}},
+                               {"sh", "-c", "exec busybox nc -ll -p 8080 -e /bin/echo " + name}},
                               {"ports", {{{"name", "http"}, {"containerPort", 8080}}}}}})}}}};
-    auto r = Api("POST", "/api/v1/namespaces/default/pods", pod.dump());
+    auto r = Api("POST", "/api/v1/namespaces/" + ns + "/pods", pod.dump());
     ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
   }
-  json RunningPod(const std::string& name) {
+  json RunningPod(const std::string& name, const std::string& ns = "default") {
     json pod;
     WaitUntil(
         [&] {
-          pod = Get("/api/v1/namespaces/default/pods/" + name);
+          pod = Get("/api/v1/namespaces/" + ns + "/pods/" + name);
           const json status = pod.is_object() ? pod.value("status", json::object()) : json::object();
           return status.value("phase", "") == "Running" && !status.value("podIP", "").empty();
         },
@@ -216,6 +218,101 @@ TEST_F(PodNetworkE2ETest, PodsGetAnIpOfTheirNodesRangeAndReachEachOtherAcrossNod
   auto r = Api("DELETE", "/api/v1/namespaces/default/pods/b");
   ASSERT_TRUE(r && r->status / 100 == 2);
   EXPECT_TRUE(WaitUntil([&] { return !fs::exists(NetnsOf(b)); }, 15)) << NetnsOf(b);
+}
+
+// Probes every ordered pair of `pods` (TCP 8080) at once: "from->to" for each
+// pair that connects.
+std::set<std::string> Reachable(const std::vector<std::pair<std::string, json>>& pods) {
+  std::set<std::string> out;
+  std::mutex mu;
+  std::vector<std::thread> probes;
+  for (const auto& [from, a] : pods) {
+    for (const auto& [to, b] : pods) {
+      if (from == to) continue;
+      probes.emplace_back([&, from = from, to = to, a = &a, b = &b] {
+        const std::string said =
+            TcpSays("/run/netns/tsr-" + (*a)["metadata"].value("uid", ""), (*b)["status"].value("podIP", ""), 8080);
+        std::lock_guard lock(mu);
+        if (!said.empty()) out.insert(from + "->" + to);
+      });
+    }
+  }
+  for (auto& t : probes) t.join();
+  return out;
+}
+
+std::string Describe(const std::set<std::string>& pairs) {
+  std::string s;
+  for (const std::string& p : pairs) s += p + " ";
+  return s;
+}
+
+TEST_F(PodNetworkE2ETest, TheSeedsDenyOtherNamespacesPolicyIsEnforcedAcrossNodesAndFollowsChanges) {
+  AddNode(1);
+  AddNode(2);
+  ASSERT_FALSE(HasFatalFailure());
+  // Three namespaces, a pod of each on each node.
+  std::vector<std::pair<std::string, json>> pods;
+  for (const char* ns : {"x", "y", "z"}) {
+    auto r = Api("POST", "/api/v1/namespaces", json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}}.dump());
+    ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+    ServingPod("a", "n1", ns);
+    ServingPod("b", "n2", ns);
+  }
+  for (const char* ns : {"x", "y", "z"}) {
+    for (const char* name : {"a", "b"}) {
+      json pod = RunningPod(name, ns);
+      ASSERT_EQ(pod.value("status", json::object()).value("phase", ""), "Running")
+          << ns << "/" << name << ": " << pod.dump() << "\n"
+          << testing::ReadFile((dir_ / "n1.out").string());
+      pods.emplace_back(std::string(ns) + "/" + name, pod);
+    }
+  }
+  std::set<std::string> everyone;
+  for (const auto& [from, a] : pods) {
+    for (const auto& [to, b] : pods) {
+      if (from != to) everyone.insert(from + "->" + to);
+    }
+  }
+  // Until the matrix is `want` (the rules follow changes within the agents'
+  // next pass): how long it took, or -1.
+  const auto until = [&](const std::set<std::string>& want, int seconds) -> int64_t {
+    const auto start = std::chrono::steady_clock::now();
+    std::set<std::string> got;
+    while (std::chrono::steady_clock::now() - start < std::chrono::seconds(seconds)) {
+      got = Reachable(pods);
+      if (got == want) {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+      }
+    }
+    ADD_FAILURE() << "reachable: " << Describe(got) << "\nwanted:    " << Describe(want);
+    return -1;
+  };
+  ASSERT_GE(until(everyone, 10), 0) << "no policy: every pod reaches every other";
+
+  // The seed's policy, as written, in x: only x's own pods reach x's.
+  const std::string policy = R"({"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy",
+      "metadata":{"name":"deny-other-namespaces","namespace":"x"},
+      "spec":{"podSelector":{},"policyTypes":["Ingress"],"ingress":[{"from":[{"podSelector":{}}]}]}})";
+  auto r = Api("POST", "/apis/networking.k8s.io/v1/namespaces/x/networkpolicies", policy);
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+  const auto applied_at = std::chrono::steady_clock::now();
+  std::set<std::string> isolated;
+  for (const std::string& pair : everyone) {
+    const std::string from = pair.substr(0, pair.find("->")), to = pair.substr(pair.find("->") + 2);
+    if (!to.starts_with("x/") || from.starts_with("x/")) isolated.insert(pair);
+  }
+  const int64_t enforced_ms = until(isolated, 10);
+  ASSERT_GE(enforced_ms, 0);
+  // Measured with whole probe rounds (a dropped probe waits 0.3 s): an upper bound.
+  std::printf("netpol: created -> enforced on both nodes within %lld ms\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::steady_clock::now() - applied_at)
+                                         .count()));
+  // Deleting the policy opens x again.
+  r = Api("DELETE", "/apis/networking.k8s.io/v1/namespaces/x/networkpolicies/deny-other-namespaces");
+  ASSERT_TRUE(r && r->status / 100 == 2);
+  EXPECT_GE(until(everyone, 10), 0);
 }
 
 TEST_F(PodNetworkE2ETest, AGangsMasterAddrIsItsRankZerosPodIp) {
