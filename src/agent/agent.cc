@@ -36,6 +36,7 @@
 #include "agent/pod_network.h"
 #include "agent/process_runner.h"
 #include "agent/run_tool.h"
+#include "agent/service_env.h"
 #include "auth/service_account_tokens.h"
 #include "net/cluster_view.h"
 #include "net/nftables.h"
@@ -264,11 +265,13 @@ struct Agent::Impl {
   std::unique_ptr<Informer> pods_informer;
   std::unique_ptr<Informer> namespaces_informer;
   std::unique_ptr<Informer> policies_informer;
+  std::unique_ptr<Informer> services_informer;
+  std::unique_ptr<Informer> slices_informer;
   uint64_t routes_version = 0;
   // The node's nftables rules (NetworkPolicy), from the informers and this
   // node's pods: made again when either changed, applied when the text did.
   uint64_t local_net_version = 0;  // pods attached or detached
-  std::array<uint64_t, 4> rules_inputs{};
+  std::array<uint64_t, 6> rules_inputs{};
   std::string applied_rules;
   std::string rules_error;          // why the rules could not be programmed ("" when they were)
   std::string published_rules_error = "-";
@@ -791,8 +794,9 @@ std::string Agent::Impl::PodFacingServer() {
 
 void Agent::Impl::SyncRules(ApiClient& client) {
   if (!network || !pods_informer) return;
-  const std::array<uint64_t, 4> inputs{pods_informer->version(), namespaces_informer->version(),
-                                       policies_informer->version(), local_net_version};
+  const std::array<uint64_t, 6> inputs{pods_informer->version(),     namespaces_informer->version(),
+                                       policies_informer->version(), services_informer->version(),
+                                       slices_informer->version(),   local_net_version};
   if (inputs == rules_inputs && published_rules_error == rules_error) return;
   rules_inputs = inputs;
   auto cluster = ParseIpv4Cidr(options.cluster_cidr);
@@ -835,6 +839,22 @@ void Agent::Impl::SyncRules(ApiClient& client) {
         if (info && !local_ips.contains(info->ip)) view.pods.push_back(std::move(*info));
       }
     });
+    // Services and their EndpointSlices (kubernetes.io/service-name), by namespace/name.
+    std::map<std::string, std::vector<json>> slices;
+    slices_informer->Read([&](const std::map<std::string, json>& objects) {
+      for (const auto& [key, slice] : objects) {
+        const json meta = slice.value("metadata", json::object());
+        const std::string service = meta.value("labels", json::object()).value("kubernetes.io/service-name", "");
+        if (!service.empty()) slices[meta.value("namespace", "") + "/" + service].push_back(slice);
+      }
+    });
+    services_informer->Read([&](const std::map<std::string, json>& objects) {
+      for (const auto& [key, service] : objects) {
+        const auto it = slices.find(key);
+        const std::span<const json> of = it == slices.end() ? std::span<const json>() : std::span<const json>(it->second);
+        if (auto info = net::ServiceInfoFromJson(service, of)) view.services.push_back(std::move(*info));
+      }
+    });
     auto rendered = net::RenderNodeRuleset(view, node);
     if (rendered) {
       script = std::move(*rendered);
@@ -842,7 +862,11 @@ void Agent::Impl::SyncRules(ApiClient& client) {
       made = rendered.error();
     }
   }
-  if (made.ok() && script != applied_rules) made = net::ApplyRuleset(script);
+  if (made.ok() && script != applied_rules) {
+    made = net::ApplyRuleset(script);
+    spdlog::debug("agent {}: network rules applied ({} bytes; {} pods, {} policies, {} services)", options.node_name,
+                  script.size(), view.pods.size(), view.policies.size(), view.services.size());
+  }
   if (made.ok()) {
     applied_rules = std::move(script);
     rules_error.clear();
@@ -1044,7 +1068,17 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
     run.restart_at = SystemNow() + Duration::Seconds(5);
     return std::nullopt;
   }
-  const json& effective = *resolved;
+  // The Services' variables ({NAME}_SERVICE_HOST, ...), as the kubelet gives them.
+  std::vector<json> services;
+  if (services_informer) {
+    const bool links = pod["spec"].value("enableServiceLinks", true);
+    services_informer->Read([&](const std::map<std::string, json>& objects) {
+      for (const auto& [key, service] : objects) {
+        if ((links && key.starts_with(ns + "/")) || key == "default/kubernetes") services.push_back(service);
+      }
+    });
+  }
+  const json effective = WithServiceLinks(*resolved, services);
   if (image) {
     auto container = PodContainerSpec(effective, ctx);
     auto process = container ? ContainerProcess(run, *image, *container, ctx.checkpoint_dir, ctx.token_file)
@@ -1748,6 +1782,8 @@ void Agent::Stop() {
   impl_->pods_informer.reset();
   impl_->namespaces_informer.reset();
   impl_->policies_informer.reset();
+  impl_->services_informer.reset();
+  impl_->slices_informer.reset();
 }
 
 const std::string& Agent::inventory_summary() const { return impl_->summary; }
@@ -1816,6 +1852,10 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
         std::make_unique<Informer>(p->options.server, p->options.token, p->options.tls, "/api/v1/namespaces", wake);
     p->policies_informer = std::make_unique<Informer>(p->options.server, p->options.token, p->options.tls,
                                                       "/apis/networking.k8s.io/v1/networkpolicies", wake);
+    p->services_informer =
+        std::make_unique<Informer>(p->options.server, p->options.token, p->options.tls, "/api/v1/services", wake);
+    p->slices_informer = std::make_unique<Informer>(p->options.server, p->options.token, p->options.tls,
+                                                    "/apis/discovery.k8s.io/v1/endpointslices", wake);
   }
   p->watcher = std::thread([p] { p->WatchPods(); });
   p->heartbeat = std::thread([p] { p->Heartbeat(); });

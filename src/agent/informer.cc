@@ -54,12 +54,16 @@ void Informer::Run() {
     std::unique_lock lock(sleep_mu_);
     sleep_cv_.wait_for(lock, std::chrono::milliseconds(ms), [&] { return stop_.load(); });
   };
+  int last_warned = 0;
   while (!stop_) {
     auto listed = client_->Request("GET", path_);
     if (!listed || listed->status != 200) {
-      if (listed && listed->status / 100 == 4) {
-        spdlog::warn("informer {}: HTTP {}: {}", path_, listed->status, listed->body.substr(0, 300));
+      // Said once for each new answer (a kind this server does not serve yet: 404 until it does).
+      const int status = listed ? listed->status : 0;
+      if (status / 100 == 4 && status != last_warned) {
+        spdlog::warn("informer {}: HTTP {}: {}", path_, status, listed->body.substr(0, 300));
       }
+      last_warned = status;
       pause(1000);
       continue;
     }

@@ -44,22 +44,33 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 using testing::ScopedNetns;
 
-// A TCP connection from inside `netns` to ip:port; what the peer said first
-// ("" when it could not connect within 0.3 s).
-std::string TcpSays(const std::string& netns, const std::string& ip, int port) {
+// A TCP connection from inside `netns` to ip:port, given up after 0.3 s (a
+// dropped SYN). With `get`, an HTTP GET of / and the last line of the answer
+// ("" when none came within a second); without, "connected".
+std::string TcpSays(const std::string& netns, const std::string& ip, int port, bool get = true) {
   if (!fs::exists(netns)) return "";
   return ScopedNetns::RunInPath(netns, [&] {
     std::string said;
     const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    timeval tv{.tv_sec = 0, .tv_usec = 300'000};  // a dropped SYN: given up after 0.3 s
-    ::setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    ::setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    timeval connect_timeout{.tv_sec = 0, .tv_usec = 300'000};
+    timeval read_timeout{.tv_sec = 1, .tv_usec = 0};
+    ::setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &connect_timeout, sizeof(connect_timeout));
+    ::setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &read_timeout, sizeof(read_timeout));
     sockaddr_in a{.sin_family = AF_INET, .sin_port = htons(static_cast<uint16_t>(port)), .sin_addr = {}, .sin_zero = {}};
     ::inet_pton(AF_INET, ip.c_str(), &a.sin_addr);
     if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
-      char buf[128];
-      const ssize_t n = ::recv(s, buf, sizeof(buf), 0);
-      if (n > 0) said.assign(buf, static_cast<size_t>(n));
+      if (!get) {
+        said = "connected";
+      } else {
+        const std::string request = "GET / HTTP/1.0\r\n\r\n";
+        if (::send(s, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+          std::string answer;
+          char buf[512];
+          for (ssize_t n; (n = ::recv(s, buf, sizeof(buf), 0)) > 0;) answer.append(buf, static_cast<size_t>(n));
+          while (!answer.empty() && (answer.back() == '\n' || answer.back() == '\r')) answer.pop_back();
+          said = answer.substr(answer.find_last_of('\n') + 1);
+        }
+      }
     }
     ::close(s);
     return said;
@@ -129,7 +140,7 @@ class PodNetworkE2ETest : public ::testing::Test {
     auto r = Api("GET", path);
     return r && r->status == 200 ? json::parse(r->body) : json();
   }
-  // A pod bound to `node` whose shell command serves "NAME" on port 8080 to whoever connects.
+  // A pod bound to `node` that serves "NAME" over HTTP on port 8080 (busybox's httpd).
   void ServingPod(const std::string& name, const std::string& node, const std::string& ns = "default") {
     json pod{{"apiVersion", "v1"},
              {"kind", "Pod"},
@@ -141,7 +152,8 @@ class PodNetworkE2ETest : public ::testing::Test {
                {"containers",
                 json::array({{{"name", "main"},
                               {"command",
-                               {"sh", "-c", "exec busybox nc -ll -p 8080 -e /bin/echo " + name}},
+                               {"sh", "-c",
+                                "mkdir -p www && echo " + name + " > www/index.html && exec busybox httpd -f -p 8080 -h www"}},
                               {"ports", {{{"name", "http"}, {"containerPort", 8080}}}}}})}}}};
     auto r = Api("POST", "/api/v1/namespaces/" + ns + "/pods", pod.dump());
     ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
@@ -161,7 +173,7 @@ class PodNetworkE2ETest : public ::testing::Test {
   std::string NetnsOf(const json& pod) { return "/run/netns/tsr-" + pod["metadata"].value("uid", ""); }
   std::string Said(const std::string& netns, const std::string& ip) {
     std::string said;
-    // The listener's loop is restarted after each connection: a few tries.
+    // A few tries: the pod may have only just started its server.
     for (int i = 0; i < 20 && said.empty(); ++i) {
       said = TcpSays(netns, ip, 8080);
       if (said.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -220,22 +232,24 @@ TEST_F(PodNetworkE2ETest, PodsGetAnIpOfTheirNodesRangeAndReachEachOtherAcrossNod
   EXPECT_TRUE(WaitUntil([&] { return !fs::exists(NetnsOf(b)); }, 15)) << NetnsOf(b);
 }
 
-// Probes every ordered pair of `pods` (TCP 8080) at once: "from->to" for each
-// pair that connects.
+// Probes every ordered pair of `pods` (TCP 8080): "from->to" for each pair
+// that connects. The destinations are probed at once, each by one source
+// after another.
 std::set<std::string> Reachable(const std::vector<std::pair<std::string, json>>& pods) {
   std::set<std::string> out;
   std::mutex mu;
   std::vector<std::thread> probes;
-  for (const auto& [from, a] : pods) {
-    for (const auto& [to, b] : pods) {
-      if (from == to) continue;
-      probes.emplace_back([&, from = from, to = to, a = &a, b = &b] {
+  for (const auto& [to, b] : pods) {
+    probes.emplace_back([&, to = to, b = &b] {
+      for (const auto& [from, a] : pods) {
+        if (from == to) continue;
         const std::string said =
-            TcpSays("/run/netns/tsr-" + (*a)["metadata"].value("uid", ""), (*b)["status"].value("podIP", ""), 8080);
+            TcpSays("/run/netns/tsr-" + a["metadata"].value("uid", ""), (*b)["status"].value("podIP", ""), 8080,
+                    /*read=*/false);
         std::lock_guard lock(mu);
         if (!said.empty()) out.insert(from + "->" + to);
-      });
-    }
+      }
+    });
   }
   for (auto& t : probes) t.join();
   return out;
@@ -281,6 +295,12 @@ TEST_F(PodNetworkE2ETest, TheSeedsDenyOtherNamespacesPolicyIsEnforcedAcrossNodes
     std::set<std::string> got;
     while (std::chrono::steady_clock::now() - start < std::chrono::seconds(seconds)) {
       got = Reachable(pods);
+      if (std::getenv("PODNET_DEBUG")) {
+        std::set<std::string> extra, missing;
+        for (const auto& g : got) if (!want.contains(g)) extra.insert(g);
+        for (const auto& w : want) if (!got.contains(w)) missing.insert(w);
+        std::fprintf(stderr, "round: extra %s | missing %s\n", Describe(extra).c_str(), Describe(missing).c_str());
+      }
       if (got == want) {
         return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
       }
