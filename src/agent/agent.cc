@@ -926,7 +926,6 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
   // Whom it runs as decides who owns its directories: from its namespace's uid block.
   const bool root = ::geteuid() == 0;
   PodLaunchContext ctx{.node_name = options.node_name, .default_user = pod_user, .switch_user = root};
-  ctx.server = Bridged(pod) && !pod_server.empty() ? pod_server : options.server;
   if (root) {
     auto range = NamespaceUidRange(client, ns);
     if (!range) {
@@ -1004,6 +1003,8 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
     ctx.token_file = TokenPath(pod);
   }
 
+  // The server as the pod reaches it: from its own network, a loopback server at its gateway.
+  ctx.server = run.net && !pod_server.empty() ? pod_server : options.server;
   const LogFileSet log_files = PodLogs(pod);
   if (!run.logs) {
     // The FIFO outlives an agent restart; a new agent reopens it by path.
