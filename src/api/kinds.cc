@@ -38,6 +38,9 @@ const std::vector<KindInfo>& Registry() {
            NameRule::kDns1123Subdomain, "/ServiceAccount"),
       Make("", "v1", "Secret", "v1", "secrets", "secret", {}, kNamespaced, NameRule::kDns1123Subdomain,
            "/Secret"),
+      // A Service's name becomes {NAME}_SERVICE_HOST in its pods' variables: a DNS-1035 label.
+      Make("", "v1", "Service", "v1", "services", "service", {"svc"}, kNamespaced, NameRule::kDns1035Label,
+           "/Service"),
       // batch/v1 (before Volcano: "jobs" means batch/v1 Job, as in kubectl)
       Make("batch", "v1", "Job", "batch/v1", "jobs", "job", {}, kNamespaced,
            NameRule::kDns1123Subdomain, "batch/Job"),
@@ -72,6 +75,9 @@ const std::vector<KindInfo>& Registry() {
       Make("networking.k8s.io", "v1", "NetworkPolicy", "networking.k8s.io/v1", "networkpolicies",
            "networkpolicy", {"netpol"}, kNamespaced, NameRule::kDns1123Subdomain,
            "networking.k8s.io/NetworkPolicy"),
+      // discovery.k8s.io/v1: the endpoints of Services, written by the server's controller
+      Make("discovery.k8s.io", "v1", "EndpointSlice", "discovery.k8s.io/v1", "endpointslices", "endpointslice", {},
+           kNamespaced, NameRule::kDns1123Subdomain, "discovery.k8s.io/EndpointSlice"),
       // coordination.k8s.io/v1: node heartbeats, as kubelets renew theirs
       Make("coordination.k8s.io", "v1", "Lease", "coordination.k8s.io/v1", "leases", "lease", {},
            kNamespaced, NameRule::kDns1123Subdomain, "coordination.k8s.io/Lease"),

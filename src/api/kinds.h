@@ -30,6 +30,7 @@ namespace tessera {
 enum class NameRule {
   kDns1123Subdomain,  // lower-case alphanumerics, '-', '.'; at most 253 characters
   kDns1123Label,      // lower-case alphanumerics and '-'; at most 63 characters
+  kDns1035Label,      // a DNS-1123 label that starts with a letter (Services)
   kPathSegment,       // anything but "/", "%", "." and ".." (RBAC: "system:admin")
 };
 

@@ -135,6 +135,10 @@ constexpr std::string_view kSubdomainMessage =
     "'.', and must start and end with an alphanumeric character (e.g. 'example.com'), at most 253 "
     "characters";
 
+constexpr std::string_view kDns1035Message =
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
+    "character, and end with an alphanumeric character (e.g. 'my-name', or 'abc-123'), at most 63 characters";
+
 // [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])? of at most 63 characters.
 bool IsQualifiedNamePart(std::string_view s) {
   if (s.empty() || s.size() > 63) return false;
@@ -1206,6 +1210,203 @@ SchemaRef NetworkPolicySchema() {
 }
 
 // ---------------------------------------------------------------------------
+// v1 Service (ClusterIP only) and discovery.k8s.io/v1 EndpointSlice, with
+// kube-apiserver's words for what it refuses (ValidateService).
+
+// Kubernetes' IsValidPortName (IANA_SVC_NAME): each rule broken is one error.
+void CheckPortName(const json& value, const std::string& path, Errors& errors) {
+  const std::string& name = value.get_ref<const std::string&>();
+  const std::string shown = Dump(value);
+  if (name.size() > 15) errors.Add(path, fmt::format("Invalid value: {}: must be no more than 15 characters", shown));
+  if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos) {
+    errors.Add(path, fmt::format("Invalid value: {}: must contain only alpha-numeric characters (a-z, 0-9), and "
+                                 "hyphens (-)",
+                                 shown));
+  }
+  if (name.find_first_of("abcdefghijklmnopqrstuvwxyz") == std::string::npos) {
+    errors.Add(path, fmt::format("Invalid value: {}: must contain at least one letter (a-z)", shown));
+  }
+  if (name.find("--") != std::string::npos) {
+    errors.Add(path, fmt::format("Invalid value: {}: must not contain consecutive hyphens", shown));
+  }
+  if (!name.empty() && (name.front() == '-' || name.back() == '-')) {
+    errors.Add(path, fmt::format("Invalid value: {}: must not begin or end with a hyphen", shown));
+  }
+}
+
+void CheckPortNumber(const json& value, const std::string& path, Errors& errors) {
+  const int64_t n = value.get<int64_t>();
+  if (n < 1 || n > 65535) errors.Add(path, fmt::format("Invalid value: {}: must be between 1 and 65535, inclusive", n));
+}
+
+// A string field that takes one of `supported` ("" is the default, taken too);
+// `why` is added after Kubernetes' list.
+void CheckSupported(const json& spec, const char* field, const std::string& path,
+                    std::initializer_list<std::string_view> supported, std::string_view why, Errors& errors) {
+  const json* v = Get(spec, field);
+  if (!v) return;
+  const std::string& text = v->get_ref<const std::string&>();
+  if (text.empty() || std::find(supported.begin(), supported.end(), text) != supported.end()) return;
+  std::string list;
+  for (std::string_view s : supported) list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", s);
+  errors.Add(FieldPath(path, field), fmt::format("Unsupported value: {}: supported values: {}{}", Dump(*v), list,
+                                                 why.empty() ? "" : fmt::format(" ({})", why)));
+}
+
+// A cluster IP as written: "" (allocated at create), "None" (headless) or an
+// IPv4 address (the range and whether it is free are the server's to check).
+void CheckClusterIpText(const json& value, const std::string& path, Errors& errors) {
+  const std::string& ip = value.get_ref<const std::string&>();
+  if (ip.empty() || ip == "None" || ParseIpv4Address(ip)) return;
+  if (ip.find(':') != std::string::npos) {
+    errors.Add(path, fmt::format("Invalid value: {}: only IPv4 is supported (this cluster is IPv4 single-stack)",
+                                 Dump(value)));
+    return;
+  }
+  errors.Add(path, fmt::format("Invalid value: {}: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+                               Dump(value)));
+}
+
+void CheckServiceSpec(const json& spec, const std::string& path, Errors& errors) {
+  CheckSupported(spec, "type", path, {"ClusterIP"},
+                 "Tessera serves only ClusterIP Services; NodePort, LoadBalancer and ExternalName are not supported",
+                 errors);
+  CheckSupported(spec, "sessionAffinity", path, {"None"}, "ClientIP affinity is not supported", errors);
+  CheckSupported(spec, "internalTrafficPolicy", path, {"Cluster"},
+                 "Local is not supported: traffic goes to every ready endpoint", errors);
+  if (const json* policy = Get(spec, "ipFamilyPolicy"); policy && *policy == "RequireDualStack") {
+    errors.Add(FieldPath(path, "ipFamilyPolicy"),
+               "Invalid value: \"RequireDualStack\": this cluster is not configured for dual-stack services");
+  }
+  if (const json* families = Get(spec, "ipFamilies")) {
+    if (families->size() > 1) {
+      errors.Add(FieldPath(path, "ipFamilies"),
+                 fmt::format("Invalid value: {}: this cluster is not configured for dual-stack services", Dump(*families)));
+    }
+    for (size_t i = 0; i < families->size(); ++i) {
+      if ((*families)[i] != "IPv4") {
+        errors.Add(IndexPath(FieldPath(path, "ipFamilies"), i),
+                   fmt::format("Unsupported value: {}: supported values: \"IPv4\"", Dump((*families)[i])));
+      }
+    }
+  }
+
+  // clusterIP and clusterIPs: one IPv4 address (or "None"), the same in both.
+  const json* ip = Get(spec, "clusterIP");
+  const json* ips = Get(spec, "clusterIPs");
+  if (ip) CheckClusterIpText(*ip, FieldPath(path, "clusterIP"), errors);
+  if (ips) {
+    for (size_t i = 0; i < ips->size(); ++i) CheckClusterIpText((*ips)[i], IndexPath(FieldPath(path, "clusterIPs"), i), errors);
+    if (ips->size() > 1) {
+      errors.Add(FieldPath(path, "clusterIPs"),
+                 fmt::format("Invalid value: {}: may hold no more than one IP (this cluster is IPv4 single-stack)",
+                             Dump(*ips)));
+    }
+    if (ip && !ip->get_ref<const std::string&>().empty() && !ips->empty() && (*ips)[0] != *ip) {
+      errors.Add(IndexPath(FieldPath(path, "clusterIPs"), 0),
+                 fmt::format("Invalid value: {}: must match clusterIP {} when both are given", Dump((*ips)[0]), Dump(*ip)));
+    }
+  }
+  const bool headless = (ip && *ip == "None") || (ips && !ips->empty() && (*ips)[0] == "None");
+
+  // Ports: at least one (unless headless), named when more than one, unique.
+  const json* ports = Get(spec, "ports");
+  const std::string ports_path = FieldPath(path, "ports");
+  if (!ports || ports->empty()) {
+    if (!headless) errors.Add(ports_path, "Required value");
+    return;
+  }
+  std::set<std::string> names;
+  std::set<std::pair<int64_t, std::string>> numbers;
+  for (size_t i = 0; i < ports->size(); ++i) {
+    const json& p = (*ports)[i];
+    const std::string at = IndexPath(ports_path, i);
+    const std::string name = GetString(p, "name");
+    if (name.empty()) {
+      if (ports->size() > 1) errors.Add(FieldPath(at, "name"), "Required value");
+    } else {
+      if (!IsDns1123Label(name)) {
+        errors.Add(FieldPath(at, "name"), fmt::format("Invalid value: \"{}\": {}", name, kLabelMessage));
+      }
+      if (!names.insert(name).second) errors.Add(FieldPath(at, "name"), fmt::format("Duplicate value: \"{}\"", name));
+    }
+    std::string protocol = GetString(p, "protocol");
+    if (protocol.empty()) protocol = "TCP";
+    if (protocol != "TCP" && protocol != "UDP" && protocol != "SCTP") {
+      errors.Add(FieldPath(at, "protocol"),
+                 fmt::format("Unsupported value: \"{}\": supported values: \"SCTP\", \"TCP\", \"UDP\"", protocol));
+    }
+    const json* port = Get(p, "port");
+    if (!port) {
+      errors.Add(FieldPath(at, "port"), "Required value");
+    } else {
+      CheckPortNumber(*port, FieldPath(at, "port"), errors);
+      if (!numbers.emplace(port->get<int64_t>(), protocol).second) {
+        errors.Add(at, fmt::format("Duplicate value: \"{}/{}\": a port and protocol may be given once",
+                                   port->get<int64_t>(), protocol));
+      }
+    }
+    // targetPort: a number or a container port's name; 0 and "" mean the port.
+    if (const json* target = Get(p, "targetPort")) {
+      if (target->is_string() && !target->get_ref<const std::string&>().empty()) {
+        CheckPortName(*target, FieldPath(at, "targetPort"), errors);
+      } else if (!target->is_string() && target->get<int64_t>() != 0) {
+        CheckPortNumber(*target, FieldPath(at, "targetPort"), errors);
+      }
+    }
+    if (const json* node_port = Get(p, "nodePort"); node_port && node_port->get<int64_t>() != 0) {
+      errors.Add(FieldPath(at, "nodePort"), "Forbidden: may not be used when `type` is 'ClusterIP'");
+    }
+  }
+}
+
+SchemaRef ServiceSchema() {
+  SchemaRef port = Obj({
+      Opt("name", Str()),
+      Opt("protocol", Str()),
+      Opt("appProtocol", Str()),
+      Opt("port", Int(kInt32Min)),
+      Opt("targetPort", IntOrStr()),
+      Opt("nodePort", Int(kInt32Min)),
+  });
+  return Root({Opt("spec", Obj(
+                               {
+                                   Opt("type", Str()),
+                                   Opt("selector", LabelMap()),
+                                   Opt("ports", Arr(port)),
+                                   Opt("clusterIP", Str()),
+                                   Opt("clusterIPs", Arr(Str())),
+                                   Opt("sessionAffinity", Str()),
+                                   Opt("publishNotReadyAddresses", Bool()),
+                                   Opt("ipFamilies", Arr(Str())),
+                                   Opt("ipFamilyPolicy", Enum({"SingleStack", "PreferDualStack", "RequireDualStack"})),
+                                   Opt("internalTrafficPolicy", Str()),
+                               },
+                               {CheckServiceSpec}))});
+}
+
+SchemaRef EndpointSliceSchema() {
+  SchemaRef endpoint = Obj({
+      Req("addresses", Arr(Str(), /*non_empty=*/true)),
+      Opt("conditions", Obj({Opt("ready", Bool()), Opt("serving", Bool()), Opt("terminating", Bool())})),
+      Opt("hostname", Str(StringRule::kDns1123Label)),
+      Opt("targetRef", ObjectReference()),
+      Opt("nodeName", Str()),
+      Opt("zone", Str()),
+      Opt("hints", OpenObj()),
+      Opt("deprecatedTopology", MapOf(Str())),
+  });
+  SchemaRef port = Obj({
+      Opt("name", Str()),
+      Opt("protocol", Enum({"TCP", "UDP", "SCTP"})),
+      Opt("port", Int(0, 65535)),
+      Opt("appProtocol", Str()),
+  });
+  return Root({Req("addressType", Enum({"IPv4", "IPv6", "FQDN"})), Opt("endpoints", Arr(endpoint)),
+               Opt("ports", Arr(port))});
+}
+
+// ---------------------------------------------------------------------------
 // Kueue v1beta1.
 
 SchemaRef ResourceFlavorSchema() {
@@ -1486,6 +1687,8 @@ const std::map<std::string_view, SchemaRef>& Schemas() {
       {"/Event", EventSchema()},
       {"/ServiceAccount", ServiceAccountSchema()},
       {"/Secret", SecretSchema()},
+      {"/Service", ServiceSchema()},
+      {"discovery.k8s.io/EndpointSlice", EndpointSliceSchema()},
       {"authorization.k8s.io/SelfSubjectAccessReview", SelfSubjectAccessReviewSchema()},
       {"authorization.k8s.io/SelfSubjectRulesReview", SelfSubjectRulesReviewSchema()},
       {"authentication.k8s.io/SelfSubjectReview", SelfSubjectReviewSchema()},
@@ -1559,6 +1762,9 @@ Status ValidateName(NameRule rule, std::string_view name) {
     case NameRule::kDns1123Label:
       if (IsDns1123Label(name)) return Status::Ok();
       return Status::InvalidArgument(fmt::format("\"{}\": {}", name, kLabelMessage));
+    case NameRule::kDns1035Label:
+      if (IsDns1123Label(name) && name.front() >= 'a' && name.front() <= 'z') return Status::Ok();
+      return Status::InvalidArgument(fmt::format("\"{}\": {}", name, kDns1035Message));
     case NameRule::kDns1123Subdomain:
       if (IsDns1123Subdomain(name)) return Status::Ok();
       return Status::InvalidArgument(fmt::format("\"{}\": {}", name, kSubdomainMessage));
@@ -1695,6 +1901,25 @@ Status ValidateUpdate(const KindInfo& kind, const nlohmann::json& stored, const 
     if (!before.empty() && before != PodCidrsOf(next)) {
       return Status::InvalidArgument("spec.podCIDR: Forbidden: node updates may not change podCIDR except from \"\" to valid");
     }
+  }
+  if (kind.store_key == "/Service") {
+    // As kube-apiserver: the allocated address stays the Service's for its life
+    // (an update that leaves it out keeps it: KeepAllocatedServiceFields, api/service.h).
+    const nlohmann::json& before = Get(stored, "spec") ? *Get(stored, "spec") : nlohmann::json::object();
+    const nlohmann::json& after = Get(next, "spec") ? *Get(next, "spec") : nlohmann::json::object();
+    for (const char* field : {"clusterIP", "clusterIPs"}) {
+      const nlohmann::json was = before.value(field, nlohmann::json());
+      const nlohmann::json is = after.value(field, nlohmann::json());
+      if (was != is) {
+        return Status::InvalidArgument(
+            fmt::format("spec.{}: Invalid value: {}: field is immutable", field, is.is_null() ? "null" : Dump(is)));
+      }
+    }
+  }
+  if (kind.store_key == "discovery.k8s.io/EndpointSlice" &&
+      stored.value("addressType", nlohmann::json()) != next.value("addressType", nlohmann::json())) {
+    return Status::InvalidArgument(fmt::format("addressType: Invalid value: {}: field is immutable",
+                                               Dump(next.value("addressType", nlohmann::json()))));
   }
   if (kind.group == "rbac.authorization.k8s.io" && (kind.kind == "RoleBinding" || kind.kind == "ClusterRoleBinding")) {
     const nlohmann::json before = stored.value("roleRef", nlohmann::json::object());

@@ -81,8 +81,11 @@ std::vector<json> BootstrapRbacObjects() {
   out.push_back(ClusterRole(
       "system:aggregate-to-view",
       json::array({Rule("", {"pods", "pods/log", "pods/status", "serviceaccounts", "resourcequotas",
-                             "resourcequotas/status", "events", "namespaces", "namespaces/status"},
+                             "resourcequotas/status", "events", "namespaces", "namespaces/status", "services",
+                             "services/status"},
                         kRead),
+                   // Read by everyone of the team; written only by the server's controller.
+                   Rule("discovery.k8s.io", {"endpointslices"}, kRead),
                    Rule("batch", {"jobs", "jobs/status"}, kRead),
                    Rule("batch.volcano.sh", {"jobs", "jobs/status"}, kRead),
                    Rule("networking.k8s.io", {"networkpolicies"}, kRead),
@@ -93,7 +96,7 @@ std::vector<json> BootstrapRbacObjects() {
   out.push_back(ClusterRole(
       "system:aggregate-to-edit",
       // Secrets as Kubernetes' edit has them (and view does not: it cannot read them).
-      json::array({Rule("", {"pods", "serviceaccounts", "secrets"}, kWrite),
+      json::array({Rule("", {"pods", "serviceaccounts", "secrets", "services"}, kWrite),
                    Rule("", {"secrets"}, kRead),
                    Rule("", {"serviceaccounts/token"}, {"create"}),
                    Rule("batch", {"jobs"}, kWrite), Rule("batch.volcano.sh", {"jobs"}, kWrite),

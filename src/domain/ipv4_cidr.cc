@@ -41,6 +41,8 @@ std::string FormatIpv4(uint32_t a) {
   return fmt::format("{}.{}.{}.{}", a >> 24, (a >> 16) & 0xFF, (a >> 8) & 0xFF, a & 0xFF);
 }
 
+std::optional<uint32_t> ParseIpv4Address(std::string_view text) { return ParseAddress(text); }
+
 std::string Ipv4Cidr::ToString() const { return fmt::format("{}/{}", FormatIpv4(network), prefix); }
 
 Result<Ipv4Cidr> ParseIpv4Cidr(std::string_view text) {

@@ -43,6 +43,10 @@ struct Ipv4Cidr {
 // "A.B.C.D" in dotted decimal, host order.
 std::string FormatIpv4(uint32_t address);
 
+// "A.B.C.D" (four decimal octets 0..255, no leading zeros) in host order;
+// nullopt for anything else (IPv6, a CIDR, "").
+std::optional<uint32_t> ParseIpv4Address(std::string_view text);
+
 // "A.B.C.D/P": four decimal octets 0..255 (no leading zeros, which some tools
 // read as octal) and a prefix 0..32. InvalidArgument that quotes the text and
 // says what to fix; with host bits set ("10.244.1.5/16") it names the

@@ -33,7 +33,10 @@ NodeDecision AuthorizeNode(std::string_view node, const RequestInfo& r, const No
     }
     return NodeDecision::kNoOpinion;
   }
-  if (kind == "/Namespace" || kind == "networking.k8s.io/NetworkPolicy") {
+  // The pod network's rules: namespaces' labels, policies, and Services with
+  // their endpoints (what kube-proxy reads).
+  if (kind == "/Namespace" || kind == "networking.k8s.io/NetworkPolicy" || kind == "/Service" ||
+      kind == "discovery.k8s.io/EndpointSlice") {
     return OneOf(r.verb, {"get", "list", "watch"}) && r.subresource.empty() ? NodeDecision::kAllow
                                                                              : NodeDecision::kNoOpinion;
   }

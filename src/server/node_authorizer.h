@@ -7,7 +7,8 @@
 //   - list and watch its pods with fieldSelector spec.nodeName=NAME, and every
 //     pod as its network view only (PodNetworkView below); get, delete,
 //     update and patch (the status of) only the pods bound to it;
-//   - list and watch Namespaces and NetworkPolicies (the pod network's rules);
+//   - get, list and watch Namespaces, NetworkPolicies, Services and
+//     EndpointSlices (the pod network's rules, as kube-proxy reads them);
 //   - request a ServiceAccount token only for a pod bound to it, bound to that
 //     pod and for the pod's own ServiceAccount;
 //   - get a Secret only when a pod bound to it names it (imagePullSecrets,

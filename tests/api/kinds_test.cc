@@ -123,9 +123,9 @@ TEST(KindsTest, RegistryHoldsEveryKindWithUniqueStoreKeys) {
                                               : std::string(k.group) + "/" + std::string(k.version);
     EXPECT_EQ(k.api_version, expected_av);
   }
-  // 6 core (with ServiceAccount) + PriorityClass + Lease + 4 RBAC + 3 reviews + NetworkPolicy + 4 Kueue + 2 Jobs
-  // + tessera.dev's UsageRecord, ApprovalPolicy, ApprovalRequest and Budget
-  EXPECT_EQ(keys.size(), 27u);
+  // 8 core (with ServiceAccount, Secret, Service) + PriorityClass + Lease + 4 RBAC + 3 reviews + NetworkPolicy
+  // + EndpointSlice + 4 Kueue + 2 Jobs + tessera.dev's UsageRecord, ApprovalPolicy, ApprovalRequest and Budget
+  EXPECT_EQ(keys.size(), 29u);
 }
 
 // Cluster-scoped kinds are those Kubernetes, Kueue and Volcano define so.
@@ -138,7 +138,8 @@ TEST(KindsTest, ScopeOfEachKind) {
   }
   for (std::string_view ns : {"/Pod", "/Event", "/ResourceQuota", "batch/Job", "batch.volcano.sh/Job",
                               "kueue.x-k8s.io/LocalQueue", "kueue.x-k8s.io/Workload",
-                              "rbac.authorization.k8s.io/Role", "networking.k8s.io/NetworkPolicy"}) {
+                              "rbac.authorization.k8s.io/Role", "networking.k8s.io/NetworkPolicy", "/Service",
+                              "discovery.k8s.io/EndpointSlice"}) {
     EXPECT_TRUE(FindKindByStoreKey(ns)->namespaced) << ns;
   }
 }

@@ -226,6 +226,39 @@ TEST(ColumnsTest, NodeAndPodRows) {
             (std::vector<std::string>{"ns", "p", "0/1", "Running", "0", "<unknown>", "n1", "0.25", "<none>"}));
 }
 
+// Services as kubectl prints them: TYPE, CLUSTER-IP, EXTERNAL-IP <none>, PORT(S)
+// "port/protocol" joined by commas; -o wide adds SELECTOR.
+TEST(ColumnsTest, ServiceRows) {
+  const KindInfo* svc = FindKindByCliName("svc");
+  ASSERT_NE(svc, nullptr);
+  json web = json::parse(R"({"metadata": {"name": "web"}, "spec": {"type": "ClusterIP", "clusterIP": "10.96.1.1",
+      "selector": {"app": "web"}, "ports": [{"port": 80, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}]}})");
+  EXPECT_EQ(TableHeaders(*svc, {}),
+            (std::vector<std::string>{"NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"}));
+  EXPECT_EQ(TableRow(*svc, web, {}),
+            (std::vector<std::string>{"web", "ClusterIP", "10.96.1.1", "<none>", "80/TCP,53/UDP", "<unknown>"}));
+  EXPECT_EQ(TableRow(*svc, web, {.wide = true}).back(), "app=web");
+  json headless = json::parse(R"({"metadata": {"name": "peers"}, "spec": {"clusterIP": "None"}})");
+  EXPECT_EQ(TableRow(*svc, headless, {.wide = true}),
+            (std::vector<std::string>{"peers", "ClusterIP", "None", "<none>", "<none>", "<unknown>", "<none>"}));
+}
+
+// EndpointSlices as kubectl prints them: the first three ports and addresses, then "+ N more...".
+TEST(ColumnsTest, EndpointSliceRows) {
+  const KindInfo* slices = FindKindByCliName("endpointslices");
+  ASSERT_NE(slices, nullptr);
+  json slice = json::parse(R"({"metadata": {"name": "web-bcdfg"}, "addressType": "IPv4",
+      "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
+      "endpoints": [{"addresses": ["10.244.0.5"]}, {"addresses": ["10.244.0.6"]}, {"addresses": ["10.244.1.2"]},
+                    {"addresses": ["10.244.1.3"]}]})");
+  EXPECT_EQ(TableHeaders(*slices, {}), (std::vector<std::string>{"NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"}));
+  EXPECT_EQ(TableRow(*slices, slice, {}),
+            (std::vector<std::string>{"web-bcdfg", "IPv4", "8080", "10.244.0.5,10.244.0.6,10.244.1.2 + 1 more...",
+                                      "<unknown>"}));
+  json empty = json::parse(R"({"metadata": {"name": "e"}, "addressType": "IPv4"})");
+  EXPECT_EQ(TableRow(*slices, empty, {}), (std::vector<std::string>{"e", "IPv4", "<unset>", "<unset>", "<unknown>"}));
+}
+
 }  // namespace
 }  // namespace tessera
 

@@ -115,14 +115,15 @@ constexpr std::string_view kOtherNode = "n2";  // somebody else's
 // key. Written from the default roles' intent, independently of the server:
 //   view   reads what a team runs and is charged (pods and their logs, jobs,
 //          workloads, queues, quotas, budgets, approvals, service accounts,
-//          network policies, events, its own Namespace), never RBAC objects,
-//          leases or anything cluster-scoped;
-//   edit   also writes pods, service accounts (and asks their tokens), Jobs,
-//          Volcano Jobs, Workloads and NetworkPolicies, but no status, no
-//          queues, quotas, budgets or approvals;
+//          network policies, Services and EndpointSlices, events, its own
+//          Namespace), never RBAC objects, leases or anything cluster-scoped;
+//   edit   also writes pods, service accounts (and asks their tokens), Secrets,
+//          Services, Jobs, Volcano Jobs, Workloads and NetworkPolicies, but no
+//          status, no EndpointSlices, queues, quotas, budgets or approvals;
 //   admin  also Roles and RoleBindings, and approves (approvalrequests/approval);
 // all three in team-a only, where the RoleBinding is. The agent (Kubernetes'
-// Node authorizer): reads any Node and Namespace, writes events anywhere, and
+// Node authorizer): reads any Node, Namespace, NetworkPolicy, Service and
+// EndpointSlice, writes events anywhere, and
 // acts on its own things only: its Node (and status), its Lease, the pods bound
 // to it (and their status), tokens bound to such a pod; nothing else.
 
@@ -179,6 +180,15 @@ const std::vector<KindExpectation>& ExpectationTable() {
        .fields = "{}"},
       // A viewer does not read Secrets, as in Kubernetes; an agent reads only those its pods name.
       {.store_key = "/Secret", .object = {.edit = kEvery}, .fields = R"({"type":"Opaque","data":{"k":"dg=="}})"},
+      // Services as Kubernetes' roles have them; an agent reads them and their
+      // EndpointSlices (kube-proxy's needs), which only the server's controller writes.
+      {.store_key = "/Service",
+       .object = {.view = kRead, .edit = kWrite, .agent_any = kRead},
+       .subresources = {{"status", {.view = kGet}}},
+       .fields = R"({"spec":{"ports":[{"port":80}]}})"},
+      {.store_key = "discovery.k8s.io/EndpointSlice",
+       .object = {.view = kRead, .agent_any = kRead},
+       .fields = R"({"addressType":"IPv4","endpoints":[],"ports":[]})"},
       {.store_key = "batch/Job",
        .object = {.view = kRead, .edit = kWrite},
        .subresources = {{"status", {.view = kGet}}},

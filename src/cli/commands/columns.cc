@@ -207,6 +207,54 @@ std::string EventObject(const json& o, const ColumnOptions&) {
   return fmt::format("{}/{}", kind, TextAt(o, "involvedObject.name"));
 }
 
+// --- services and endpoint slices, as kubectl prints them
+
+// "80/TCP,443/TCP"; "<none>" without ports.
+std::string ServicePorts(const json& o, const ColumnOptions&) {
+  const json* ports = Find(o, "spec.ports");
+  if (!ports || !ports->is_array() || ports->empty()) return "<none>";
+  std::string out;
+  for (const json& p : *ports) {
+    if (!out.empty()) out += ",";
+    const std::string node_port = TextAt(p, "nodePort");
+    out += TextAt(p, "port") + (node_port.empty() || node_port == "0" ? "" : ":" + node_port) + "/" +
+           TextAt(p, "protocol", "TCP");
+  }
+  return out;
+}
+
+// The first three of `items`, then " + N more...", as kubectl lists them; "<unset>" when none.
+std::string FirstThree(const std::vector<std::string>& items) {
+  if (items.empty()) return "<unset>";
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < 3; ++i) out += (i == 0 ? "" : ",") + items[i];
+  if (items.size() > 3) out += fmt::format(" + {} more...", items.size() - 3);
+  return out;
+}
+
+std::string SlicePorts(const json& o, const ColumnOptions&) {
+  std::vector<std::string> ports;
+  if (const json* list = Find(o, "ports"); list && list->is_array()) {
+    for (const json& p : *list) {
+      const json* port = Child(&p, "port");
+      ports.push_back(port ? Text(port) : TextAt(p, "name", "*"));
+    }
+  }
+  return FirstThree(ports);
+}
+
+std::string SliceEndpoints(const json& o, const ColumnOptions&) {
+  std::vector<std::string> addresses;
+  if (const json* list = Find(o, "endpoints"); list && list->is_array()) {
+    for (const json& e : *list) {
+      const json* a = Child(&e, "addresses");
+      if (!a || !a->is_array()) continue;
+      for (const json& address : *a) addresses.push_back(Text(&address));
+    }
+  }
+  return FirstThree(addresses);
+}
+
 const std::vector<Column>& ColumnsFor(const KindInfo& kind) {
   static const std::map<std::string_view, std::vector<Column>> table = {
       {"/Namespace", {NameColumn(), Field("STATUS", "status.phase", "Active"), AgeColumn()}},
@@ -298,6 +346,22 @@ const std::vector<Column>& ColumnsFor(const KindInfo& kind) {
        {{"LAST SEEN", EventLastSeen}, Field("TYPE", "type"), Field("REASON", "reason"), {"OBJECT", EventObject},
         Field("MESSAGE", "message")}},
       {"/ServiceAccount", {NameColumn(), AgeColumn()}},
+      {"/Service",
+       {NameColumn(), Field("TYPE", "spec.type", "ClusterIP"), Field("CLUSTER-IP", "spec.clusterIP", "<none>"),
+        {"EXTERNAL-IP",
+         [](const json& o, const ColumnOptions&) {
+           const json* ips = Find(o, "spec.externalIPs");
+           if (!ips || !ips->is_array() || ips->empty()) return std::string("<none>");
+           std::string out;
+           for (const json& ip : *ips) out += (out.empty() ? "" : ",") + Text(&ip);
+           return out;
+         }},
+        {"PORT(S)", ServicePorts},
+        AgeColumn(),
+        {"SELECTOR", [](const json& o, const ColumnOptions&) { return JoinMap(Find(o, "spec.selector")); }, true}}},
+      {"discovery.k8s.io/EndpointSlice",
+       {NameColumn(), Field("ADDRESSTYPE", "addressType"), {"PORTS", SlicePorts}, {"ENDPOINTS", SliceEndpoints},
+        AgeColumn()}},
       {"/Secret",
        {NameColumn(), Field("TYPE", "type", "Opaque"),
         {"DATA", [](const json& o, const ColumnOptions&) {

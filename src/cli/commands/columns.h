@@ -15,6 +15,8 @@
 //   pods             NAME READY STATUS RESTARTS AGE NODE        (wide: GPUS, GPU DEVICES)
 //   resourcequotas   NAME AGE REQUEST LIMIT
 //   events           LAST SEEN TYPE REASON OBJECT MESSAGE
+//   services         NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE    (wide: SELECTOR)
+//   endpointslices   NAME ADDRESSTYPE PORTS ENDPOINTS AGE
 //   anything else    NAME AGE
 // With all namespaces, NAMESPACE comes first. A field the object lacks prints
 // as kubectl prints it for that column (empty, <none> or a default such as
