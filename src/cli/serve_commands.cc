@@ -98,6 +98,10 @@ void AddServerFlags(CLI::App& cmd, ServeOptions& o) {
   cmd.add_option("--node-cidr-mask-size", o.server.node_cidr_mask_size,
                  "The prefix length of each Node's range of --cluster-cidr")
       ->capture_default_str();
+  cmd.add_option("--service-cluster-ip-range", o.server.service_cluster_ip_range,
+                 "Services' cluster IPs are allocated from it (/12 to /29; apart from --cluster-cidr)")
+      ->type_name("CIDR")
+      ->capture_default_str();
   cmd.preparse_callback([&o](size_t) { o.oidc_username_prefix_given = false; });
   cmd.get_option("--oidc-username-prefix")->each([&o](const std::string&) { o.oidc_username_prefix_given = true; });
 }
@@ -119,6 +123,7 @@ std::vector<std::string> SplitList(const std::string& text) {
 
 Status FinishServeOptions(ServeOptions& o) {
   if (auto ranges = NodeCidrsOf(o.server); !ranges) return ranges.error();
+  if (auto range = ServiceCidrOf(o.server); !range) return range.error();
   o.server.service_accounts.api_audiences = SplitList(o.api_audiences);
   if (!o.max_token_expiration.empty()) {
     auto d = ParseDuration(o.max_token_expiration);

@@ -32,8 +32,8 @@ struct ServeOptions {
 // The server's flags, kube-apiserver's names where it has them: --listen,
 // --data-dir, TLS, --threads, --metrics-require-token, --token-auth-file,
 // --service-account-*, --api-audiences, --oidc-*, --audit-log-*,
-// --per-user-qps and --per-user-burst; kube-controller-manager's --cluster-cidr
-// and --node-cidr-mask-size.
+// --per-user-qps and --per-user-burst, --service-cluster-ip-range;
+// kube-controller-manager's --cluster-cidr and --node-cidr-mask-size.
 void AddServerFlags(CLI::App& command, ServeOptions& options);
 // Turns the flags' text into ServerOptions; InvalidArgument naming the flag.
 Status FinishServeOptions(ServeOptions& options);

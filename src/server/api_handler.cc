@@ -13,6 +13,7 @@
 
 #include "api/kinds.h"
 #include "api/manifest.h"
+#include "api/service.h"
 #include "api/validation.h"
 #include "common/time_format.h"
 #include "common/uuid.h"
@@ -530,6 +531,28 @@ HttpResponse ApiHandler::Watch(Call& call) {
   return resp;
 }
 
+Result<std::optional<uint32_t>> ApiHandler::AssignClusterIp(json& service) {
+  DefaultService(service);
+  json& spec = service["spec"];
+  const std::string asked = spec.value("clusterIP", "");
+  if (asked == kHeadlessClusterIp) return std::optional<uint32_t>();
+  if (service_ips_ == nullptr) {
+    return Err(Status::Internal("this server allocates no cluster IPs (no --service-cluster-ip-range)"));
+  }
+  uint32_t ip = 0;
+  if (asked.empty()) {
+    ASSIGN_OR_RETURN(ip, service_ips_->AllocateNext());
+  } else {
+    const std::optional<uint32_t> parsed = ParseIpv4Address(asked);
+    if (!parsed) return Err(Status::InvalidArgument(fmt::format("spec.clusterIP: Invalid value: \"{}\"", asked)));
+    RETURN_IF_ERROR(service_ips_->Allocate(*parsed));
+    ip = *parsed;
+  }
+  spec["clusterIP"] = FormatIpv4(ip);
+  spec["clusterIPs"] = json::array({FormatIpv4(ip)});
+  return std::optional<uint32_t>(ip);
+}
+
 HttpResponse ApiHandler::Create(Call& call) {
   const RequestInfo& r = call.info;
   const HttpRequest& req = call.http;
@@ -575,6 +598,19 @@ HttpResponse ApiHandler::Create(Call& call) {
   // Status is written by controllers and agents; on create only nodes (by
   // their agents) and pods made by an admin bring theirs.
   if (r.kind->kind != "Node" && !(r.kind->kind == "Pod" && masters)) obj.erase("status");
+  // Last before the write, so that no refusal after it leaves an address held.
+  std::optional<uint32_t> service_ip;
+  if (r.kind->store_key == kServiceKind) {
+    auto assigned = AssignClusterIp(obj);
+    if (!assigned) {
+      if (ns_key) {  // a missing namespace first, as for validation
+        if (auto ns = store_.Get(*ns_key); !ns) return ObjectErrorResponse(ns.error(), ns_kind, r.ns);
+      }
+      return ErrorResponse(assigned.error());
+    }
+    service_ip = *assigned;
+    obj["status"] = {{"loadBalancer", json::object()}};
+  }
   meta.erase("resourceVersion");
   meta["creationTimestamp"] = clock_();
   meta["generation"] = 1;
@@ -588,12 +624,13 @@ HttpResponse ApiHandler::Create(Call& call) {
   ObjectKey key{std::string(r.kind->store_key), r.ns, name};
   HttpResponse resp;
   resp.deferred = [this, key = std::move(key), obj = std::move(obj), ns_key = std::move(ns_key), kind = r.kind,
-                   &ns_kind](std::function<void(HttpResponse)> respond) mutable {
+                   &ns_kind, service_ip](std::function<void(HttpResponse)> respond) mutable {
     pending_writes_.fetch_add(1);
     store_.CreateAsync(key, std::move(obj), std::move(ns_key),
-                       [this, kind, &ns_kind, key, respond = std::move(respond)](Result<int64_t> created,
-                                                                                std::string_view text) {
+                       [this, kind, &ns_kind, key, service_ip, respond = std::move(respond)](Result<int64_t> created,
+                                                                                            std::string_view text) {
                          if (!created) {
+                           if (service_ip) service_ips_->Release(*service_ip);  // nothing holds it
                            const Status& error = created.error();
                            // Only the namespace check makes a create fail with NotFound.
                            if (error.code() == StatusCode::kNotFound && kind->namespaced) {
@@ -634,6 +671,10 @@ HttpResponse ApiHandler::Update(Call& call) {
   if (r.kind->namespaced) obj["metadata"]["namespace"] = r.ns;
   const int64_t expected = ParseRevision(obj);
   if (expected < 0) return StatusResponse(400, "BadRequest", "metadata.resourceVersion must be a number");
+  if (r.kind->store_key == kServiceKind && r.subresource.empty()) {
+    // What the server allocated is kept when the body leaves it out (a manifest applied again).
+    if (auto stored = store_.Get(r.Key())) KeepAllocatedServiceFields(obj, stored->object);
+  }
   if (Status v = ValidateObject(*r.kind, obj); !v.ok()) return ErrorResponse(v);
   auto current = store_.Get(r.Key());
   if (!current) return ObjectErrorResponse(current.error(), *r.kind, r.name);
@@ -655,6 +696,10 @@ HttpResponse ApiHandler::Update(Call& call) {
   }
   KeepServerAnnotations(next, stored, call.user.InGroup(kGroupMasters));
   if (r.subresource != "status") {
+    if (r.kind->store_key == kServiceKind) {
+      KeepAllocatedServiceFields(next, stored);
+      DefaultService(next);
+    }
     if (Status v = ValidateUpdate(*r.kind, stored, next); !v.ok()) return ErrorResponse(v);
     if (auto refused = NodeNameChangeError(call, stored, next)) return std::move(*refused);
     if (auto refused = EscalationError(call, next)) return std::move(*refused);
@@ -705,8 +750,13 @@ HttpResponse ApiHandler::Patch(Call& call) {
     }
     KeepServerAnnotations(next, stored, call.user.InGroup(kGroupMasters));
     next["metadata"]["resourceVersion"] = std::to_string(current->revision);
+    if (r.kind->store_key == kServiceKind && r.subresource != "status") KeepAllocatedServiceFields(next, stored);
     if (Status v = ValidateObject(*r.kind, next); !v.ok()) return ErrorResponse(v);
     if (r.subresource != "status") {
+      if (r.kind->store_key == kServiceKind) {
+        KeepAllocatedServiceFields(next, stored);
+        DefaultService(next);
+      }
       if (Status v = ValidateUpdate(*r.kind, stored, next); !v.ok()) return ErrorResponse(v);
       if (auto refused = NodeNameChangeError(call, stored, next)) return std::move(*refused);
       if (auto refused = EscalationError(call, next)) return std::move(*refused);
@@ -758,6 +808,9 @@ HttpResponse ApiHandler::Delete(Call& call) {
   if (!deleted) return ObjectErrorResponse(deleted.error(), *r.kind, r.name);
   if (AuthState::Follows(deleted->key.kind)) security_.auth->Remove(deleted->key, deleted->revision);
   if (deleted->key.kind == "/Pod") security_.auth->ForgetPod(deleted->key.ns, deleted->key.name);  // its tokens end now
+  if (deleted->key.kind == kServiceKind && service_ips_ != nullptr) {
+    if (auto ip = ParseIpv4Address(StringAt(deleted->object, {"spec", "clusterIP"}))) service_ips_->Release(*ip);
+  }
   Written();
   return Json(200, deleted->object);
 }

@@ -28,7 +28,10 @@
 //      escalation, a create is stamped with who made it (the annotation
 //      tessera.dev/created-by, which no client can set or change: usage
 //      reports count by it), and status is written only through /status
-//      (a PATCH of an object keeps its stored status, as PUT does);
+//      (a PATCH of an object keeps its stored status, as PUT does); a Service
+//      gets its defaults and its cluster IP (service_ip_allocator.h) before it
+//      is written, and its address is freed when the write fails or the
+//      Service is deleted; an update keeps the address (api/service.h);
 //   5. the audit log (audit_log.h): every request that changes state, and
 //      every refusal.
 // Writes of RBAC objects and ServiceAccounts are applied to the AuthState
@@ -55,6 +58,7 @@
 #include "server/auth_state.h"
 #include "server/authorization.h"
 #include "server/request_info.h"
+#include "server/service_ip_allocator.h"
 #include "server/user_rate_limiter.h"
 #include "server/watch_hub.h"
 #include "store/store.h"
@@ -94,6 +98,11 @@ class ApiHandler {
   // The URL clients reach this server at (the jwks_uri of the discovery document).
   void SetServerUrl(std::string url) { server_url_ = std::move(url); }
 
+  // Gives each Service created its cluster IP from `ips` (service_ip_allocator.h),
+  // and frees it when the Service is deleted. Call before serving; unset, a
+  // Service that needs an address is refused. `ips` must outlive the handler.
+  void SetServiceIps(ServiceIpAllocator* ips) { service_ips_ = ips; }
+
   // Called after every successful write (the scheduler loop hooks in here).
   void OnWrite(std::function<void()> callback) { on_write_ = std::move(callback); }
   // Serves GET /metrics (Prometheus text format) from `render`, without a token,
@@ -132,6 +141,11 @@ class ApiHandler {
   void WrittenObject(const StoredObject& object);
   // The answer to a write the user's own permissions forbid (escalation), or nullopt.
   std::optional<HttpResponse> EscalationError(const Call& call, const nlohmann::json& object) const;
+  // A Service's defaults (api/service.h) and its cluster IP: the next free
+  // one, or the one asked for when it is in the range and free. The address
+  // now held for it (the caller frees it when the create fails); nullopt for a
+  // headless Service. InvalidArgument or Internal in kube-apiserver's words.
+  Result<std::optional<uint32_t>> AssignClusterIp(nlohmann::json& service);
   // The answer to a write that would bind a pod to a node (or move it) by
   // anyone but system:masters, or nullopt.
   std::optional<HttpResponse> NodeNameChangeError(const Call& call, const nlohmann::json& stored,
@@ -145,6 +159,7 @@ class ApiHandler {
   WallClock clock_;
   std::string server_url_;
   std::function<void()> on_write_;
+  ServiceIpAllocator* service_ips_ = nullptr;
   std::function<std::string()> metrics_;
   bool metrics_need_token_ = false;
   // Creates handed to the store and not yet answered.

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "api/convert.h"
+#include "api/service.h"
 #include "auth/authenticator.h"
 #include "auth/bootstrap_policy.h"
 #include "auth/rbac.h"
@@ -22,6 +23,7 @@
 #include "server/api_handler.h"
 #include "server/auth_state.h"
 #include "server/scheduler_loop.h"
+#include "server/service_ip_allocator.h"
 #include "server/watch_hub.h"
 #include "server/object_json.h"
 #include "store/sqlite_store.h"
@@ -35,6 +37,7 @@ struct Server::Parts {
   std::unique_ptr<AuthState> auth;
   std::unique_ptr<Authenticator> authenticator;
   std::unique_ptr<AuditLog> audit;
+  std::unique_ptr<ServiceIpAllocator> service_ips;
   std::unique_ptr<WatchHub> watches;
   std::unique_ptr<ApiHandler> api;
   std::unique_ptr<SchedulerLoop> scheduler;
@@ -212,8 +215,21 @@ Result<NodeCidrSet> NodeCidrsOf(const ServerOptions& options) {
   return *ranges;
 }
 
+Result<Ipv4Cidr> ServiceCidrOf(const ServerOptions& options) {
+  ASSIGN_OR_RETURN(const Ipv4Cidr range, ServiceIpAllocator::ParseRange(options.service_cluster_ip_range));
+  auto cluster = ParseIpv4Cidr(options.cluster_cidr);
+  if (cluster && cluster->Overlaps(range)) {
+    return Err(Status::InvalidArgument(fmt::format(
+        "--service-cluster-ip-range {} overlaps --cluster-cidr {}: Services' addresses and pods' must not meet; "
+        "choose ranges apart (the defaults are 10.96.0.0/12 and 10.244.0.0/16)",
+        range.ToString(), cluster->ToString())));
+  }
+  return range;
+}
+
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   ASSIGN_OR_RETURN(const NodeCidrSet node_cidrs, NodeCidrsOf(options));
+  ASSIGN_OR_RETURN(const Ipv4Cidr service_range, ServiceCidrOf(options));
   std::error_code ec;
   std::filesystem::create_directories(options.data_dir, ec);
   if (ec) {
@@ -255,6 +271,15 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   if (!options.audit.path.empty()) {
     ASSIGN_OR_RETURN(p.audit, AuditLog::Open(options.audit));
   }
+  // The Services' addresses held are those the stored Services hold.
+  p.service_ips = std::make_unique<ServiceIpAllocator>(service_range);
+  {
+    ASSIGN_OR_RETURN(ListResult services, p.store->List(kServiceKind, ""));
+    std::vector<nlohmann::json> objects;
+    objects.reserve(services.items.size());
+    for (StoredObject& o : services.items) objects.push_back(std::move(o.object));
+    p.service_ips->Restore(objects);
+  }
   p.watches = std::make_unique<WatchHub>(*p.store);
   p.api = std::make_unique<ApiHandler>(*p.store, *p.watches,
                                        ApiSecurity{.authenticator = p.authenticator.get(),
@@ -262,6 +287,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
                                                    .issuer = p.issuer.get(),
                                                    .audit = p.audit.get(),
                                                    .rate = options.rate});
+  p.api->SetServiceIps(p.service_ips.get());
   WatchHub* watches = p.watches.get();
   p.scheduler = std::make_unique<SchedulerLoop>(*p.store, SchedulerConfig{}, SystemNow, [watches] { watches->Notify(); });
   SchedulerLoop* scheduler = p.scheduler.get();
@@ -306,6 +332,7 @@ void Server::Stop() {
   parts_->scheduler.reset();
   parts_->watches.reset();
   parts_->api.reset();
+  parts_->service_ips.reset();
   parts_->http.reset();
   parts_->audit.reset();  // writes what is still queued
   parts_->authenticator.reset();

@@ -39,11 +39,17 @@ struct ServerOptions {
   // flannel setups: 10.244.0.0/16 in /24s, 256 nodes of 254 pod addresses).
   std::string cluster_cidr = "10.244.0.0/16";
   int node_cidr_mask_size = 24;
+  // Services' cluster IPs are allocated from this range (kube-apiserver's
+  // --service-cluster-ip-range and its default); it may not overlap cluster_cidr.
+  std::string service_cluster_ip_range = "10.96.0.0/12";
 };
 
 // The node ranges `options` asks for; InvalidArgument naming the flag
 // (--cluster-cidr, --node-cidr-mask-size) and what to write instead.
 Result<NodeCidrSet> NodeCidrsOf(const ServerOptions& options);
+// The Services' range `options` asks for (service_ip_allocator.h); InvalidArgument
+// naming --service-cluster-ip-range, also when it overlaps --cluster-cidr.
+Result<Ipv4Cidr> ServiceCidrOf(const ServerOptions& options);
 
 class Server {
  public:

@@ -34,6 +34,7 @@ class NodeIpamTest : public ::testing::Test {
     ServerOptions options;
     options.cluster_cidr = "10.100.0.0/22";
     options.node_cidr_mask_size = 24;
+    options.service_cluster_ip_range = "10.96.0.0/16";  // the default /12 holds 10.100.0.0/22: ranges must not meet
     server_ = testing::StartLocalServer(dir_.string(), options);
     ASSERT_NE(server_, nullptr);
     client_ = std::make_unique<ApiClient>(server_->url(), server_->admin_token());
