@@ -58,7 +58,9 @@ const std::vector<std::string>& CachedKinds() {
                                               kBudgetKind,
                                               kApprovalPolicyKind,
                                               kApprovalRequestKind,
-                                              kClusterRoleKind};
+                                              kClusterRoleKind,
+                                              std::string(kServiceKind),
+                                              std::string(kEndpointSliceKind)};
   return kinds;
 }
 
@@ -249,7 +251,8 @@ SchedulerLoop::SchedulerLoop(Store& store, SchedulerConfig config, Clock clock, 
       pods_by_workload_(cache_),
       workload_subsets_(cache_),
       events_("tessera-scheduler"),
-      budgets_(std::make_unique<BudgetController>(cache_)) {}
+      budgets_(std::make_unique<BudgetController>(cache_)),
+      endpoint_slices_(std::make_unique<EndpointSliceController>(cache_)) {}
 
 SchedulerLoop::~SchedulerLoop() { Stop(); }
 
@@ -482,6 +485,9 @@ Status SchedulerLoop::RunOnce() {
   writer.Flush();
   ReconcileWorkloadLifecycle(cache_, workload_subsets_.admitted(), pods, now, writer, events_);
   ReconcileNodeLifecycle(cache_, pods, now, writer, events_);
+  writer.Flush();
+  // Services' endpoints, once this pass's lost pods are gone.
+  endpoint_slices_->Reconcile(cache_, now_text, writer);
   writer.Flush();
   // 2. Evicted Workloads whose Pods are gone return to their queue; usage
   // records follow admissions that began or ended.

@@ -5,7 +5,9 @@
 //   0. Every namespace gets its default ServiceAccount and uid range; every
 //      Node its pod range (spec.podCIDR), when node ranges are set.
 //   1. Jobs (batch/v1, Volcano) without a Workload get one (the job controller);
-//      Workloads whose Job is gone are deleted with their Pods.
+//      Workloads whose Job is gone are deleted with their Pods; lost nodes'
+//      pods are declared lost; Services get the EndpointSlices of the pods
+//      they select (endpointslice_controller.h).
 //   2. Evicted Workloads whose Pods are all gone go back to their queue; then
 //      approval gates (workloads that need one wait outside the snapshot) and
 //      budgets (what each namespace has used this period, for the core).
@@ -44,6 +46,7 @@
 #include "server/batched_writer.h"
 #include "server/budget_controller.h"
 #include "server/clusterrole_aggregation.h"
+#include "server/endpointslice_controller.h"
 #include "server/event_recorder.h"
 #include "server/job_controller.h"
 #include "server/metrics_registry.h"
@@ -137,6 +140,7 @@ class SchedulerLoop {
   AggregatedRules aggregated_rules_;
   std::optional<NodeIpamController> node_ipam_;
   std::unique_ptr<BudgetController> budgets_;  // observes cache_
+  std::unique_ptr<EndpointSliceController> endpoint_slices_;  // observes cache_
   int64_t events_dropped_reported_ = 0;  // to the metrics registry
   // What the last rendering of a pending workload's message was made from, by
   // the cache's object (as ConvertedWorkloads: the revision tells a new object

@@ -3,7 +3,7 @@
 // --service-cluster-ip-range, or the one asked for), what is refused with
 // nothing stored, an address that stays on update and is freed on delete, a
 // restart that forgets nothing, who may read and write Services and
-// EndpointSlices.
+// EndpointSlices, and the scheduler loop keeping a Service's EndpointSlice.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -308,6 +308,44 @@ TEST_F(ServicesTest, WhoMayReadAndWriteServicesAndEndpointSlices) {
     EXPECT_EQ(Send("GET", "/apis/discovery.k8s.io/v1/namespaces/team-b/endpointslices", json(), token).status, 403)
         << token;
   }
+}
+
+// The scheduler loop keeps the Service's EndpointSlice: the pod appears once
+// it has an IP, turns unready with its Ready condition, and the slice goes
+// with the Service.
+TEST_F(ServicesTest, TheLoopKeepsAServicesEndpointSlice) {
+  Create(Service("web"));
+  const json pod{{"apiVersion", "v1"},
+                 {"kind", "Pod"},
+                 {"metadata", {{"name", "web-0"}, {"labels", {{"app", "web"}}}}},
+                 {"spec", {{"containers", {{{"name", "main"}, {"image", "busybox"}}}}}},
+                 {"status",
+                  {{"phase", "Running"},
+                   {"podIP", "10.244.0.5"},
+                   {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+  ASSERT_EQ(Send("POST", "/api/v1/namespaces/team-a/pods", pod).status, 201);
+  const std::string by_service = std::string(kSlices) + "?labelSelector=kubernetes.io/service-name=web";
+  auto ready = [](bool want) {
+    return [want](const json& list) {
+      const json items = list.value("items", json::array());
+      if (items.size() != 1) return false;
+      const json endpoints = items[0].value("endpoints", json::array());
+      return endpoints.size() == 1 && endpoints[0]["addresses"][0] == "10.244.0.5" &&
+             endpoints[0]["conditions"]["ready"] == want;
+    };
+  };
+  const json list = WaitForObject(*client_, by_service, ready(true));
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(list["items"][0]["ports"], json::array({{{"name", "http"}, {"protocol", "TCP"}, {"port", 8080}}}));
+
+  const ApiResponse unready = Send(
+      "PATCH", "/api/v1/namespaces/team-a/pods/web-0/status",
+      json{{"status", {{"conditions", {{{"type", "Ready"}, {"status", "False"}}}}}}}, "", "application/merge-patch+json");
+  ASSERT_EQ(unready.status, 200) << unready.body;
+  WaitForObject(*client_, by_service, ready(false));
+
+  ASSERT_EQ(Send("DELETE", std::string(kServices) + "/web").status, 200);
+  WaitForObject(*client_, by_service, [](const json& l) { return l.value("items", json::array()).empty(); });
 }
 
 }  // namespace
