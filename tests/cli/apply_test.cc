@@ -98,6 +98,24 @@ TEST_F(ApplyTest, ANodeAppliedAgainKeepsItsPodCidr) {
   EXPECT_EQ(stored["metadata"].value("labels", json::object()).value("zone", ""), "a");
 }
 
+// A Service's manifest names no address; the server allocates one and fills
+// in its defaults. Applied again it is unchanged, and a changed port keeps
+// the address.
+TEST_F(ApplyTest, AServiceAppliedAgainKeepsItsClusterIp) {
+  const std::string svc = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n"
+                          "  ports:\n  - port: 80\n";
+  ASSERT_EQ(Apply({"-"}, "default", svc).out, "service/web created\n");
+  const std::string ip = GetJson("/api/v1/namespaces/default/services/web")["spec"].value("clusterIP", "");
+  ASSERT_FALSE(ip.empty());
+  EXPECT_EQ(Apply({"-"}, "default", svc).out, "service/web unchanged\n");
+  CommandRun changed = Apply({"-"}, "default", svc + "    targetPort: 8080\n");
+  EXPECT_EQ(changed.rc, 0) << changed.err;
+  EXPECT_EQ(changed.out, "service/web configured\n");
+  const json stored = GetJson("/api/v1/namespaces/default/services/web");
+  EXPECT_EQ(stored["spec"].value("clusterIP", ""), ip);
+  EXPECT_EQ(stored["spec"]["ports"][0]["targetPort"], 8080);
+}
+
 // An object without metadata.namespace goes to -n.
 TEST_F(ApplyTest, ObjectWithoutNamespaceGoesToTheNamespaceFlag) {
   ASSERT_EQ(Apply({"-"}, "default", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n").rc, 0);

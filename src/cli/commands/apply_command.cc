@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/convert.h"
+#include "api/service.h"
 #include "api/validation.h"
 #include "cli/commands/exit_codes.h"
 #include "cli/commands/manifest_sources.h"
@@ -128,6 +129,12 @@ struct Applier {
       // merge keeps the fields a manifest never set.
       json desired = obj;
       if (k.kind == "Node") KeepLivePodCidrs(desired, live);
+      // A Service's address and defaults are the server's, as it keeps them on
+      // update: a manifest that leaves them out is unchanged (api/service.h).
+      if (k.store_key == kServiceKind) {
+        KeepAllocatedServiceFields(desired, live);
+        DefaultService(desired);
+      }
       if (DesiredState(desired) == DesiredState(live)) {
         *ctx.out << ref << " unchanged\n";
         return Outcome::kUnchanged;
