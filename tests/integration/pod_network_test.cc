@@ -24,6 +24,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <filesystem>
 #include <memory>
@@ -141,10 +142,11 @@ class PodNetworkE2ETest : public ::testing::Test {
     return r && r->status == 200 ? json::parse(r->body) : json();
   }
   // A pod bound to `node` that serves "NAME" over HTTP on port 8080 (busybox's httpd).
-  void ServingPod(const std::string& name, const std::string& node, const std::string& ns = "default") {
+  void ServingPod(const std::string& name, const std::string& node, const std::string& ns = "default",
+                  const std::string& app = "") {
     json pod{{"apiVersion", "v1"},
              {"kind", "Pod"},
-             {"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"app", name}}}}},
+             {"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"app", app.empty() ? name : app}}}}},
              {"spec",
               {{"nodeName", node},
                {"restartPolicy", "Never"},
@@ -317,18 +319,50 @@ TEST_F(PodNetworkE2ETest, TheSeedsDenyOtherNamespacesPolicyIsEnforcedAcrossNodes
   auto r = Api("POST", "/apis/networking.k8s.io/v1/namespaces/x/networkpolicies", policy);
   ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
   const auto applied_at = std::chrono::steady_clock::now();
+  // How soon each node enforces it: one pair whose ingress it drops, tried
+  // with a fresh connection every 20 ms (a probe gives up after 0.3 s) until
+  // two in a row are dropped; the time of the first of them.
+  const auto pod_of = [&](const std::string& key) {
+    for (const auto& [k, p] : pods) {
+      if (k == key) return p;
+    }
+    return json();
+  };
+  const std::vector<std::pair<std::string, std::string>> watched = {{"y/a", "x/a"}, {"y/b", "x/b"}};
+  std::vector<int64_t> dropped_after_ms(watched.size(), -1);
+  std::vector<std::thread> watchers;
+  for (size_t i = 0; i < watched.size(); ++i) {
+    watchers.emplace_back([&, i] {
+      const json a = pod_of(watched[i].first), b = pod_of(watched[i].second);
+      std::optional<std::chrono::steady_clock::time_point> first_drop;
+      int drops = 0;
+      while (drops < 2 && std::chrono::steady_clock::now() - applied_at < std::chrono::seconds(10)) {
+        const auto tried = std::chrono::steady_clock::now();
+        if (TcpSays(NetnsOf(a), b["status"].value("podIP", ""), 8080, /*get=*/false).empty()) {
+          if (drops++ == 0) first_drop = tried;
+        } else {
+          drops = 0;
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+      }
+      if (drops == 2) {
+        dropped_after_ms[i] = std::chrono::duration_cast<std::chrono::milliseconds>(*first_drop - applied_at).count();
+      }
+    });
+  }
+  for (auto& t : watchers) t.join();
+  for (size_t i = 0; i < watched.size(); ++i) {
+    const json b = pod_of(watched[i].second);
+    ASSERT_GE(dropped_after_ms[i], 0) << watched[i].first << "->" << watched[i].second << " never dropped";
+    std::printf("netpol: %s drops %s->%s %lld ms after the policy was created\n", b["spec"].value("nodeName", "").c_str(),
+                watched[i].first.c_str(), watched[i].second.c_str(), static_cast<long long>(dropped_after_ms[i]));
+  }
   std::set<std::string> isolated;
   for (const std::string& pair : everyone) {
     const std::string from = pair.substr(0, pair.find("->")), to = pair.substr(pair.find("->") + 2);
     if (!to.starts_with("x/") || from.starts_with("x/")) isolated.insert(pair);
   }
-  const int64_t enforced_ms = until(isolated, 10);
-  ASSERT_GE(enforced_ms, 0);
-  // Measured with whole probe rounds (a dropped probe waits 0.3 s): an upper bound.
-  std::printf("netpol: created -> enforced on both nodes within %lld ms\n",
-              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                         std::chrono::steady_clock::now() - applied_at)
-                                         .count()));
+  ASSERT_GE(until(isolated, 10), 0);
   // Deleting the policy opens x again.
   r = Api("DELETE", "/apis/networking.k8s.io/v1/namespaces/x/networkpolicies/deny-other-namespaces");
   ASSERT_TRUE(r && r->status / 100 == 2);
@@ -379,6 +413,67 @@ TEST_F(PodNetworkE2ETest, AGangsMasterAddrIsItsRankZerosPodIp) {
   auto logs = Api("GET", "/api/v1/namespaces/default/pods/" + pods["1"]["metadata"].value("name", "") + "/log");
   ASSERT_TRUE(logs && logs->status == 200) << (logs ? logs->body : logs.error().ToString());
   EXPECT_NE(logs->body.find("rank 1 master " + master_ip), std::string::npos) << logs->body << " (rank 0: " << master_ip << ")";
+}
+
+TEST_F(PodNetworkE2ETest, AServiceBalancesOverItsReadyPodsAndDropsOneThatStops) {
+  AddNode(1);
+  AddNode(2);
+  ASSERT_FALSE(HasFatalFailure());
+  ServingPod("web-1", "n1", "default", "web");
+  ServingPod("web-2", "n2", "default", "web");
+  ServingPod("client", "n1");
+  const json web1 = RunningPod("web-1"), web2 = RunningPod("web-2"), client = RunningPod("client");
+  ASSERT_TRUE(web1.is_object() && web2.is_object() && client.is_object());
+  auto r = Api("POST", "/api/v1/namespaces/default/services",
+               json{{"apiVersion", "v1"},
+                    {"kind", "Service"},
+                    {"metadata", {{"name", "web"}}},
+                    {"spec", {{"selector", {{"app", "web"}}}, {"ports", {{{"port", 80}, {"targetPort", 8080}}}}}}}
+                   .dump());
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+  const std::string vip = json::parse(r->body)["spec"].value("clusterIP", "");
+  ASSERT_FALSE(vip.empty()) << r->body;
+  // New connections to the cluster IP reach both pods, on both nodes.
+  const auto answers = [&](int tries) {
+    std::map<std::string, int> seen;
+    for (int i = 0; i < tries; ++i) {
+      const std::string said = TcpSays(NetnsOf(client), vip, 80);
+      if (!said.empty()) ++seen[said];
+    }
+    return seen;
+  };
+  std::map<std::string, int> seen;
+  ASSERT_TRUE(WaitUntil([&] { return (seen = answers(20)).size() == 2; }, 15))
+      << "answers from " << json(seen).dump();
+  EXPECT_TRUE(seen.count("web-1") && seen.count("web-2")) << json(seen).dump();
+  // A pod that stops leaves the Service: every new connection goes to the other.
+  r = Api("DELETE", "/api/v1/namespaces/default/pods/web-2");
+  ASSERT_TRUE(r && r->status / 100 == 2);
+  ASSERT_TRUE(WaitUntil([&] { return (seen = answers(10)) == std::map<std::string, int>{{"web-1", 10}}; }, 15))
+      << "answers from " << json(seen).dump();
+  // A pod started after the Service has its variables, as the kubelet gives them.
+  json env_pod{{"apiVersion", "v1"},
+               {"kind", "Pod"},
+               {"metadata", {{"name", "env"}, {"namespace", "default"}}},
+               {"spec",
+                {{"nodeName", "n2"},
+                 {"restartPolicy", "Never"},
+                 {"containers",
+                  json::array({{{"name", "main"},
+                                {"command", {"sh", "-c", "echo $WEB_SERVICE_HOST $WEB_SERVICE_PORT $WEB_PORT"}}}})}}}};
+  r = Api("POST", "/api/v1/namespaces/default/pods", env_pod.dump());
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+  std::string logs;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        auto got = Api("GET", "/api/v1/namespaces/default/pods/env/log");
+        logs = got && got->status == 200 ? got->body : "";
+        return !logs.empty();
+      },
+      15));
+  EXPECT_EQ(logs, vip + " 80 tcp://" + vip + ":80\n");
+  const json env_done = Get("/api/v1/namespaces/default/pods/env");
+  if (env_done.is_object()) pod_uids_.push_back(env_done["metadata"].value("uid", ""));
 }
 
 }  // namespace
