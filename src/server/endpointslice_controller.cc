@@ -38,18 +38,6 @@ std::string SliceName(const ServiceView& s, size_t index) {
   return name;
 }
 
-const json& ArrayAt(const json& obj, std::initializer_list<const char*> path) {
-  static const json kEmpty = json::array();
-  const json* at = &obj;
-  for (const char* key : path) {
-    if (!at->is_object()) return kEmpty;
-    auto it = at->find(key);
-    if (it == at->end()) return kEmpty;
-    at = &*it;
-  }
-  return at->is_array() ? *at : kEmpty;
-}
-
 // The pod's IPv4 address: status.podIP, else the first IPv4 one of status.podIPs.
 std::string PodIpv4(const json& pod) {
   const std::string ip = StringAt(pod, {"status", "podIP"});

@@ -15,16 +15,30 @@ std::string StringAt(const json& obj, std::initializer_list<const char*> path) {
   return cur->is_string() ? cur->get<std::string>() : "";
 }
 
-const json& ObjectAt(const json& obj, std::initializer_list<const char*> path) {
-  static const json kEmpty = json::object();
+namespace {
+// What is at `path` in `obj`; nullptr when a step is missing or not an object.
+const json* Find(const json& obj, std::initializer_list<const char*> path) {
   const json* cur = &obj;
   for (const char* p : path) {
-    if (!cur->is_object()) return kEmpty;
+    if (!cur->is_object()) return nullptr;
     auto it = cur->find(p);
-    if (it == cur->end()) return kEmpty;
+    if (it == cur->end()) return nullptr;
     cur = &*it;
   }
-  return cur->is_object() ? *cur : kEmpty;
+  return cur;
+}
+}  // namespace
+
+const json& ObjectAt(const json& obj, std::initializer_list<const char*> path) {
+  static const json kEmpty = json::object();
+  const json* at = Find(obj, path);
+  return at != nullptr && at->is_object() ? *at : kEmpty;
+}
+
+const json& ArrayAt(const json& obj, std::initializer_list<const char*> path) {
+  static const json kEmpty = json::array();
+  const json* at = Find(obj, path);
+  return at != nullptr && at->is_array() ? *at : kEmpty;
 }
 
 std::string_view StringField(const json& obj, const char* key) {

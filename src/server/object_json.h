@@ -17,6 +17,8 @@ std::string StringAt(const nlohmann::json& obj, std::initializer_list<const char
 // of a const document instead of obj["a"]["b"], which is undefined behaviour
 // (a crash in a release build) when a key is missing.
 const nlohmann::json& ObjectAt(const nlohmann::json& obj, std::initializer_list<const char*> path);
+// The same for an array: the array at `path`, or an empty one.
+const nlohmann::json& ArrayAt(const nlohmann::json& obj, std::initializer_list<const char*> path);
 
 // obj[key] when it is a string, else "" (a wrong type is refused by validation);
 // a view into obj, no copy.
