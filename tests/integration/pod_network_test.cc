@@ -34,6 +34,8 @@
 
 #include "client/api_client.h"
 #include "domain/ipv4_cidr.h"
+#include "net/cluster_view.h"
+#include "net/reachability.h"
 #include "tests/integration/tessera_processes.h"
 #include "tests/testing/netns.h"
 #include "tests/testing/test_dirs.h"
@@ -474,6 +476,124 @@ TEST_F(PodNetworkE2ETest, AServiceBalancesOverItsReadyPodsAndDropsOneThatStops) 
   EXPECT_EQ(logs, vip + " 80 tcp://" + vip + ":80\n");
   const json env_done = Get("/api/v1/namespaces/default/pods/env");
   if (env_done.is_object()) pod_uids_.push_back(env_done["metadata"].value("uid", ""));
+}
+
+// Cyclonus' way across two real nodes: 3 namespaces x 3 pods, every ordered
+// pair on TCP 8080, under a series of policies; each time the observed matrix
+// must become the one the Kubernetes spec's semantics (net::Allowed, itself
+// checked against upstream's truth tables in tests/net) give for what the
+// API holds.
+TEST_F(PodNetworkE2ETest, APolicyMatrixAcrossNodesMatchesTheSpecsTruthTable) {
+  AddNode(1);
+  AddNode(2);
+  ASSERT_FALSE(HasFatalFailure());
+  std::vector<std::pair<std::string, json>> pods;
+  for (const char* ns : {"x", "y", "z"}) {
+    json object{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}, {"labels", {{"ns", ns}}}}}};
+    auto r = Api("POST", "/api/v1/namespaces", object.dump());
+    ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+    ServingPod("a", "n1", ns);
+    ServingPod("b", "n2", ns);
+    ServingPod("c", "n1", ns);
+  }
+  for (const char* ns : {"x", "y", "z"}) {
+    for (const char* name : {"a", "b", "c"}) {
+      json pod = RunningPod(name, ns);
+      ASSERT_EQ(pod.value("status", json::object()).value("phase", ""), "Running") << ns << "/" << name;
+      pods.emplace_back(std::string(ns) + "/" + name, pod);
+    }
+  }
+  // What the spec allows for what the API holds now.
+  const auto truth = [&] {
+    net::ClusterView view;
+    for (const json& ns : Get("/api/v1/namespaces").value("items", json::array())) {
+      if (auto info = net::NamespaceInfoFromJson(ns)) view.namespaces.push_back(*info);
+    }
+    for (const auto& [key, pod] : pods) {
+      if (auto info = net::PodInfoFromJson(pod)) view.pods.push_back(*info);
+    }
+    for (const json& p : Get("/apis/networking.k8s.io/v1/networkpolicies").value("items", json::array())) {
+      EXPECT_TRUE(view.AddPolicyJson(p).ok()) << p.dump();
+    }
+    std::set<std::string> allowed;
+    for (size_t i = 0; i < pods.size(); ++i) {
+      for (size_t j = 0; j < pods.size(); ++j) {
+        if (i != j && net::Allowed(view, net::Peer::Pod(view.pods[i]), view.pods[j], 8080, net::Protocol::kTCP)) {
+          allowed.insert(pods[i].first + "->" + pods[j].first);
+        }
+      }
+    }
+    return allowed;
+  };
+  const auto matches = [&](const std::string& scenario) {
+    const std::set<std::string> want = truth();
+    const auto start = std::chrono::steady_clock::now();
+    std::set<std::string> got;
+    while (std::chrono::steady_clock::now() - start < std::chrono::seconds(15)) {
+      if ((got = Reachable(pods)) == want) {
+        std::printf("netpol matrix: %-40s %2zu of 72 pairs allowed, matched after %lld ms\n", scenario.c_str(),
+                    want.size(),
+                    static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               std::chrono::steady_clock::now() - start)
+                                               .count()));
+        return true;
+      }
+    }
+    std::set<std::string> extra, missing;
+    for (const auto& g : got) if (!want.contains(g)) extra.insert(g);
+    for (const auto& w : want) if (!got.contains(w)) missing.insert(w);
+    ADD_FAILURE() << scenario << ": allowed but dropped: " << Describe(missing) << "\ndropped but reached: " << Describe(extra);
+    return false;
+  };
+  const auto policy = [&](const std::string& ns, const std::string& name, json spec) {
+    json object{{"apiVersion", "networking.k8s.io/v1"},
+                {"kind", "NetworkPolicy"},
+                {"metadata", {{"name", name}, {"namespace", ns}}},
+                {"spec", std::move(spec)}};
+    auto r = Api("POST", "/apis/networking.k8s.io/v1/namespaces/" + ns + "/networkpolicies", object.dump());
+    EXPECT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+  };
+  const auto clear = [&] {
+    for (const json& p : Get("/apis/networking.k8s.io/v1/networkpolicies").value("items", json::array())) {
+      auto r = Api("DELETE", "/apis/networking.k8s.io/v1/namespaces/" + p["metadata"].value("namespace", "") +
+                                 "/networkpolicies/" + p["metadata"].value("name", ""));
+      EXPECT_TRUE(r && r->status / 100 == 2) << (r ? r->body : r.error().ToString());
+    }
+  };
+  const json app_a = {{"matchLabels", {{"app", "a"}}}};
+  EXPECT_TRUE(matches("no policy"));
+  policy("x", "deny-all", {{"podSelector", json::object()}, {"policyTypes", {"Ingress"}}});
+  EXPECT_TRUE(matches("x: deny all ingress"));
+  policy("x", "from-y-to-a", {{"podSelector", app_a},
+                              {"ingress", {{{"from", {{{"namespaceSelector", {{"matchLabels", {{"ns", "y"}}}}}}}},
+                                            {"ports", {{{"port", 8080}}}}}}}});
+  EXPECT_TRUE(matches("x: + from namespace y to app=a"));
+  clear();
+  policy("x", "y-b-only", {{"podSelector", json::object()},
+                           {"ingress", {{{"from", {{{"namespaceSelector", {{"matchLabels", {{"ns", "y"}}}}},
+                                                    {"podSelector", {{"matchLabels", {{"app", "b"}}}}}}}}}}}});
+  EXPECT_TRUE(matches("x: from y AND app=b"));
+  clear();
+  policy("x", "y-or-b", {{"podSelector", json::object()},
+                         {"ingress", {{{"from", {{{"namespaceSelector", {{"matchLabels", {{"ns", "y"}}}}}},
+                                                 {{"podSelector", {{"matchLabels", {{"app", "b"}}}}}}}}}}}});
+  EXPECT_TRUE(matches("x: from y OR app=b (of x)"));
+  clear();
+  const std::string xb_ip = pods[1].second["status"].value("podIP", "");
+  policy("z", "egress-to-x-b", {{"podSelector", app_a},
+                                {"policyTypes", {"Egress"}},
+                                {"egress", {{{"to", {{{"ipBlock", {{"cidr", xb_ip + "/32"}}}}}}}}}});
+  EXPECT_TRUE(matches("z/a: egress only to x/b's /32"));
+  clear();
+  policy("y", "named-port", {{"podSelector", json::object()},
+                             {"ingress", {{{"from", {{{"namespaceSelector", {{"matchLabels", {{"ns", "z"}}}}}}}},
+                                           {"ports", {{{"port", "http"}}}}}}}});
+  EXPECT_TRUE(matches("y: from z on named port http"));
+  policy("y", "other-port", {{"podSelector", json::object()},
+                             {"ingress", {{{"ports", {{{"port", 9000}, {"endPort", 9100}}}}}}}});
+  EXPECT_TRUE(matches("y: + anyone on 9000-9100 (not 8080)"));
+  clear();
+  EXPECT_TRUE(matches("policies deleted"));
 }
 
 }  // namespace
