@@ -303,6 +303,17 @@ Result<PodAttachment> PodNetwork::Attach(const std::string& id) {
       return fail(NlError(err, fmt::format("cannot put {} on bridge {}", veth, impl_->options.bridge)));
     }
   }
+  {
+    // Hairpin: a frame may leave by the port it came in, so that a pod
+    // reaching its own Service (DNATed back to itself) gets its answer.
+    LinkPtr port(rtnl_link_alloc());
+    rtnl_link_set_ifindex(port.get(), rtnl_link_get_ifindex(host->get()));
+    rtnl_link_set_family(port.get(), AF_BRIDGE);
+    rtnl_link_bridge_set_flags(port.get(), RTNL_BRIDGE_HAIRPIN_MODE);
+    if (int err = rtnl_link_change(sock, port.get(), port.get(), 0); err < 0) {
+      return fail(NlError(err, fmt::format("cannot turn on hairpin mode on {}", veth)));
+    }
+  }
   // Inside: lo and eth0 up, the address, the default route through the bridge.
   const uint32_t gateway = impl_->gateway;
   const int prefix = impl_->options.pod_cidr.prefix;

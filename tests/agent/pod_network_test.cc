@@ -107,6 +107,8 @@ TEST_F(PodNetworkTest, PodsGetANamespaceAnAddressAndReachEachOtherOverTheBridge)
   EXPECT_NE(inside.find("10.244.7.2/24"), std::string::npos) << inside;
   EXPECT_NE(inside.find("default via 10.244.7.1 dev eth0"), std::string::npos) << inside;
   EXPECT_NE(InNode("ip link show " + a->host_veth).find("master tsr0"), std::string::npos);
+  EXPECT_NE(InNode("ip -d link show " + a->host_veth).find("hairpin on"), std::string::npos)
+      << InNode("ip -d link show " + a->host_veth);
 
   EXPECT_TRUE(TcpReaches(a->netns_path, b->netns_path, b->ip));
   EXPECT_TRUE(TcpReaches(b->netns_path, a->netns_path, a->ip));
