@@ -38,6 +38,8 @@ const std::vector<KindInfo>& Registry() {
            NameRule::kDns1123Subdomain, "/ServiceAccount"),
       Make("", "v1", "Secret", "v1", "secrets", "secret", {}, kNamespaced, NameRule::kDns1123Subdomain,
            "/Secret"),
+      Make("", "v1", "ConfigMap", "v1", "configmaps", "configmap", {"cm"}, kNamespaced, NameRule::kDns1123Subdomain,
+           "/ConfigMap"),
       // batch/v1 (before Volcano: "jobs" means batch/v1 Job, as in kubectl)
       Make("batch", "v1", "Job", "batch/v1", "jobs", "job", {}, kNamespaced,
            NameRule::kDns1123Subdomain, "batch/Job"),

@@ -1022,6 +1022,55 @@ SchemaRef SecretSchema() {
                }});
 }
 
+// A ConfigMap's or Secret's key, as Kubernetes allows it (IsConfigMapKey).
+bool ConfigKeyOk(const std::string& key) {
+  return !key.empty() && key.size() <= 253 && key != "." && key != ".." &&
+         key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._") == std::string::npos;
+}
+
+// v1 ConfigMap: data (text) and binaryData (base64), keys as Kubernetes allows
+// them and no key in both; immutable (then data cannot change, ValidateUpdate).
+SchemaRef ConfigMapSchema() {
+  return Root({Opt("data", MapOf(Str())), Opt("binaryData", MapOf(Str())), Opt("immutable", Bool())},
+              {[](const json& v, const std::string& path, Errors& errors) {
+                 static const std::string kBase64 =
+                     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";
+                 const json data = v.value("data", json::object());
+                 const json binary = v.value("binaryData", json::object());
+                 size_t bytes = 0;
+                 for (const auto& [key, value] : data.items()) {
+                   if (!ConfigKeyOk(key)) {
+                     errors.Add(FieldPath(FieldPath(path, "data"), key.c_str()),
+                                "Invalid value: a valid config key must consist of alphanumeric characters, '-', '_' "
+                                "or '.'");
+                   }
+                   if (value.is_string()) bytes += value.get_ref<const std::string&>().size();
+                 }
+                 for (const auto& [key, value] : binary.items()) {
+                   if (!ConfigKeyOk(key)) {
+                     errors.Add(FieldPath(FieldPath(path, "binaryData"), key.c_str()),
+                                "Invalid value: a valid config key must consist of alphanumeric characters, '-', '_' "
+                                "or '.'");
+                   }
+                   if (data.contains(key)) {
+                     errors.Add(FieldPath(FieldPath(path, "binaryData"), key.c_str()),
+                                "Invalid value: duplicate of key present in data");
+                   }
+                   const std::string text = value.is_string() ? value.get<std::string>() : "";
+                   if (text.size() % 4 != 0 || text.find_first_not_of(kBase64) != std::string::npos) {
+                     errors.Add(FieldPath(FieldPath(path, "binaryData"), key.c_str()),
+                                "Invalid value: must be base64 (the API's form of a ConfigMap's bytes)");
+                   }
+                   bytes += text.size() / 4 * 3;
+                 }
+                 // Kubernetes' limit (MaxSecretSize, 1 MiB), over data and binaryData together.
+                 if (bytes > 1024 * 1024) {
+                   errors.Add(FieldPath(path, "data"),
+                              "Too long: must have at most 1048576 bytes");
+                 }
+               }});
+}
+
 SchemaRef ServiceAccountSchema() {
   return Root({
       Opt("secrets", Arr(ObjectReference())),
@@ -1486,6 +1535,7 @@ const std::map<std::string_view, SchemaRef>& Schemas() {
       {"/Event", EventSchema()},
       {"/ServiceAccount", ServiceAccountSchema()},
       {"/Secret", SecretSchema()},
+      {"/ConfigMap", ConfigMapSchema()},
       {"authorization.k8s.io/SelfSubjectAccessReview", SelfSubjectAccessReviewSchema()},
       {"authorization.k8s.io/SelfSubjectRulesReview", SelfSubjectRulesReviewSchema()},
       {"authentication.k8s.io/SelfSubjectReview", SelfSubjectReviewSchema()},
@@ -1694,6 +1744,16 @@ Status ValidateUpdate(const KindInfo& kind, const nlohmann::json& stored, const 
     const std::vector<json> before = PodCidrsOf(stored);
     if (!before.empty() && before != PodCidrsOf(next)) {
       return Status::InvalidArgument("spec.podCIDR: Forbidden: node updates may not change podCIDR except from \"\" to valid");
+    }
+  }
+  if ((kind.store_key == "/ConfigMap" || kind.store_key == "/Secret") && stored.value("immutable", false)) {
+    // As kube-apiserver: an immutable one keeps its data (and stays immutable); delete it to change it.
+    for (const char* field : {"data", "binaryData", "immutable"}) {
+      if (stored.value(field, nlohmann::json()) != next.value(field, nlohmann::json())) {
+        return Status::InvalidArgument(fmt::format(
+            "{}: Forbidden: field is immutable when `immutable` is set (delete the {} and create it again)",
+            std::string(field) == "immutable" ? "immutable" : field, kind.kind));
+      }
     }
   }
   if (kind.group == "rbac.authorization.k8s.io" && (kind.kind == "RoleBinding" || kind.kind == "ClusterRoleBinding")) {

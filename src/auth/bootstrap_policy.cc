@@ -80,7 +80,7 @@ std::vector<json> BootstrapRbacObjects() {
   // What each adds, by kind Tessera serves (Kueue's kinds come from Kueue's roles below).
   out.push_back(ClusterRole(
       "system:aggregate-to-view",
-      json::array({Rule("", {"pods", "pods/log", "pods/status", "serviceaccounts", "resourcequotas",
+      json::array({Rule("", {"pods", "pods/log", "pods/status", "serviceaccounts", "configmaps", "resourcequotas",
                              "resourcequotas/status", "events", "namespaces", "namespaces/status"},
                         kRead),
                    Rule("batch", {"jobs", "jobs/status"}, kRead),
@@ -93,7 +93,7 @@ std::vector<json> BootstrapRbacObjects() {
   out.push_back(ClusterRole(
       "system:aggregate-to-edit",
       // Secrets as Kubernetes' edit has them (and view does not: it cannot read them).
-      json::array({Rule("", {"pods", "serviceaccounts", "secrets"}, kWrite),
+      json::array({Rule("", {"pods", "serviceaccounts", "secrets", "configmaps"}, kWrite),
                    Rule("", {"secrets"}, kRead),
                    Rule("", {"serviceaccounts/token"}, {"create"}),
                    Rule("batch", {"jobs"}, kWrite), Rule("batch.volcano.sh", {"jobs"}, kWrite),

@@ -404,16 +404,17 @@ HttpResponse ApiHandler::Get(Call& call) {
   if (r.kind->namespaced && r.ns.empty()) {
     return StatusResponse(404, "NotFound", fmt::format("{} is namespaced: use /namespaces/NS/ in the path", r.kind->kind));
   }
-  if (call.decision.only_bound_to_node && r.kind->store_key == "/Secret" &&
-      !tessera::BoundToNode(store_, r, call.decision.node)) {
-    // Asked before it is read: a node learns nothing of a secret its pods do not name.
+  const bool named_by_pods = r.kind->store_key == "/Secret" || r.kind->store_key == "/ConfigMap" ||
+                             r.kind->store_key == "/PersistentVolumeClaim";
+  if (call.decision.only_bound_to_node && named_by_pods && !tessera::BoundToNode(store_, r, call.decision.node)) {
+    // Asked before it is read: a node learns nothing of an object its pods do not name.
     return ForbiddenResponse(call.user, r,
-                             fmt::format("no pod bound to node \"{}\" names secret \"{}\" (imagePullSecrets, env or envFrom)",
-                                         call.decision.node, r.name));
+                             fmt::format("no pod bound to node \"{}\" names {} \"{}\" (imagePullSecrets, env, envFrom or volumes)",
+                                         call.decision.node, r.kind->singular, r.name));
   }
   auto got = store_.Get(r.Key());
   if (!got) return ObjectErrorResponse(got.error(), *r.kind, r.name);
-  if (call.decision.only_bound_to_node && r.kind->store_key != "/Secret" &&
+  if (call.decision.only_bound_to_node && !named_by_pods &&
       !BoundToNode(got->object, call.decision.node)) {
     return ForbiddenResponse(call.user, r, fmt::format("the pod is not bound to node \"{}\"", call.decision.node));
   }

@@ -173,6 +173,8 @@ const std::vector<KindExpectation>& ExpectationTable() {
        .fields = "{}"},
       // A viewer does not read Secrets, as in Kubernetes; an agent reads only those its pods name.
       {.store_key = "/Secret", .object = {.edit = kEvery}, .fields = R"({"type":"Opaque","data":{"k":"dg=="}})"},
+      // A viewer reads ConfigMaps (unlike Secrets); an agent reads only those its pods name.
+      {.store_key = "/ConfigMap", .object = {.view = kRead, .edit = kWrite}, .fields = R"({"data":{"k":"v"}})"},
       {.store_key = "batch/Job",
        .object = {.view = kRead, .edit = kWrite},
        .subresources = {{"status", {.view = kGet}}},

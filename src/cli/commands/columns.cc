@@ -305,6 +305,18 @@ const std::vector<Column>& ColumnsFor(const KindInfo& kind) {
            return std::to_string(data != nullptr && data->is_object() ? data->size() : 0);
          }},
         AgeColumn()}},
+      // kubectl's: the keys of data and binaryData together.
+      {"/ConfigMap",
+       {NameColumn(),
+        {"DATA", [](const json& o, const ColumnOptions&) {
+           size_t n = 0;
+           for (const char* field : {"data", "binaryData"}) {
+             const json* data = Find(o, field);
+             if (data != nullptr && data->is_object()) n += data->size();
+           }
+           return std::to_string(n);
+         }},
+        AgeColumn()}},
       {"tessera.dev/Budget",
        {NameColumn(), Field("PERIOD", "spec.period", "Monthly"), Field("GPU-HOURS", "spec.gpuHours", "-"),
         Field("USED GPU-HOURS", "status.usedGpuHours", "0"), Field("COST", "spec.cost", "-"),
