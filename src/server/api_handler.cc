@@ -21,6 +21,7 @@
 #include "server/metrics_registry.h"
 #include "server/object_json.h"
 #include "server/pod_logs.h"
+#include "server/pod_security_admission.h"
 
 namespace tessera {
 
@@ -553,6 +554,8 @@ HttpResponse ApiHandler::Create(Call& call) {
   if (auto refused = EscalationError(call, obj)) return std::move(*refused);
   const bool masters = call.user.InGroup(kGroupMasters);
   if (auto refused = NodeNameChangeError(call, json::object(), obj)) return std::move(*refused);
+  // The namespace's pod security level (api/pod_security.h), for pods and pod templates.
+  if (auto refused = PodSecurityAdmission(store_, *r.kind, obj)) return std::move(*refused);
   // What only the server writes (who made it, a namespace's uid block) is
   // not taken from a client's body (an admin may set the uid block).
   KeepServerAnnotations(obj, json::object(), masters);
@@ -642,6 +645,7 @@ HttpResponse ApiHandler::Update(Call& call) {
     if (Status v = ValidateUpdate(*r.kind, stored, next); !v.ok()) return ErrorResponse(v);
     if (auto refused = NodeNameChangeError(call, stored, next)) return std::move(*refused);
     if (auto refused = EscalationError(call, next)) return std::move(*refused);
+    if (auto refused = PodSecurityAdmission(store_, *r.kind, next, &stored)) return std::move(*refused);
   }
   const int64_t generation = stored["metadata"].value("generation", 1);
   const bool spec_changed = r.subresource != "status" && next.value("spec", json()) != stored.value("spec", json());
@@ -694,6 +698,7 @@ HttpResponse ApiHandler::Patch(Call& call) {
       if (Status v = ValidateUpdate(*r.kind, stored, next); !v.ok()) return ErrorResponse(v);
       if (auto refused = NodeNameChangeError(call, stored, next)) return std::move(*refused);
       if (auto refused = EscalationError(call, next)) return std::move(*refused);
+      if (auto refused = PodSecurityAdmission(store_, *r.kind, next, &stored)) return std::move(*refused);
     }
     if (next.value("spec", json()) != stored.value("spec", json())) {
       next["metadata"]["generation"] = stored["metadata"].value("generation", 1) + 1;
