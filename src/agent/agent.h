@@ -57,6 +57,9 @@ struct AgentOptions {
   std::string node_name;
   std::string data_dir;         // agent-state.json, pods/<pod>/ (working directory, logs)
   std::string checkpoint_root;  // empty: <data_dir>/checkpoints; shared storage on a real fleet
+  // The node's mount of the shared filesystem that PersistentVolumeClaims live
+  // on (<volume_root>/<namespace>-<claim>-<uid>); empty: no claims here.
+  std::string volume_root;
   std::string address = "127.0.0.1";  // how other nodes and the server reach this one (MASTER_ADDR, logs)
   uint16_t log_port = 0;              // the log endpoint (src/agent/log_server.h); 0: any free port
   GpuDiscoveryOptions gpus;

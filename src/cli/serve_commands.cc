@@ -240,6 +240,9 @@ void AddAgentFlags(CLI::App& command, AgentCommandOptions& o) {
   command.add_option("--checkpoint-root", o.agent.checkpoint_root,
                      "Where TESSERA_CHECKPOINT_DIR lives (shared storage on a fleet; default DATA_DIR/checkpoints)")
       ->type_name("DIR");
+  command.add_option("--volume-root", o.agent.volume_root,
+                     "The node's mount of the shared filesystem PersistentVolumeClaims live on (NFS; none: no claims)")
+      ->type_name("DIR");
   command.add_option("--address", o.agent.address, "How other nodes reach this one (MASTER_ADDR of gangs)");
   command.add_option("--lease-duration", o.lease_seconds, "Seconds without a renewal before the node is NotReady")
       ->check(CLI::Range(1, 3600));
