@@ -1071,6 +1071,32 @@ SchemaRef ConfigMapSchema() {
                }});
 }
 
+// v1 PersistentVolumeClaim: a directory on the nodes' shared volume root
+// (docs/agent.md, "Persistent volumes"); Filesystem claims only, a size above 0.
+SchemaRef PersistentVolumeClaimSchema() {
+  SchemaRef mode = Enum({"ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"});
+  return Root({Req("spec", Obj({
+                               Req("accessModes", Arr(mode, /*non_empty=*/true)),
+                               Req("resources", Obj({Req("requests", Obj({Req("storage", Qty())})),
+                                                     Opt("limits", Obj({Opt("storage", Qty())}))})),
+                               Opt("storageClassName", Str()),
+                               Opt("volumeMode", Enum({"Filesystem"})),
+                               Opt("volumeName", Str()),
+                               Opt("selector", LabelSelector()),
+                           },
+                           {[](const json& v, const std::string& path, Errors& errors) {
+                             const json requests = v.value("resources", json::object()).value("requests", json::object());
+                             Errors ignored;
+                             auto bytes = requests.contains("storage")
+                                              ? CheckAmount("storage", requests["storage"], "", ignored)
+                                              : std::nullopt;
+                             if (requests.contains("storage") && bytes && *bytes <= 0) {
+                               errors.Add(FieldPath(path, "resources.requests.storage"),
+                                          "Invalid value: must be greater than zero");
+                             }
+                           }}))});
+}
+
 SchemaRef ServiceAccountSchema() {
   return Root({
       Opt("secrets", Arr(ObjectReference())),
@@ -1536,6 +1562,7 @@ const std::map<std::string_view, SchemaRef>& Schemas() {
       {"/ServiceAccount", ServiceAccountSchema()},
       {"/Secret", SecretSchema()},
       {"/ConfigMap", ConfigMapSchema()},
+      {"/PersistentVolumeClaim", PersistentVolumeClaimSchema()},
       {"authorization.k8s.io/SelfSubjectAccessReview", SelfSubjectAccessReviewSchema()},
       {"authorization.k8s.io/SelfSubjectRulesReview", SelfSubjectRulesReviewSchema()},
       {"authentication.k8s.io/SelfSubjectReview", SelfSubjectReviewSchema()},
@@ -1755,6 +1782,12 @@ Status ValidateUpdate(const KindInfo& kind, const nlohmann::json& stored, const 
             std::string(field) == "immutable" ? "immutable" : field, kind.kind));
       }
     }
+  }
+  if (kind.store_key == "/PersistentVolumeClaim" &&
+      stored.value("spec", nlohmann::json()) != next.value("spec", nlohmann::json())) {
+    // No resizing yet (it would move the quota's requests.storage): delete and create again.
+    return Status::InvalidArgument(
+        "spec: Forbidden: spec is immutable after creation (Tessera does not resize claims: make a new one)");
   }
   if (kind.group == "rbac.authorization.k8s.io" && (kind.kind == "RoleBinding" || kind.kind == "ClusterRoleBinding")) {
     const nlohmann::json before = stored.value("roleRef", nlohmann::json::object());

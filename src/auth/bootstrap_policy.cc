@@ -80,7 +80,8 @@ std::vector<json> BootstrapRbacObjects() {
   // What each adds, by kind Tessera serves (Kueue's kinds come from Kueue's roles below).
   out.push_back(ClusterRole(
       "system:aggregate-to-view",
-      json::array({Rule("", {"pods", "pods/log", "pods/status", "serviceaccounts", "configmaps", "resourcequotas",
+      json::array({Rule("", {"pods", "pods/log", "pods/status", "serviceaccounts", "configmaps", "persistentvolumeclaims",
+                             "persistentvolumeclaims/status", "resourcequotas",
                              "resourcequotas/status", "events", "namespaces", "namespaces/status"},
                         kRead),
                    Rule("batch", {"jobs", "jobs/status"}, kRead),
@@ -93,7 +94,7 @@ std::vector<json> BootstrapRbacObjects() {
   out.push_back(ClusterRole(
       "system:aggregate-to-edit",
       // Secrets as Kubernetes' edit has them (and view does not: it cannot read them).
-      json::array({Rule("", {"pods", "serviceaccounts", "secrets", "configmaps"}, kWrite),
+      json::array({Rule("", {"pods", "serviceaccounts", "secrets", "configmaps", "persistentvolumeclaims"}, kWrite),
                    Rule("", {"secrets"}, kRead),
                    Rule("", {"serviceaccounts/token"}, {"create"}),
                    Rule("batch", {"jobs"}, kWrite), Rule("batch.volcano.sh", {"jobs"}, kWrite),

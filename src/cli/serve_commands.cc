@@ -98,6 +98,10 @@ void AddServerFlags(CLI::App& cmd, ServeOptions& o) {
   cmd.add_option("--node-cidr-mask-size", o.server.node_cidr_mask_size,
                  "The prefix length of each Node's range of --cluster-cidr")
       ->capture_default_str();
+  cmd.add_option("--volume-root", o.server.volume_root,
+                 "The shared filesystem of PersistentVolumeClaims, as the agents mount it: deleted claims' data is "
+                 "removed there (tessera up: DATA_DIR/volumes for both)")
+      ->type_name("DIR");
   cmd.preparse_callback([&o](size_t) { o.oidc_username_prefix_given = false; });
   cmd.get_option("--oidc-username-prefix")->each([&o](const std::string&) { o.oidc_username_prefix_given = true; });
 }
@@ -320,6 +324,11 @@ int RunUpCommand(ServeOptions options) {
     if (options.server.audit.max_size_mb == 0) options.server.audit.max_size_mb = 100;
     if (options.server.audit.max_backups == 0) options.server.audit.max_backups = 10;
   }
+  // One machine: the server and its agent share one volume root for claims.
+  if (options.server.volume_root.empty()) {
+    options.server.volume_root =
+        (std::filesystem::absolute(options.server.data_dir) / "volumes").lexically_normal().string();
+  }
   sigset_t set;
   int rc = 0;
   std::unique_ptr<Server> server = StartForeground(options, &set, &rc);
@@ -348,6 +357,7 @@ int RunUpCommand(ServeOptions options) {
   }
   AgentOptions agent_options{.server = url, .token_file = node_token_file, .tls = tls, .node_name = node,
                              .data_dir = agent_dir};
+  agent_options.volume_root = options.server.volume_root;
   agent_options.hidden_paths = {data_dir};  // the store, the admin token and the signing key
   agent_options.gpus.simulated = options.gpus;
   agent_options.fence_command = FenceCommand(agent_options.data_dir, agent_options.lease_duration);

@@ -569,17 +569,28 @@ HttpResponse ApiHandler::Create(Call& call) {
   meta["annotations"][std::string(kCreatedByAnnotation)] = call.user.name;
   std::string name(StringField(meta, "name"));
   call.created_name = name;
+  // A claim is bound at once and counted against its namespace's quotas (claim_admission.h).
+  int64_t claim_bytes = -1;  // reserved until the store answers; -1: not a claim
+  if (r.kind->store_key == "/PersistentVolumeClaim") {
+    auto admitted = claims_.Admit(store_, obj);
+    if (!admitted && admitted.error().code() == StatusCode::kPermissionDenied) {
+      return ForbiddenObjectResponse(*r.kind, name, admitted.error().message());
+    }
+    if (!admitted) return ErrorResponse(admitted.error());
+    claim_bytes = *admitted;
+  }
   // The write waits in the store's queue to share a commit with others; the
   // I/O thread serves other connections meanwhile. The namespace must exist
   // when the object is written (checked in the same transaction).
   ObjectKey key{std::string(r.kind->store_key), r.ns, name};
   HttpResponse resp;
   resp.deferred = [this, key = std::move(key), obj = std::move(obj), ns_key = std::move(ns_key), kind = r.kind,
-                   &ns_kind](std::function<void(HttpResponse)> respond) mutable {
+                   &ns_kind, claim_bytes](std::function<void(HttpResponse)> respond) mutable {
     pending_writes_.fetch_add(1);
     store_.CreateAsync(key, std::move(obj), std::move(ns_key),
-                       [this, kind, &ns_kind, key, respond = std::move(respond)](Result<int64_t> created,
-                                                                                std::string_view text) {
+                       [this, kind, &ns_kind, key, claim_bytes, respond = std::move(respond)](Result<int64_t> created,
+                                                                                             std::string_view text) {
+                         if (claim_bytes >= 0) claims_.Release(key.ns, claim_bytes);
                          if (!created) {
                            const Status& error = created.error();
                            // Only the namespace check makes a create fail with NotFound.

@@ -39,6 +39,10 @@ struct ServerOptions {
   // flannel setups: 10.244.0.0/16 in /24s, 256 nodes of 254 pod addresses).
   std::string cluster_cidr = "10.244.0.0/16";
   int node_cidr_mask_size = 24;
+  // The shared filesystem PersistentVolumeClaims live on, as the agents mount it
+  // (their --volume-root): the directories of deleted claims are removed from it
+  // (claim_reclaimer.h). Empty: the server leaves them (Retain, in effect).
+  std::string volume_root;
 };
 
 // The node ranges `options` asks for; InvalidArgument naming the flag

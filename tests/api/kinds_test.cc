@@ -125,7 +125,7 @@ TEST(KindsTest, RegistryHoldsEveryKindWithUniqueStoreKeys) {
   }
   // 6 core (with ServiceAccount) + PriorityClass + Lease + 4 RBAC + 3 reviews + NetworkPolicy + 4 Kueue + 2 Jobs
   // + tessera.dev's UsageRecord, ApprovalPolicy, ApprovalRequest and Budget
-  EXPECT_EQ(keys.size(), 28u);
+  EXPECT_EQ(keys.size(), 29u);
 }
 
 // Cluster-scoped kinds are those Kubernetes, Kueue and Volcano define so.

@@ -68,7 +68,8 @@ class ContainersTest : public ::testing::Test {
     if (HasFatalFailure()) return;
     BuildAndPushImage("v1", "cat /data/greeting");
     if (HasFatalFailure()) return;
-    server_ = StartServer((dir_ / "server").string());
+    // Claims live on a "shared filesystem" of the test's: the server and the agents given it.
+    server_ = StartServer((dir_ / "server").string(), "127.0.0.1:0", {"--volume-root", (dir_ / "volumes").string()});
     ASSERT_FALSE(server_.url.empty()) << testing::ReadFile((dir_ / "server" / "server.out").string());
     token_ = ReadToken((dir_ / "server").string());
     client_ = std::make_unique<ApiClient>(server_.url, token_);
@@ -735,6 +736,100 @@ TEST_F(ContainersTest, PodSecurityKeepsHostPathAndPrivilegedToNamespacesAnAdminL
       << pod.dump(2) << client_->Request("GET", "/api/v1/namespaces/ops")->body;
   EXPECT_NE(Status(pod).value("message", "").find("violates PodSecurity \"baseline:latest\""), std::string::npos)
       << pod.dump(2);
+}
+
+TEST_F(ContainersTest, AClaimWrittenByAPodOnOneNodeIsReadByTheNextOnAnotherAndCountsAgainstQuota) {
+  const std::string volumes = (dir_ / "volumes").string();
+  for (const char* node : {"disk-a", "disk-b"}) {
+    const pid_t pid = StartAgent(server_.url, token_, node, (dir_ / node).string(),
+                                 {"--gpus", "1xA100-80GB", "--label", std::string("disk=") + node, "--volume-root", volumes});
+    ASSERT_GT(pid, 0) << testing::ReadFile((dir_ / (std::string(node) + ".out")).string());
+    more_agents_.push_back(pid);
+  }
+  const json quota{{"apiVersion", "v1"}, {"kind", "ResourceQuota"}, {"metadata", {{"name", "storage"}}},
+                   {"spec", {{"hard", {{"persistentvolumeclaims", "2"}, {"requests.storage", "10Gi"}}}}}};
+  auto r = client_->Request("POST", "/api/v1/namespaces/default/resourcequotas", quota.dump());
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+  const auto claim = [](const std::string& name, const std::string& size) {
+    return json{{"apiVersion", "v1"}, {"kind", "PersistentVolumeClaim"}, {"metadata", {{"name", name}}},
+                {"spec", {{"accessModes", {"ReadWriteMany"}}, {"resources", {{"requests", {{"storage", size}}}}}}}};
+  };
+  r = client_->Request("POST", "/api/v1/namespaces/default/persistentvolumeclaims", claim("data", "4Gi").dump());
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+  const json data = json::parse(r->body, nullptr, false);
+  const std::string uid = data["metadata"].value("uid", "");
+  EXPECT_EQ(data["status"].value("phase", ""), "Bound") << data.dump(2);
+  EXPECT_EQ(data["spec"].value("volumeName", ""), "pvc-" + uid);
+  EXPECT_EQ(data["status"]["capacity"].value("storage", ""), "4Gi");
+  // Past requests.storage: refused in Kubernetes' words, and nothing stored.
+  r = client_->Request("POST", "/api/v1/namespaces/default/persistentvolumeclaims", claim("big", "7Gi").dump());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 403) << r->body;
+  EXPECT_EQ(json::parse(r->body, nullptr, false).value("message", ""),
+            "persistentvolumeclaims \"big\" is forbidden: exceeded quota: storage, requested: requests.storage=7Gi, "
+            "used: requests.storage=4Gi, limited: requests.storage=10Gi");
+  auto big = client_->Request("GET", "/api/v1/namespaces/default/persistentvolumeclaims/big");
+  ASSERT_TRUE(big && big->status == 404);
+  // A bad claim names its field.
+  json bad = claim("bad", "1Gi");
+  bad["spec"]["volumeMode"] = "Block";
+  r = client_->Request("POST", "/api/v1/namespaces/default/persistentvolumeclaims", bad.dump());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 422) << r->body;
+  EXPECT_NE(r->body.find("spec.volumeMode"), std::string::npos) << r->body;
+  // The quota's status counts the claim.
+  json used;
+  EXPECT_TRUE(WaitUntil([&] {
+    auto got = client_->Request("GET", "/api/v1/namespaces/default/resourcequotas/storage");
+    used = got && got->status == 200 ? json::parse(got->body, nullptr, false).value("status", json::object()) : json();
+    return used.is_object() && used.value("used", json::object()) ==
+                                   json{{"persistentvolumeclaims", "1"}, {"requests.storage", "4Gi"}};
+  }, 15)) << used.dump();
+
+  // One pod writes on disk-a; the next, on disk-b, reads it.
+  const auto on = [&](const std::string& job, const std::string& node, const std::string& script, bool read_only = false) {
+    json mount{{"name", "data"}, {"mountPath", "/data"}};
+    if (read_only) mount["readOnly"] = true;
+    json j = ScriptJob(job, Image("v1"), script,
+                       {{"nodeSelector", {{"disk", node}}},
+                        {"volumes", {{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "data"}}}}}}},
+                       {{"volumeMounts", {mount}}});
+    auto made = client_->Request("POST", "/apis/batch/v1/namespaces/default/jobs", j.dump());
+    ASSERT_TRUE(made && made->status == 201) << (made ? made->body : made.error().ToString());
+  };
+  on("writer", "disk-a", "echo written-on-a > /data/f && echo ok");
+  json writer = WaitForPhase("writer", "Succeeded");
+  EXPECT_EQ(writer["spec"].value("nodeName", ""), "disk-a");
+  EXPECT_EQ(Log(writer), "ok\n");
+  EXPECT_TRUE(fs::exists(dir_ / "volumes" / ("default-data-" + uid) / "f"));
+  on("reader", "disk-b", "cat /data/f; (echo x > /data/g) 2>/dev/null || echo read-only", true);
+  json reader = WaitForPhase("reader", "Succeeded");
+  EXPECT_EQ(reader["spec"].value("nodeName", ""), "disk-b");
+  EXPECT_EQ(Log(reader), "written-on-a\nread-only\n");
+
+  // A pod whose claim does not exist waits, saying so.
+  json orphan = ScriptJob("orphan", Image("v1"), "true",
+                          {{"volumes", {{{"name", "d"}, {"persistentVolumeClaim", {{"claimName", "nope"}}}}}}},
+                          {{"volumeMounts", {{{"name", "d"}, {"mountPath", "/d"}}}}});
+  r = client_->Request("POST", "/apis/batch/v1/namespaces/default/jobs", orphan.dump());
+  ASSERT_TRUE(r && r->status == 201);
+  json waiting;
+  EXPECT_TRUE(WaitUntil([&] {
+    waiting = Pod("orphan");
+    return ContainerStatus(waiting).value("state", json::object()).value("waiting", json::object()).value("message", "") ==
+           "persistentvolumeclaim \"nope\" not found";
+  }, 20)) << waiting.dump(2);
+  EXPECT_EQ(Phase(waiting), "Pending");
+
+  // The claim outlives its pods; deleted, its data goes (reclaimPolicy Delete).
+  for (const char* job : {"writer", "reader", "orphan"}) {
+    client_->Request("DELETE", std::string("/apis/batch/v1/namespaces/default/jobs/") + job);
+  }
+  EXPECT_TRUE(fs::exists(dir_ / "volumes" / ("default-data-" + uid)));
+  r = client_->Request("DELETE", "/api/v1/namespaces/default/persistentvolumeclaims/data");
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : r.error().ToString());
+  EXPECT_TRUE(WaitUntil([&] { return !fs::exists(dir_ / "volumes" / ("default-data-" + uid)); }, 30))
+      << testing::ReadFile((dir_ / "server" / "server.out").string());
 }
 
 }  // namespace
