@@ -23,6 +23,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include "agent/cdi.h"
 #include "agent/container_spec.h"
 #include "agent/fence.h"
 #include "agent/image_ref.h"
@@ -296,6 +297,10 @@ struct Agent::Impl {
   // runc's state deleted; with `done`, the overlay unmounted too.
   void CleanUpContainer(Run& run, bool done);
   std::string RuncRoot() const { return (fs::path(options.data_dir) / "runc").string(); }
+  // The CDI spec of the node's GPUs (cdi.h), kept for container pods and
+  // written to <data dir>/cdi/nvidia.com-gpu.json.
+  Status WriteCdiSpec();
+  json cdi_spec;
   // runc's state of container `id`, left when runc was killed before it could delete it.
   void DeleteRuncState(const std::string& id);
   void PublishImages(ApiClient& client);
@@ -932,6 +937,18 @@ std::optional<ImageInfo> Agent::Impl::PrepareImage(ApiClient& client, Run& run, 
   return std::nullopt;
 }
 
+Status Agent::Impl::WriteCdiSpec() {
+  if (inventory.devices.empty()) return Status::Ok();
+  const fs::path path = fs::path(options.data_dir) / "cdi" / "nvidia.com-gpu.json";
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  std::vector<std::string> notes;
+  ASSIGN_OR_RETURN(cdi_spec, NodeCdiSpec(inventory.devices, CdiOptions{.device_root = options.device_root},
+                                         path.string() + ".ctk", &notes));
+  for (const std::string& note : notes) spdlog::info("agent {}: GPUs in containers: {}", options.node_name, note);
+  return WriteFileAtomically(path.string(), cdi_spec.dump(2), 0644);
+}
+
 Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& image, const PodContainer& container,
                                                    const std::string& checkpoint, const std::string& token_file,
                                                    const PodSources& sources) {
@@ -963,7 +980,16 @@ Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& ima
                        .cgroups_path = fmt::format("/tessera-{}_{}", SafePathPart(options.node_name), id),
                        .checkpoint_dir = checkpoint,
                        .token_dir = token_file.empty() ? "" : fs::path(token_file).parent_path().string(),
-                       .volumes = std::move(volume_dirs)};
+                       .volumes = std::move(volume_dirs),
+                       .cdi_spec = &cdi_spec};
+  // Its GPUs (the scheduler's choice, by index): exactly those devices inside (cdi.h).
+  const std::string gpus = pod["metadata"].value("annotations", json::object()).value("tessera.dev/gpu-devices", "");
+  for (size_t start = 0; start < gpus.size();) {
+    size_t comma = gpus.find(',', start);
+    if (comma == std::string::npos) comma = gpus.size();
+    if (comma > start) ctx.gpu_devices.push_back(gpus.substr(start, comma - start));
+    start = comma + 1;
+  }
   ASSIGN_OR_RETURN(json config, OciRuntimeConfig(pod, image.config, container, ctx));
   RETURN_IF_ERROR(WriteFileAtomically((bundle / "config.json").string(), config.dump(2), 0600));
   DeleteRuncState(id);  // of an earlier run of this container
@@ -1476,6 +1502,7 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   ASSIGN_OR_RETURN(impl->inventory, DiscoverGpus(impl->options.gpus));
   impl->summary = impl->inventory.reason;
   if (impl->inventory.simulated()) impl->sampler = std::make_unique<SimulatedGpuSampler>(impl->inventory.devices);
+  RETURN_IF_ERROR(impl->WriteCdiSpec());
   Impl* self = impl.get();
   ASSIGN_OR_RETURN(impl->log_server,
                    LogServer::Start((fs::path(impl->options.data_dir) / "pods").string(),

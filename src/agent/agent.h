@@ -88,6 +88,9 @@ struct AgentOptions {
   // HTTP besides loopback ones (Docker's --insecure-registry).
   std::string image_store;
   std::string runc = "runc";
+  // Where the GPUs' device nodes are (/dev/nvidia0, /dev/nvidiactl, ...), for
+  // the CDI spec of GPU containers (cdi.h); tests point it at stand-ins.
+  std::string device_root = "/dev";
   std::vector<std::string> insecure_registries;
 };
 

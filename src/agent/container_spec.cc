@@ -115,6 +115,10 @@ Result<json> OciRuntimeConfig(const json& pod, const json& image_config, const P
   for (const json& e : c.value("env", json::array())) {
     if (e.is_object() && e.value("name", "") == "HOME") env["HOME"] = e.value("value", "");
   }
+  if (!ctx.gpu_devices.empty() && env.count("NVIDIA_VISIBLE_DEVICES")) {
+    // Inside, CUDA numbers the container's own GPUs from 0: the node's indices would miss; UUIDs name them anywhere.
+    env["CUDA_VISIBLE_DEVICES"] = env["NVIDIA_VISIBLE_DEVICES"];
+  }
   if (!env.count("PATH")) env["PATH"] = kDefaultPath;
   if (!env.count("HOME")) env["HOME"] = "/";
   env["HOSTNAME"] = ctx.hostname;
@@ -215,12 +219,19 @@ Result<json> OciRuntimeConfig(const json& pod, const json& image_config, const P
                             "/sys/firmware",       "/proc/scsi"};
     linux["readonlyPaths"] = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"};
   }
-  return json{{"ociVersion", "1.0.2"},
-              {"process", std::move(process)},
-              {"root", {{"path", ctx.rootfs}, {"readonly", read_only}}},
-              {"hostname", ctx.hostname},
-              {"mounts", std::move(mounts)},
-              {"linux", std::move(linux)}};
+  json config{{"ociVersion", "1.0.2"},
+               {"process", std::move(process)},
+               {"root", {{"path", ctx.rootfs}, {"readonly", read_only}}},
+               {"hostname", ctx.hostname},
+               {"mounts", std::move(mounts)},
+               {"linux", std::move(linux)}};
+  if (!ctx.gpu_devices.empty()) {
+    if (ctx.cdi_spec == nullptr) {
+      return Err(Status::Unavailable("the pod has GPUs but the node has no CDI spec of them (no device nodes)"));
+    }
+    RETURN_IF_ERROR(ApplyCdiDevices(*ctx.cdi_spec, ctx.gpu_devices, config));
+  }
+  return config;
 }
 
 }  // namespace tessera

@@ -36,9 +36,11 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "agent/cdi.h"
 #include "agent/pod_launch.h"
 #include "agent/pod_volumes.h"
 #include "common/result.h"
@@ -56,6 +58,11 @@ struct ContainerContext {
   std::string checkpoint_dir;  // bind-mounted at the same path; empty: none
   std::string token_dir;       // the ServiceAccount token's directory; empty: none
   VolumeDirs volumes;          // the pod's volumes on the node, by name
+  // The node's CDI spec of GPUs (cdi.h) and the pod's devices in it (their
+  // names: indices); the container gets exactly those, with
+  // CUDA_VISIBLE_DEVICES as their UUIDs (the container's own numbering starts at 0).
+  const nlohmann::json* cdi_spec = nullptr;
+  std::vector<std::string> gpu_devices;
 };
 
 Result<nlohmann::json> OciRuntimeConfig(const nlohmann::json& pod, const nlohmann::json& image_config,

@@ -261,6 +261,10 @@ void AddAgentFlags(CLI::App& command, AgentCommandOptions& o) {
                      "The node's container images, shared by its pods (default DATA_DIR/images)")
       ->type_name("DIR");
   command.add_option("--runc", o.agent.runc, "The OCI runtime that runs container pods")->type_name("PATH");
+  command.add_option("--device-root", o.agent.device_root,
+                     "Where the GPUs' device nodes are (nvidia0, nvidiactl, nvidia-uvm), for GPU containers")
+      ->type_name("DIR")
+      ->capture_default_str();
   command.add_option("--insecure-registry", o.agent.insecure_registries,
                      "A registry (HOST[:PORT]) spoken to over plain HTTP; loopback ones always are; repeatable")
       ->type_name("HOST[:PORT]");

@@ -1,8 +1,12 @@
 #include "agent/container_spec.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 namespace tessera {
@@ -239,6 +243,77 @@ TEST(ContainerSpecTest, ConfigMapSecretHostPathAndClaimVolumesAndSubPaths) {
   EXPECT_EQ(mode.error().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(mode.error().message().find("volume \"creds\": secret.defaultMode: Invalid value: 512"), std::string::npos)
       << mode.error().message();
+}
+
+// Stand-in GPU device nodes (character devices with /dev/null's numbers) and a
+// fake driver library, in a directory of the test's own.
+class CdiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "mknod needs root";
+    dir_ = std::filesystem::temp_directory_path() / ("tessera-cdi-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_ / "dev");
+    std::filesystem::create_directories(dir_ / "lib");
+    struct stat null {};
+    ASSERT_EQ(::stat("/dev/null", &null), 0);
+    for (const char* name : {"nvidia0", "nvidia1", "nvidia2", "nvidiactl", "nvidia-uvm"}) {
+      ASSERT_EQ(::mknod((dir_ / "dev" / name).c_str(), S_IFCHR | 0666, null.st_rdev), 0) << name;
+    }
+    std::ofstream(dir_ / "lib" / "libcuda.so.535.104") << "not really";
+    std::ofstream(dir_ / "lib" / "libc.so.6") << "not the driver's";
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CdiTest, TheSpecListsEachGpuAndTheCommonNodesAndAContainerGetsExactlyItsOwn) {
+  std::vector<GpuDevice> devices;
+  for (int i = 0; i < 4; ++i) devices.push_back(GpuDevice{.index = i, .uuid = "GPU-" + std::to_string(i), .model = "A100-80GB"});
+  std::vector<std::string> notes;
+  const json spec = NvidiaCdiSpec(devices, CdiOptions{.device_root = (dir_ / "dev").string(),
+                                                      .library_dirs = {(dir_ / "lib").string()}},
+                                  &notes);
+  EXPECT_EQ(spec["kind"], "nvidia.com/gpu");
+  ASSERT_EQ(spec["devices"].size(), 3u) << "GPU 3 has no device node: left out";
+  EXPECT_EQ(spec["devices"][1]["name"], "1");
+  EXPECT_EQ(spec["containerEdits"]["deviceNodes"].size(), 2u);  // nvidiactl, nvidia-uvm (no uvm-tools here)
+  ASSERT_EQ(spec["containerEdits"]["mounts"].size(), 1u);
+  EXPECT_EQ(spec["containerEdits"]["mounts"][0]["containerPath"], (dir_ / "lib" / "libcuda.so.535.104").string());
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("GPU 3"), std::string::npos) << notes[0];
+
+  json pod = Pod(json::object());
+  ContainerContext ctx = kCtx;
+  ctx.cdi_spec = &spec;
+  ctx.gpu_devices = {"0", "2"};
+  PodContainer container = Container(pod);
+  container.process.env.push_back("NVIDIA_VISIBLE_DEVICES=GPU-0,GPU-2");
+  container.process.env.push_back("CUDA_VISIBLE_DEVICES=0,2");
+  auto config = OciRuntimeConfig(pod, kImage, container, ctx);
+  ASSERT_TRUE(config.has_value()) << config.error().message();
+  std::vector<std::string> paths;
+  for (const json& d : (*config)["linux"]["devices"]) paths.push_back(d["path"]);
+  EXPECT_EQ(paths, (std::vector<std::string>{"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia0", "/dev/nvidia2"}));
+  const json rules = (*config)["linux"]["resources"]["devices"];
+  ASSERT_EQ(rules.size(), 5u) << rules.dump();
+  EXPECT_FALSE(rules[0]["allow"].get<bool>()) << "deny first, then exactly its nodes";
+  EXPECT_TRUE(rules[4]["allow"].get<bool>());
+  EXPECT_EQ(rules[4]["major"], 1);
+  EXPECT_EQ(rules[4]["minor"], 3);
+  const json env = (*config)["process"]["env"];
+  EXPECT_NE(std::find(env.begin(), env.end(), "CUDA_VISIBLE_DEVICES=GPU-0,GPU-2"), env.end()) << env.dump();
+  std::map<std::string, std::string> mounts;
+  for (const json& m : (*config)["mounts"]) mounts[m["destination"]] = m["source"];
+  EXPECT_EQ(mounts.count((dir_ / "lib" / "libcuda.so.535.104").string()), 1u);
+
+  ctx.gpu_devices = {"3"};
+  auto missing = OciRuntimeConfig(pod, kImage, container, ctx);
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().message(),
+            "CDI device nvidia.com/gpu=3 is not in this node's spec (its GPU has no device node)");
 }
 
 }  // namespace

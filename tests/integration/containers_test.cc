@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -830,6 +831,43 @@ TEST_F(ContainersTest, AClaimWrittenByAPodOnOneNodeIsReadByTheNextOnAnotherAndCo
   ASSERT_TRUE(r && r->status == 200) << (r ? r->body : r.error().ToString());
   EXPECT_TRUE(WaitUntil([&] { return !fs::exists(dir_ / "volumes" / ("default-data-" + uid)); }, 30))
       << testing::ReadFile((dir_ / "server" / "server.out").string());
+}
+
+TEST_F(ContainersTest, AGpuContainerSeesExactlyItsOwnDeviceNodesAndVariables) {
+  // Stand-in device nodes (/dev/null's numbers) for 8 GPUs and the control nodes, where the agent is told to look.
+  const fs::path dev = dir_ / "gpu-dev";
+  fs::create_directories(dev);
+  struct stat null {};
+  ASSERT_EQ(::stat("/dev/null", &null), 0);
+  std::vector<std::string> names{"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools"};
+  for (int i = 0; i < 8; ++i) names.push_back("nvidia" + std::to_string(i));
+  for (const std::string& name : names) ASSERT_EQ(::mknod((dev / name).c_str(), S_IFCHR | 0666, null.st_rdev), 0) << name;
+  const pid_t pid = StartAgent(server_.url, token_, "gpu-node", (dir_ / "gpu-node").string(),
+                               {"--gpus", "8xA100-80GB", "--label", "gpus=stand-in", "--device-root", dev.string()});
+  ASSERT_GT(pid, 0) << testing::ReadFile((dir_ / "gpu-node.out").string());
+  more_agents_.push_back(pid);
+  EXPECT_NE(testing::ReadFile((dir_ / "gpu-node.out").string()).find("no NVIDIA driver libraries"), std::string::npos)
+      << "no driver libraries here, and it says so";
+  const std::string script =
+      "for n in nvidiactl nvidia-uvm nvidia-uvm-tools nvidia0 nvidia1 nvidia2 nvidia3 nvidia4 nvidia5 nvidia6 nvidia7; "
+      "do test -c /dev/$n && echo $n; done; echo CUDA=$CUDA_VISIBLE_DEVICES; echo NVIDIA=$NVIDIA_VISIBLE_DEVICES";
+  json job = ScriptJob("gpus", Image("v1"), script, {{"nodeSelector", {{"gpus", "stand-in"}}}},
+                       {{"resources", {{"limits", {{"nvidia.com/gpu", "2"}}}}}});
+  auto r = client_->Request("POST", "/apis/batch/v1/namespaces/default/jobs", job.dump());
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+  const json pod = WaitForPhase("gpus", "Succeeded");
+  EXPECT_EQ(pod["spec"].value("nodeName", ""), "gpu-node");
+  const json annotations = pod["metadata"].value("annotations", json::object());
+  const std::string devices = annotations.value("tessera.dev/gpu-devices", "");
+  const std::string uuids = annotations.value("tessera.dev/gpu-uuids", "");
+  ASSERT_EQ(std::count(devices.begin(), devices.end(), ','), 1) << devices;
+  std::string expected = "nvidiactl\nnvidia-uvm\nnvidia-uvm-tools\n";
+  const std::string first = devices.substr(0, devices.find(',')), second = devices.substr(devices.find(',') + 1);
+  for (int i = 0; i < 8; ++i) {
+    if (std::to_string(i) == first || std::to_string(i) == second) expected += "nvidia" + std::to_string(i) + "\n";
+  }
+  expected += "CUDA=" + uuids + "\nNVIDIA=" + uuids + "\n";
+  EXPECT_EQ(Log(pod), expected);
 }
 
 }  // namespace
