@@ -987,8 +987,12 @@ Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& ima
   for (size_t start = 0; start < gpus.size();) {
     size_t comma = gpus.find(',', start);
     if (comma == std::string::npos) comma = gpus.size();
-    if (comma > start) ctx.gpu_devices.push_back(gpus.substr(start, comma - start));
+    const std::string device = gpus.substr(start, comma - start);
     start = comma + 1;
+    if (device.empty()) continue;
+    // A simulated GPU without a (stand-in) device node: the container runs without it, as before there were nodes.
+    if (inventory.simulated() && !CdiHasDevice(cdi_spec, device)) continue;
+    ctx.gpu_devices.push_back(device);
   }
   ASSIGN_OR_RETURN(json config, OciRuntimeConfig(pod, image.config, container, ctx));
   RETURN_IF_ERROR(WriteFileAtomically((bundle / "config.json").string(), config.dump(2), 0600));

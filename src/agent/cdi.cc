@@ -12,6 +12,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "agent/run_tool.h"
 
@@ -111,17 +112,21 @@ json NvidiaCdiSpec(const std::vector<GpuDevice>& devices, const CdiOptions& opti
     if (notes != nullptr) notes->push_back(std::move(line));
   };
   json spec{{"cdiVersion", "0.6.0"}, {"kind", kNvidiaCdiKind}, {"devices", json::array()}, {"containerEdits", Edits()}};
+  std::vector<std::string> missing;
   for (const GpuDevice& d : devices) {
     const std::string name = fmt::format("nvidia{}", d.index);
     auto node = DeviceNode("/dev/" + name, (fs::path(options.device_root) / name).string());
     if (!node) {
-      note(fmt::format("GPU {} ({}): no device node {}/{}: containers cannot be given it", d.index, d.uuid,
-                       options.device_root, name));
+      missing.push_back(std::to_string(d.index));
       continue;
     }
     json edits = Edits();
     edits["deviceNodes"].push_back(std::move(*node));
     spec["devices"].push_back({{"name", std::to_string(d.index)}, {"containerEdits", std::move(edits)}});
+  }
+  if (!missing.empty()) {
+    note(fmt::format("no device node {}/nvidiaN for GPU {}: containers cannot be given {}", options.device_root,
+                     fmt::join(missing, ", "), missing.size() == 1 ? "it" : "them"));
   }
   json& common = spec["containerEdits"];
   for (const char* name : {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset"}) {
@@ -223,6 +228,15 @@ Result<json> NodeCdiSpec(const std::vector<GpuDevice>& devices, const CdiOptions
     }
   }
   return NvidiaCdiSpec(devices, options, notes);
+}
+
+bool CdiHasDevice(const json& spec, const std::string& name) {
+  auto listed = spec.find("devices");
+  if (listed == spec.end() || !listed->is_array()) return false;
+  for (const json& d : *listed) {
+    if (d.is_object() && d.value("name", "") == name) return true;
+  }
+  return false;
 }
 
 }  // namespace tessera

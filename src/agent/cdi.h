@@ -63,6 +63,9 @@ nlohmann::json NvidiaCdiSpec(const std::vector<GpuDevice>& devices, const CdiOpt
 // (nvidia-ctk's). A node that cannot be read is an error naming it.
 Status ResolveCdiDeviceNodes(nlohmann::json& spec);
 
+// Whether `spec` lists a device of that name.
+bool CdiHasDevice(const nlohmann::json& spec, const std::string& name);
+
 // nvidia-ctk in PATH, or "".
 std::string FindNvidiaCtk();
 

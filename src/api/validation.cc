@@ -791,6 +791,53 @@ SchemaRef Container() {
   return s;
 }
 
+// A pod volume: the sources Tessera mounts (docs/agent.md, "Volumes") checked
+// field by field; others are left to the agent, which names what it does not
+// support. One source a volume.
+SchemaRef Volume() {
+  static const SchemaRef s = [] {
+    SchemaRef mode = Int(0, 0777);
+    SchemaRef items = Arr(Obj({Req("key", Str()), Req("path", Str()), Opt("mode", mode)},
+                              {[](const json& v, const std::string& path, Errors& errors) {
+                                const std::string p = GetString(v, "path");
+                                bool dots = false;
+                                for (size_t start = 0; start <= p.size();) {
+                                  size_t slash = p.find('/', start);
+                                  if (slash == std::string::npos) slash = p.size();
+                                  dots = dots || p.substr(start, slash - start) == "..";
+                                  start = slash + 1;
+                                }
+                                if (p.starts_with("/") || dots) {
+                                  errors.Add(FieldPath(path, "path"),
+                                             fmt::format("Invalid value: \"{}\": must be a relative path without '..'", p));
+                                }
+                              }}));
+    SchemaRef host_path_type = Enum({"", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket",
+                                     "CharDevice", "BlockDevice"});
+    return Make({.type = Type::kObject,
+                 .fields = {Req("name", Str(StringRule::kDns1123Label)),
+                            Opt("emptyDir", Obj({Opt("medium", Enum({"", "Memory"})), Opt("sizeLimit", Qty())})),
+                            Opt("configMap", Obj({Req("name", Str()), Opt("items", items), Opt("defaultMode", mode),
+                                                  Opt("optional", Bool())})),
+                            Opt("secret", Obj({Req("secretName", Str()), Opt("items", items), Opt("defaultMode", mode),
+                                               Opt("optional", Bool())})),
+                            Opt("hostPath", Obj({Req("path", Str()), Opt("type", host_path_type)})),
+                            Opt("persistentVolumeClaim", Obj({Req("claimName", Str()), Opt("readOnly", Bool())}))},
+                 .open = true,
+                 .checks = {[](const json& v, const std::string& path, Errors& errors) {
+                   int sources = 0;
+                   for (const auto& [key, unused] : v.items()) sources += key != "name" ? 1 : 0;
+                   if (sources > 1) errors.Add(path, "Forbidden: may not specify more than 1 volume type");
+                   const std::string host = GetString(Get(v, "hostPath") ? *Get(v, "hostPath") : json::object(), "path");
+                   if (Get(v, "hostPath") && !host.starts_with("/")) {
+                     errors.Add(FieldPath(path, "hostPath.path"),
+                                fmt::format("Invalid value: \"{}\": must be an absolute path", host));
+                   }
+                 }}});
+  }();
+  return s;
+}
+
 // Container names are unique across containers and initContainers.
 void CheckContainerNames(const json& spec, const std::string& path, Errors& errors) {
   std::set<std::string> seen;
@@ -810,7 +857,7 @@ void CheckContainerNames(const json& spec, const std::string& path, Errors& erro
 SchemaRef PodSpec() {
   static const SchemaRef s = Obj(
       {
-          Opt("volumes", Arr(OpenObj({Req("name", Str(StringRule::kDns1123Label))}))),
+          Opt("volumes", Arr(Volume())),
           Opt("initContainers", Arr(Container())),
           Req("containers", Arr(Container(), /*non_empty=*/true)),
           Opt("ephemeralContainers", Arr(OpenObj())),

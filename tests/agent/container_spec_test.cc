@@ -283,7 +283,7 @@ TEST_F(CdiTest, TheSpecListsEachGpuAndTheCommonNodesAndAContainerGetsExactlyItsO
   ASSERT_EQ(spec["containerEdits"]["mounts"].size(), 1u);
   EXPECT_EQ(spec["containerEdits"]["mounts"][0]["containerPath"], (dir_ / "lib" / "libcuda.so.535.104").string());
   ASSERT_EQ(notes.size(), 2u);
-  EXPECT_NE(notes[0].find("GPU 3"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("for GPU 3:"), std::string::npos) << notes[0];
 
   json pod = Pod(json::object());
   ContainerContext ctx = kCtx;

@@ -265,6 +265,32 @@ TEST(ValidationTest, GpuFractionBelowOneIsValid) {
   ExpectValid(job);
 }
 
+// Pod volumes: the sources Tessera mounts, field by field; one source each.
+TEST(ValidationTest, VolumesAreCheckedFieldByField) {
+  json job = VolcanoJob();
+  json& spec = job["spec"]["tasks"][0]["template"]["spec"];
+  spec["volumes"] = {{{"name", "cfg"}, {"configMap", {{"name", "app"}, {"items", {{{"key", "k"}, {"path", "a/b"}}}}}}},
+                     {{"name", "pw"}, {"secret", {{"secretName", "db"}, {"defaultMode", 0400}}}},
+                     {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "ds"}}}},
+                     {{"name", "nfs"}, {"nfs", {{"server", "x"}, {"path", "/"}}}}};
+  ExpectValid(job);
+  const auto refused = [&](const json& volume, const std::string& text) {
+    json bad = VolcanoJob();
+    bad["spec"]["tasks"][0]["template"]["spec"]["volumes"] = {volume};
+    auto kind = ValidateManifest(bad);
+    ASSERT_FALSE(kind.has_value()) << volume.dump();
+    EXPECT_NE(kind.error().message().find(text), std::string::npos) << kind.error().message();
+  };
+  refused({{"name", "c"}, {"configMap", {{"name", "a"}, {"items", {{{"key", "k"}, {"path", "../x"}}}}}}},
+          "spec.tasks[0].template.spec.volumes[0].configMap.items[0].path: Invalid value: \"../x\"");
+  refused({{"name", "s"}, {"secret", {{"secretName", "a"}, {"defaultMode", 01000}}}},
+          "volumes[0].secret.defaultMode");
+  refused({{"name", "h"}, {"hostPath", {{"path", "data"}}}}, "volumes[0].hostPath.path: Invalid value: \"data\"");
+  refused({{"name", "two"}, {"emptyDir", json::object()}, {"hostPath", {{"path", "/x"}}}},
+          "volumes[0]: Forbidden: may not specify more than 1 volume type");
+  refused({{"name", "p"}, {"persistentVolumeClaim", json::object()}}, "persistentVolumeClaim.claimName");
+}
+
 // ============================================================================
 // Kind and apiVersion.
 

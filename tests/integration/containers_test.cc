@@ -449,7 +449,8 @@ TEST_F(ContainersTest, AnEmptyDirIsTheContainersOwnAndEndsWithIt) {
   auto r = client_->Request("POST", "/apis/batch/v1/namespaces/default/jobs", job.dump());
   ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
   const json pod = WaitForPhase("vols", "Succeeded");
-  EXPECT_EQ(Log(pod).substr(0, 5), "kept\n") << Log(pod);
+  // (Seen once in ~6 runs: the shell's error line ahead of cat's "kept"; the order is not what this checks.)
+  EXPECT_NE(Log(pod).find("kept\n"), std::string::npos) << Log(pod);
   EXPECT_NE(Log(pod).find("read-only\n"), std::string::npos) << Log(pod);
   const fs::path volumes = dir_ / "node-c" / "pods" /
                            ("default_" + pod["metadata"].value("name", "") + "_" + pod["metadata"].value("uid", "")) /
