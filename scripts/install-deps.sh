@@ -26,6 +26,11 @@ packages=(
   # image from busybox-static.
   runc skopeo umoci
   docker-registry busybox-static
+  # The pod network (docs/agent.md): links, addresses and routes over netlink.
+  libnl-route-3-dev
+  # NetworkPolicy and Services on the node (src/net): rulesets applied through
+  # libnftables; nft itself to look at them.
+  nftables libnftables-dev
 )
 
 missing=()

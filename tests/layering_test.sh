@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fails when a layer includes a header of a layer it must not depend on:
 #   common <- domain <- sched <- {server, sim}; store needs only common; api needs domain;
+#   auth needs common and domain (label selectors); net (the nftables dataplane
+#   compiler) needs common and domain only;
 #   client (the HTTP client of the CLI and the agent) and http (the HTTP server of
 #   the API server and the agent) need only common.
 set -u
@@ -23,9 +25,10 @@ check sched store api server agent sim cli
 check store domain sched api server agent sim cli
 check api sched store server agent sim cli
 check sim store server agent cli
-check auth domain sched store api server agent sim cli client http
+check auth sched store api server agent sim cli client http
 check client domain sched store api server agent sim cli
 check http domain sched store api server agent sim cli client
 check agent sched store server sim cli api
+check net sched store api auth server agent sim cli client http
 echo "layering: $([ $fail -eq 0 ] && echo ok || echo BROKEN)"
 exit $fail

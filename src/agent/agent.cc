@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -28,15 +29,21 @@
 #include "agent/fence.h"
 #include "agent/image_ref.h"
 #include "agent/image_store.h"
+#include "agent/informer.h"
 #include "agent/log_files.h"
 #include "agent/log_server.h"
 #include "agent/node_registration.h"
 #include "agent/pod_launch.h"
+#include "agent/pod_network.h"
 #include "agent/pod_volumes.h"
 #include "agent/process_runner.h"
 #include "agent/run_tool.h"
+#include "agent/service_env.h"
 #include "auth/pod_security.h"
 #include "auth/service_account_tokens.h"
+#include "net/cluster_view.h"
+#include "net/nftables.h"
+#include "net/node_ruleset.h"
 #include "common/atomic_file.h"
 #include "common/check.h"
 #include "common/node_annotations.h"
@@ -201,6 +208,9 @@ struct Agent::Impl {
       std::optional<Timestamp> retry_at;
     };
     std::optional<Pull> pull;
+    // Its network namespace and address (pod network kBridge; not hostNetwork),
+    // from its first start until it ends: restarts keep them, as a sandbox's.
+    std::optional<PodAttachment> net;
   };
   std::map<std::string, Run> runs;  // by pod uid
   // Container images (image_store.h), pulled by one worker off the loop.
@@ -237,6 +247,28 @@ struct Agent::Impl {
   };
   std::map<std::string, NamespaceEntry> namespaces;
   std::optional<std::pair<uint32_t, uint32_t>> pod_user;  // --pod-user
+
+  // The pod network (kBridge): opened once the Node has its podCIDR. The
+  // informers keep the Nodes (routes to their pod ranges) and every pod's
+  // network view (a gang's rank 0, the policies' peers).
+  std::unique_ptr<PodNetwork> network;
+  int64_t network_tried_ms = 0;
+  Status network_error = Status::Unavailable("not set up yet");
+  std::unique_ptr<Informer> nodes_informer;
+  std::unique_ptr<Informer> pods_informer;
+  std::unique_ptr<Informer> namespaces_informer;
+  std::unique_ptr<Informer> policies_informer;
+  std::unique_ptr<Informer> services_informer;
+  std::unique_ptr<Informer> slices_informer;
+  uint64_t routes_version = 0;
+  // The node's nftables rules (NetworkPolicy), from the informers and this
+  // node's pods: made again when either changed, applied when the text did.
+  uint64_t local_net_version = 0;  // pods attached or detached
+  std::array<uint64_t, 6> rules_inputs{};
+  std::string applied_rules;
+  std::string rules_error;          // why the rules could not be programmed ("" when they were)
+  std::string published_rules_error = "-";
+  std::string pod_server;           // TESSERA_SERVER as the pods reach it
 
   std::unique_ptr<ApiClient> watch_client;  // Stop cancels its stream
   std::unique_ptr<LogServer> log_server;
@@ -312,6 +344,28 @@ struct Agent::Impl {
   void OnExit(Run& run, const ProcessExit& exit, Timestamp now);
   void Report(ApiClient& client, Run& run);
   void PublishUsage(ApiClient& client);
+  bool Bridged(const json& pod) const {
+    return options.pod_network == AgentOptions::PodNetworkMode::kBridge &&
+           !pod.value("spec", json::object()).value("hostNetwork", false);
+  }
+  // Opens the pod network once the Node has its podCIDR (asked at most once a
+  // second); the error says what it waits for.
+  Status EnsureNetwork(ApiClient& client);
+  // The routes to the other nodes' pod ranges, when the Nodes changed.
+  void SyncRoutes();
+  // The pod's namespace and address, freed when it has ended.
+  void ReleaseNetwork(Run& run);
+  // NetworkPolicy: the node's ruleset made from the informers and its pods,
+  // applied when it changed; when it cannot be, every pod's new traffic is
+  // dropped (fail closed) and the Node's annotation says why.
+  void SyncRules(ApiClient& client);
+  // A server on loopback (tessera up) is reached by pods at their gateway:
+  // DNAT to it, with route_localnet on the bridge. Returns the pods' URL.
+  std::string PodFacingServer();
+  // MASTER_ADDR of a gang's pod: its rank 0's pod IP (kBridge) or node address;
+  // nullopt while rank 0 has none yet.
+  std::optional<std::string> MasterAddress(const Run& run, const std::map<std::string, json>& all);
+  std::string PodIp(const Run& run) const { return run.net ? FormatIpv4(run.net->ip) : options.address; }
 };
 
 Status Agent::Impl::Register() {
@@ -579,6 +633,10 @@ bool Agent::Impl::SaveState() {
       if (run.container->init) c["init"] = {{"pid", run.container->init->pid}, {"startTicks", run.container->init->start_ticks}};
       state["pods"][uid]["container"] = std::move(c);
     }
+    if (run.net) {
+      state["pods"][uid]["network"] = {
+          {"netns", run.net->netns_path}, {"ip", FormatIpv4(run.net->ip)}, {"veth", run.net->host_veth}};
+    }
   }
   if (Status s = WriteFileAtomically(StatePath(), state.dump(2), 0600); !s.ok()) {
     spdlog::warn("agent {}: {}", options.node_name, s.message());
@@ -611,6 +669,11 @@ void Agent::Impl::Adopt() {
         run.container->init = ProcessIdentity{.pid = init.value("pid", 0), .start_ticks = init.value("startTicks", uint64_t{0})};
       }
     }
+    if (const json n = p.value("network", json()); n.is_object()) {
+      if (auto ip = ParseIpv4Cidr(n.value("ip", "") + "/32")) {
+        run.net = PodAttachment{.netns_path = n.value("netns", ""), .ip = ip->network, .host_veth = n.value("veth", "")};
+      }
+    }
     const std::string exit_status = (fs::path(PodDir(run.pod)) / "exit-status").string();
     auto adopted = runner.Adopt(id, exit_status);
     if (adopted) {
@@ -636,6 +699,225 @@ void Agent::Impl::Adopt() {
   }
 }
 
+Status Agent::Impl::EnsureNetwork(ApiClient& client) {
+  if (network) return Status::Ok();
+  if (SteadyMs() - network_tried_ms < 1000) return network_error;
+  network_tried_ms = SteadyMs();
+  network_error = [&]() -> Status {
+    ASSIGN_OR_RETURN(ApiResponse r, client.Request("GET", "/api/v1/nodes/" + options.node_name));
+    const json node = r.status == 200 ? json::parse(r.body, nullptr, false) : json();
+    const json spec = node.is_object() ? node.value("spec", json::object()) : json::object();
+    const std::string cidr = spec.is_object() ? spec.value("podCIDR", "") : "";
+    if (cidr.empty()) {
+      return Status::Unavailable(fmt::format(
+          "node {} has no spec.podCIDR yet (the server gives each node one from its --cluster-cidr)", options.node_name));
+    }
+    ASSIGN_OR_RETURN(Ipv4Cidr range, ParseIpv4Cidr(cidr));
+    ASSIGN_OR_RETURN(network, PodNetwork::Open({.pod_cidr = range, .bridge = options.pod_bridge, .netns_dir = options.netns_dir}));
+    spdlog::info("agent {}: pod network {} on bridge {} (gateway {})", options.node_name, range.ToString(),
+                 options.pod_bridge, FormatIpv4(network->gateway()));
+    // What pods running since before this agent hold.
+    for (auto& [uid, run] : runs) {
+      if (run.net && !network->Adopt(uid, *run.net)) run.net.reset();
+    }
+    routes_version = 0;
+    pod_server = PodFacingServer();
+    return Status::Ok();
+  }();
+  return network_error;
+}
+
+void Agent::Impl::SyncRoutes() {
+  if (!network || !nodes_informer || !nodes_informer->synced() || nodes_informer->version() == routes_version) return;
+  routes_version = nodes_informer->version();
+  std::vector<PodRoute> routes;
+  nodes_informer->Read([&](const std::map<std::string, json>& nodes) {
+    for (const auto& [name, node] : nodes) {
+      if (name == options.node_name) continue;
+      const json spec = node.value("spec", json::object());
+      auto cidr = ParseIpv4Cidr(spec.is_object() ? spec.value("podCIDR", "") : "");
+      if (!cidr || cidr->Overlaps(network->pod_cidr())) continue;
+      const json status = node.value("status", json::object());
+      for (const json& a : status.is_object() ? status.value("addresses", json::array()) : json::array()) {
+        if (!a.is_object() || a.value("type", "") != "InternalIP") continue;
+        const std::string address = a.value("address", "");
+        // A node at this node's own address shares its network (agents on one
+        // host): its pods are on the same bridge, with no route needed.
+        auto gateway = ParseIpv4Cidr(address + "/32");
+        if (gateway && address != options.address) routes.push_back(PodRoute{*cidr, gateway->network});
+        break;
+      }
+    }
+  });
+  if (Status s = network->SyncRoutes(routes); !s.ok()) {
+    spdlog::warn("agent {}: routes to the other nodes' pods: {}", options.node_name, s.message());
+    routes_version = 0;  // tried again next pass
+  }
+}
+
+void Agent::Impl::ReleaseNetwork(Run& run) {
+  if (!run.net) return;
+  if (network) {
+    if (Status s = network->Detach(Uid(run.pod)); !s.ok()) {
+      spdlog::warn("agent {}: pod {}: {}", options.node_name, run.pod["metadata"].value("name", ""), s.message());
+      return;
+    }
+  }
+  run.net.reset();
+  ++local_net_version;
+  SaveState();
+}
+
+std::string Agent::Impl::PodFacingServer() {
+  // http://127.0.0.1:PORT or http://localhost:PORT only: a TLS certificate would not name the gateway.
+  std::string port;
+  for (const char* prefix : {"http://127.0.0.1:", "http://localhost:"}) {
+    if (options.server.starts_with(prefix)) port = options.server.substr(std::string_view(prefix).size());
+  }
+  while (!port.empty() && port.back() == '/') port.pop_back();
+  if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos) return "";
+  const std::string gateway = FormatIpv4(network->gateway());
+  const std::string table = "tessera-api";
+  const std::string script = fmt::format(
+      "table ip {0} {{}}\ndelete table ip {0}\ntable ip {0} {{\n  chain prerouting {{\n    type nat hook prerouting "
+      "priority dstnat - 10; policy accept;\n    iifname \"{1}\" ip daddr {2} tcp dport {3} dnat to 127.0.0.1:{3}\n  "
+      "}}\n}}\n",
+      table, options.pod_bridge, gateway, port);
+  const std::string localnet = fmt::format("/proc/sys/net/ipv4/conf/{}/route_localnet", options.pod_bridge);
+  std::ofstream(localnet) << "1\n";
+  if (Status s = net::ApplyRuleset(script); !s.ok()) {
+    spdlog::warn("agent {}: pods cannot reach the server at {}: {}", options.node_name, options.server, s.message());
+    return "";
+  }
+  return fmt::format("http://{}:{}", gateway, port);
+}
+
+void Agent::Impl::SyncRules(ApiClient& client) {
+  if (!network || !pods_informer) return;
+  const std::array<uint64_t, 6> inputs{pods_informer->version(),     namespaces_informer->version(),
+                                       policies_informer->version(), services_informer->version(),
+                                       slices_informer->version(),   local_net_version};
+  if (inputs == rules_inputs && published_rules_error == rules_error) return;
+  rules_inputs = inputs;
+  auto cluster = ParseIpv4Cidr(options.cluster_cidr);
+  net::NodeNetwork node{.bridge = options.pod_bridge,
+                        .pod_cidr = network->pod_cidr(),
+                        .cluster_cidr = cluster ? *cluster : network->pod_cidr()};
+  net::ClusterView view;
+  std::set<std::string> local;
+  std::set<std::string> local_ips;
+  for (const auto& [uid, run] : runs) {
+    if (!run.net) continue;
+    node.pods.push_back(net::LocalPod{.ip = run.net->ip, .veth = run.net->host_veth});
+    // This node's pods as it knows them (their labels, their address now), not as the server last heard.
+    if (auto info = net::PodInfoFromJson(run.pod)) {
+      info->ip = FormatIpv4(run.net->ip);
+      local.insert(info->ns + "/" + info->name);
+      local_ips.insert(info->ip);
+      view.pods.push_back(std::move(*info));
+    }
+  }
+  std::string script;
+  Status made = Status::Ok();
+  if (!pods_informer->synced() || !namespaces_informer->synced() || !policies_informer->synced()) {
+    made = Status::Unavailable("the pods, namespaces and network policies have not been listed yet");
+  } else {
+    namespaces_informer->Read([&](const std::map<std::string, json>& objects) {
+      for (const auto& [key, object] : objects) {
+        if (auto ns = net::NamespaceInfoFromJson(object)) view.namespaces.push_back(std::move(*ns));
+      }
+    });
+    policies_informer->Read([&](const std::map<std::string, json>& objects) {
+      for (const auto& [key, object] : objects) (void)view.AddPolicyJson(object);
+    });
+    pods_informer->Read([&](const std::map<std::string, json>& objects) {
+      for (const auto& [key, object] : objects) {
+        if (local.contains(key)) continue;
+        const std::string phase = object.value("status", json::object()).value("phase", "");
+        if (phase == "Succeeded" || phase == "Failed") continue;  // its address is free again
+        auto info = net::PodInfoFromJson(object);
+        if (info && !local_ips.contains(info->ip)) view.pods.push_back(std::move(*info));
+      }
+    });
+    // Services and their EndpointSlices (kubernetes.io/service-name), by namespace/name.
+    std::map<std::string, std::vector<json>> slices;
+    slices_informer->Read([&](const std::map<std::string, json>& objects) {
+      for (const auto& [key, slice] : objects) {
+        const json meta = slice.value("metadata", json::object());
+        const std::string service = meta.value("labels", json::object()).value("kubernetes.io/service-name", "");
+        if (!service.empty()) slices[meta.value("namespace", "") + "/" + service].push_back(slice);
+      }
+    });
+    services_informer->Read([&](const std::map<std::string, json>& objects) {
+      for (const auto& [key, service] : objects) {
+        const auto it = slices.find(key);
+        const std::span<const json> of = it == slices.end() ? std::span<const json>() : std::span<const json>(it->second);
+        if (auto info = net::ServiceInfoFromJson(service, of)) view.services.push_back(std::move(*info));
+      }
+    });
+    auto rendered = net::RenderNodeRuleset(view, node);
+    if (rendered) {
+      script = std::move(*rendered);
+    } else {
+      made = rendered.error();
+    }
+  }
+  if (made.ok() && script != applied_rules) {
+    made = net::ApplyRuleset(script);
+    spdlog::debug("agent {}: network rules applied ({} bytes; {} pods, {} policies, {} services)", options.node_name,
+                  script.size(), view.pods.size(), view.policies.size(), view.services.size());
+  }
+  if (made.ok()) {
+    applied_rules = std::move(script);
+    rules_error.clear();
+  } else {
+    rules_error = made.message();
+    applied_rules.clear();
+    auto deny = net::RenderDenyAllRuleset(node);
+    Status denied = deny ? net::ApplyRuleset(*deny) : deny.error();
+    spdlog::warn("agent {}: network policy rules not programmed ({}); {}", options.node_name, rules_error,
+                 denied.ok() ? "new traffic of every pod is dropped until they are"
+                             : "and the fail-closed rules failed too: " + denied.message());
+  }
+  if (published_rules_error != rules_error) {
+    json value = rules_error.empty() ? json() : json(rules_error);
+    json patch{{"metadata", {{"annotations", {{"tessera.dev/pod-network-error", value}}}}}};
+    auto r = client.Request("PATCH", "/api/v1/nodes/" + options.node_name, patch.dump(), "application/merge-patch+json");
+    if (r && r->status / 100 == 2) published_rules_error = rules_error;
+  }
+}
+
+std::optional<std::string> Agent::Impl::MasterAddress(const Run& run, const std::map<std::string, json>& all) {
+  const json& pod = run.pod;
+  const json& annotations = pod["metadata"].value("annotations", json::object());
+  const auto world = std::atoi(annotations.value("tessera.dev/world-size", "1").c_str());
+  if (world <= 1 || annotations.value("tessera.dev/rank", "0") == "0") return PodIp(run);
+  if (!Bridged(pod)) return options.address;
+  const std::string ns = pod["metadata"].value("namespace", "");
+  const std::string workload = pod["metadata"].value("labels", json::object()).value("tessera.dev/workload", "");
+  const auto rank0 = [&](const json& other) {
+    const json meta = other.value("metadata", json::object());
+    return meta.value("namespace", "") == ns && meta.value("labels", json::object()).value("tessera.dev/workload", "") == workload &&
+           meta.value("annotations", json::object()).value("tessera.dev/rank", "") == "0";
+  };
+  // On this node: its address is this agent's to know.
+  for (const auto& [uid, other] : all) {
+    if (!rank0(other)) continue;
+    if (auto it = runs.find(uid); it != runs.end() && it->second.net) return FormatIpv4(it->second.net->ip);
+  }
+  std::optional<std::string> found;
+  if (pods_informer) {
+    pods_informer->Read([&](const std::map<std::string, json>& pods) {
+      for (const auto& [key, other] : pods) {
+        if (!rank0(other)) continue;
+        const std::string ip = other.value("status", json::object()).value("podIP", "");
+        if (!ip.empty()) found = ip;
+      }
+    });
+  }
+  return found;
+}
+
 std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run, const std::map<std::string, json>& all) {
   const json& pod = run.pod;
   const std::string dir = PodDir(pod);
@@ -644,13 +926,20 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
   // Whom it runs as decides who owns its directories: from its namespace's uid block.
   const bool root = ::geteuid() == 0;
   PodLaunchContext ctx{.node_name = options.node_name, .default_user = pod_user, .switch_user = root};
-  ctx.server = options.server;
   if (root) {
     auto range = NamespaceUidRange(client, ns);
     if (!range) {
       spdlog::warn("agent {}: pod {}/{} waits: {}", options.node_name, ns, pod["metadata"].value("name", ""),
                    range.error().message());
       run.restart_at = SystemNow() + Duration::Seconds(1);
+      return std::nullopt;
+    }
+    if (!range->has_value() && !pod_user) {
+      // A namespace made a moment ago gets its block from the server's
+      // namespace controller within a pass: the pod waits for it, read afresh.
+      namespaces.erase(ns);
+      Waiting(run, "ContainerCreating", fmt::format("waiting for namespace {} to get its uid range", ns));
+      run.restart_at = SystemNow() + Duration::Millis(200);
       return std::nullopt;
     }
     ctx.uid_range = *range;
@@ -683,6 +972,19 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
     image = PrepareImage(client, run, SystemNow());
     if (!image) return std::nullopt;
   }
+  // Its network namespace and address, kept across its restarts.
+  if (Bridged(pod) && !run.net) {
+    Status ready = EnsureNetwork(client);
+    auto attached = ready.ok() ? network->Attach(Uid(pod)) : Result<PodAttachment>(Err(ready));
+    if (!attached) {
+      Waiting(run, "ContainerCreating", fmt::format("setting up the pod's network: {}", attached.error().message()));
+      run.restart_at = SystemNow() + Duration::Seconds(1);
+      return std::nullopt;
+    }
+    run.net = *attached;
+    ++local_net_version;
+    SaveState();  // a new agent finds the namespace again, and frees it when the pod has gone
+  }
   const auto [uid, gid] = run.runs_as;
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -709,6 +1011,8 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
     ctx.token_file = TokenPath(pod);
   }
 
+  // The server as the pod reaches it: from its own network, a loopback server at its gateway.
+  ctx.server = run.net && !pod_server.empty() ? pod_server : options.server;
   const LogFileSet log_files = PodLogs(pod);
   if (!run.logs) {
     // The FIFO outlives an agent restart; a new agent reopens it by path.
@@ -725,7 +1029,13 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
   ctx.working_dir = (fs::path(dir) / "work").string();
   ctx.output_path = run.logs ? log_files.FifoPath() : (fs::path(dir) / "pod.log").string();
   ctx.checkpoint_dir = checkpoint.string();
-  ctx.master_addr = options.address;
+  const std::optional<std::string> master = MasterAddress(run, all);
+  if (!master) {
+    Waiting(run, "ContainerCreating", "waiting for rank 0 of its workload to have a pod IP (MASTER_ADDR)");
+    run.restart_at = SystemNow() + Duration::Millis(100);
+    return std::nullopt;
+  }
+  ctx.master_addr = *master;
   // LOCAL_RANK: this pod's place among its workload's pods on this node, by rank.
   const auto annotation = [](const json& p, const char* key) {
     return std::atoi(p["metadata"].value("annotations", json::object()).value(key, "0").c_str());
@@ -749,13 +1059,23 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
     run.restart_at = SystemNow() + Duration::Seconds(sources.error().code() == StatusCode::kUnavailable ? 1 : 5);
     return std::nullopt;
   }
-  auto resolved = ResolvePodEnv(pod, sources->secrets, options.address, sources->config_maps);
+  auto resolved = ResolvePodEnv(pod, sources->secrets, options.address, PodIp(run), sources->config_maps);
   if (!resolved) {
     Waiting(run, "CreateContainerConfigError", resolved.error().message());
     run.restart_at = SystemNow() + Duration::Seconds(5);
     return std::nullopt;
   }
-  const json& effective = *resolved;
+  // The Services' variables ({NAME}_SERVICE_HOST, ...), as the kubelet gives them.
+  std::vector<json> services;
+  if (services_informer) {
+    const bool links = pod["spec"].value("enableServiceLinks", true);
+    services_informer->Read([&](const std::map<std::string, json>& objects) {
+      for (const auto& [key, service] : objects) {
+        if ((links && key.starts_with(ns + "/")) || key == "default/kubernetes") services.push_back(service);
+      }
+    });
+  }
+  const json effective = WithServiceLinks(*resolved, services);
   if (image) {
     auto container = PodContainerSpec(effective, ctx);
     auto process = container ? ContainerProcess(run, *image, *container, ctx.checkpoint_dir, ctx.token_file, *sources)
@@ -780,6 +1100,7 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
     return std::nullopt;
   }
   spec->exit_status_path = (fs::path(dir) / "exit-status").string();
+  if (run.net) spec->netns_path = run.net->netns_path;
   // Its own view of the node's files: the agent's (and the server's) hidden, its own directories kept.
   spec->hidden_paths = HiddenPaths();
   spec->visible_paths = {ctx.working_dir, ctx.checkpoint_dir};
@@ -803,6 +1124,10 @@ void Agent::Impl::Waiting(Run& run, const std::string& reason, const std::string
                {"image", c.value("image", "")},
                {"imageID", ""},
                {"state", {{"waiting", std::move(waiting)}}}}}}};
+  if (run.net) {  // its sandbox is up: its address is known before its container runs
+    next["podIP"] = PodIp(run);
+    next["podIPs"] = {{{"ip", PodIp(run)}}};
+  }
   if (run.status != next) {
     run.status = std::move(next);
     run.unreported = true;
@@ -981,6 +1306,7 @@ Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& ima
                        .checkpoint_dir = checkpoint,
                        .token_dir = token_file.empty() ? "" : fs::path(token_file).parent_path().string(),
                        .volumes = std::move(volume_dirs),
+                       .netns_path = run.net ? run.net->netns_path : "",
                        .cdi_spec = &cdi_spec};
   // Its GPUs (the scheduler's choice, by index): exactly those devices inside (cdi.h).
   const std::string gpus = pod["metadata"].value("annotations", json::object()).value("tessera.dev/gpu-devices", "");
@@ -1098,7 +1424,8 @@ void Agent::Impl::SetRunning(Run& run, Timestamp now) {
   const json& pod = run.pod;
   run.status = {{"phase", "Running"},
                 {"hostIP", options.address},
-                {"podIP", options.address},
+                {"podIP", PodIp(run)},
+                {"podIPs", {{{"ip", PodIp(run)}}}},
                 {"startTime", FormatRfc3339(now)},
                 {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"lastTransitionTime", FormatRfc3339(now)}}}},
                 {"containerStatuses",
@@ -1275,6 +1602,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
   runner.RetryCgroupRemovals();
   for (auto it = runs.begin(); it != runs.end();) {
     Run& run = it->second;
+    if (run.net && !run.process && (run.done || run.terminating)) ReleaseNetwork(run);
     if (run.done && !run.terminating && !run.unreported) {  // finished and told: nothing to do until it is deleted
       ++it;
       continue;
@@ -1327,6 +1655,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
     }
     if (run.terminating && !run.process) {
       CleanUpContainer(run, true);
+      ReleaseNetwork(run);
       MarkPodEnded(PodDir(run.pod));
       // Its processes are gone: the pod object goes too (as a kubelet's final delete).
       if (current.count(it->first)) {
@@ -1354,6 +1683,8 @@ void Agent::Impl::Reconcile(ApiClient& client) {
   // state saved there is the whole pass's (what ended above included), so it
   // is saved again only if a start failed after all; if it cannot be saved, no
   // pod starts, and they are tried again next pass.
+  // A pod's rules are in place before its command runs.
+  if (!to_start.empty()) SyncRules(client);
   bool held_back = false;
   auto record_launched = [&](const std::vector<std::optional<ProcessIdentity>>& launched) {
     std::vector<std::pair<std::optional<ProcessIdentity>, std::optional<Timestamp>>> before;
@@ -1435,6 +1766,8 @@ void Agent::Impl::Loop() {
   uint64_t seen_version = 0;
   while (!stopper.stopped()) {
     Reconcile(client);
+    SyncRoutes();
+    SyncRules(client);
     PublishImages(client);
     if (options.usage_interval.ms > 0 && SteadyMs() >= next_usage_ms) {
       next_usage_ms = SteadyMs() + options.usage_interval.ms;
@@ -1464,6 +1797,12 @@ void Agent::Stop() {
     if (t->joinable()) t->join();
   }
   if (impl_->puller) impl_->puller->join();  // a pull under way ends first (skopeo's own timeout bounds it)
+  impl_->nodes_informer.reset();
+  impl_->pods_informer.reset();
+  impl_->namespaces_informer.reset();
+  impl_->policies_informer.reset();
+  impl_->services_informer.reset();
+  impl_->slices_informer.reset();
 }
 
 const std::string& Agent::inventory_summary() const { return impl_->summary; }
@@ -1519,6 +1858,25 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   impl->Adopt();
   Impl* p = impl.get();
   p->watch_client = std::make_unique<ApiClient>(p->options.server, p->options.token, p->options.tls);
+  if (p->options.pod_network == AgentOptions::PodNetworkMode::kBridge) {
+    if (::geteuid() != 0) {
+      return Err(Status::PermissionDenied(fmt::format(
+          "the pod network (--pod-network bridge) needs the agent to run as root; it runs as uid {}: run it as root, "
+          "or give --pod-network host to run every pod in the node's network",
+          ::geteuid())));
+    }
+    const auto wake = [p] { p->pods_cv.notify_all(); };
+    p->nodes_informer = std::make_unique<Informer>(p->options.server, p->options.token, p->options.tls, "/api/v1/nodes", wake);
+    p->pods_informer = std::make_unique<Informer>(p->options.server, p->options.token, p->options.tls, "/api/v1/pods", wake);
+    p->namespaces_informer =
+        std::make_unique<Informer>(p->options.server, p->options.token, p->options.tls, "/api/v1/namespaces", wake);
+    p->policies_informer = std::make_unique<Informer>(p->options.server, p->options.token, p->options.tls,
+                                                      "/apis/networking.k8s.io/v1/networkpolicies", wake);
+    p->services_informer =
+        std::make_unique<Informer>(p->options.server, p->options.token, p->options.tls, "/api/v1/services", wake);
+    p->slices_informer = std::make_unique<Informer>(p->options.server, p->options.token, p->options.tls,
+                                                    "/apis/discovery.k8s.io/v1/endpointslices", wake);
+  }
   p->watcher = std::thread([p] { p->WatchPods(); });
   p->heartbeat = std::thread([p] { p->Heartbeat(); });
   p->loop = std::thread([p] { p->Loop(); });

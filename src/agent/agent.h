@@ -92,6 +92,18 @@ struct AgentOptions {
   // the CDI spec of GPU containers (cdi.h); tests point it at stand-ins.
   std::string device_root = "/dev";
   std::vector<std::string> insecure_registries;
+  // The pod network (docs/agent.md "Pod network"). kBridge: every pod but a
+  // hostNetwork one gets a network namespace of its own and an address of
+  // the Node's spec.podCIDR on the bridge `pod_bridge` (src/agent/pod_network.h),
+  // and the node routes to the other nodes' pod ranges (host-gw). kHost: every
+  // pod shares the node's network.
+  enum class PodNetworkMode { kHost, kBridge };
+  PodNetworkMode pod_network = PodNetworkMode::kHost;
+  std::string pod_bridge = "tsr0";
+  std::string netns_dir = "/run/netns";  // the pods' network namespace files, as `ip netns` keeps them
+  // Every node's pod ranges together (the server's --cluster-cidr, as
+  // kube-proxy is told it): pods' traffic beyond it is masqueraded.
+  std::string cluster_cidr = "10.244.0.0/16";
 };
 
 class Agent {

@@ -210,9 +210,11 @@ Result<json> OciRuntimeConfig(const json& pod, const json& image_config, const P
   resources["devices"] = json::array({{{"allow", privileged}, {"access", "rwm"}}});
 
   const bool read_only = sc != nullptr && sc->value("readOnlyRootFilesystem", false);
+  json namespaces = json::array({{{"type", "pid"}}, {{"type", "ipc"}}, {{"type", "uts"}}, {{"type", "mount"}}});
+  if (!ctx.netns_path.empty()) namespaces.push_back({{"type", "network"}, {"path", ctx.netns_path}});
   json linux{{"cgroupsPath", ctx.cgroups_path},
              {"resources", std::move(resources)},
-             {"namespaces", json::array({{{"type", "pid"}}, {{"type", "ipc"}}, {{"type", "uts"}}, {{"type", "mount"}}})}};
+             {"namespaces", std::move(namespaces)}};
   if (!privileged) {
     linux["maskedPaths"] = {"/proc/acpi",          "/proc/asound",     "/proc/kcore",      "/proc/keys",
                             "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",

@@ -11,9 +11,9 @@
 // - The working directory: the container's workingDir, else the image's, else /.
 // - The user: who pod_launch.h says the pod runs as (its namespace's uid
 //   block); the image's USER is not taken, as it could name root.
-// - Namespaces: pid, ipc, uts (hostname: the pod's name) and mount; the
-//   network is still the node's (the pod network comes with its own part of
-//   issue 19). The root filesystem is the pod's overlay of its image,
+// - Namespaces: pid, ipc, uts (hostname: the pod's name) and mount, and the
+//   pod's network namespace (pod_network.h) when it has one; without one
+//   (hostNetwork) the node's network. The root filesystem is the pod's overlay of its image,
 //   read-only with securityContext.readOnlyRootFilesystem.
 // - Docker's default capabilities, with securityContext.capabilities' drop
 //   and add; no new privileges unless allowPrivilegeEscalation is true;
@@ -58,6 +58,7 @@ struct ContainerContext {
   std::string checkpoint_dir;  // bind-mounted at the same path; empty: none
   std::string token_dir;       // the ServiceAccount token's directory; empty: none
   VolumeDirs volumes;          // the pod's volumes on the node, by name
+  std::string netns_path;      // the pod's network namespace; empty: the node's network
   // The node's CDI spec of GPUs (cdi.h) and the pod's devices in it (their
   // names: indices); the container gets exactly those, with
   // CUDA_VISIBLE_DEVICES as their UUIDs (the container's own numbering starts at 0).

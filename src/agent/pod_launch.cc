@@ -170,7 +170,7 @@ std::vector<std::string> PodConfigMapNames(const json& pod) {
 }
 
 Result<json> ResolvePodEnv(const json& pod, const SecretData& secrets, const std::string& host_ip,
-                           const SecretData& config_maps) {
+                           const std::string& pod_ip, const SecretData& config_maps) {
   json out = pod;
   const std::string ns = pod["metadata"].value("namespace", "");
   for (json& c : out["spec"]["containers"]) {
@@ -225,7 +225,8 @@ Result<json> ResolvePodEnv(const json& pod, const SecretData& secrets, const std
         else if (path == "metadata.uid") value = meta.value("uid", "");
         else if (path == "spec.nodeName") value = spec.value("nodeName", "");
         else if (path == "spec.serviceAccountName") value = spec.value("serviceAccountName", "default");
-        else if (path == "status.hostIP" || path == "status.podIP") value = host_ip;
+        else if (path == "status.hostIP") value = host_ip;
+        else if (path == "status.podIP") value = pod_ip;
         else {
           return Err(Status::InvalidArgument(fmt::format(
               "env {}: fieldRef {} is not supported yet (metadata.name, metadata.namespace, metadata.uid, "

@@ -97,13 +97,13 @@ using SecretData = std::map<std::string, std::map<std::string, std::string>>;
 // (with their prefix) first, then env, whose valueFrom becomes a value:
 // secretKeyRef from `secrets`, configMapKeyRef from `config_maps`, fieldRef
 // (metadata.name, .namespace, .uid, spec.nodeName, spec.serviceAccountName,
-// status.hostIP and status.podIP: `host_ip`). A source or key that is missing
+// status.hostIP: `host_ip`, status.podIP: `pod_ip`). A source or key that is missing
 // is an error in the kubelet's words (`secret "x" not found`, `configmap "x"
 // not found`, `couldn't find key k in Secret ns/x`, `... in ConfigMap ns/x`)
 // unless the reference is optional; resourceFieldRef is refused as not
 // supported yet.
 Result<nlohmann::json> ResolvePodEnv(const nlohmann::json& pod, const SecretData& secrets, const std::string& host_ip,
-                                     const SecretData& config_maps = {});
+                                     const std::string& pod_ip, const SecretData& config_maps = {});
 
 // The port a workload's rank 0 listens on: stable for the workload, in 20000-29999.
 int MasterPort(const std::string& workload_uid);

@@ -692,6 +692,7 @@ struct ChildPlan {
   int status_fd = -1;
   int report_fd = -1;
   int gate_fd = -1;
+  int netns_fd = -1;  // ProcessSpec::netns_path, opened; -1: the agent's network
   // cgroup.procs files the child moves itself into, before anything else runs.
   const char* cgroup_procs[kMaxPodCgroups] = {};
   bool set_gid = false;
@@ -727,6 +728,7 @@ int RunChild(void* arg) {
   sigemptyset(&none);
 
   if (::setsid() < 0) ChildFail(plan, ChildStage::kSetsid);
+  if (plan.netns_fd >= 0 && ::setns(plan.netns_fd, CLONE_NEWNET) != 0) ChildFail(plan, ChildStage::kNetworkNamespace);
   // Into the pod's cgroups before the command runs ("0" names the writer).
   for (size_t i = 0; i < kMaxPodCgroups && plan.cgroup_procs[i] != nullptr; ++i) {
     const int fd = ::open(plan.cgroup_procs[i], O_WRONLY | O_CLOEXEC);
@@ -808,6 +810,8 @@ Status ChildFailureStatus(const ChildFailure& failure, const ProcessSpec& spec, 
       return Status::Unavailable(fmt::format(
           "cannot give the process its private view of the node's files (hiding {}): {}",
           spec.hidden_paths.empty() ? std::string("nothing") : spec.hidden_paths.front(), why));
+    case ChildStage::kNetworkNamespace:
+      return Status::Unavailable(fmt::format("cannot enter the pod's network namespace {}: {}", spec.netns_path, why));
     case ChildStage::kChdir:
       return Status::NotFound(fmt::format("working directory {} cannot be used: {}", spec.working_dir, why));
     case ChildStage::kSetGroups:
@@ -1044,6 +1048,15 @@ Result<ProcessRunner::Launched> ProcessRunner::Launch(const ProcessSpec& spec) {
                  .status_fd = with_reaper ? exit_status.get() : -1,
                  .report_fd = with_reaper ? report.write_end.get() : -1,
                  .gate_fd = with_reaper ? gate.read_end.get() : -1};
+  UniqueFd netns;
+  if (!spec.netns_path.empty()) {
+    netns.Reset(::open(spec.netns_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (netns.get() < 0) {
+      return Err(Status::Unavailable(
+          fmt::format("cannot open the pod's network namespace {}: {}", spec.netns_path, ErrnoText(errno))));
+    }
+    plan.netns_fd = netns.get();
+  }
   PrivateView view;
   if (!spec.hidden_paths.empty()) {
     if (::geteuid() == 0) {

@@ -98,6 +98,9 @@ struct ProcessSpec {
   // entered after this, so it must be visible.
   std::vector<std::string> hidden_paths;
   std::vector<std::string> visible_paths;
+  // When set, the process runs in this network namespace (a file such as
+  // /run/netns/NAME; src/agent/pod_network.h): entered before anything else.
+  std::string netns_path;
   // When set, the group leader stays a reaper: the command runs as its child and
   // its wait status is written here, so that an agent that restarts while the
   // pod runs (and is not its parent) still learns how it ended. Truncated at start.

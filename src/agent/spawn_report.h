@@ -20,6 +20,7 @@ enum class ChildStage : int32_t {
   kExec,         // the command could not be run
   kNotReleased,  // the pod reaper was never told to run the command (its agent went away first)
   kMountNamespace,  // its private view of the filesystem could not be made
+  kNetworkNamespace,  // it could not enter the pod's network namespace
 };
 
 struct ChildFailure {

@@ -33,6 +33,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "common/json_fields.h"
+
 namespace tessera {
 namespace {
 
@@ -181,124 +183,27 @@ std::shared_ptr<const RuleSet> Compile(std::span<const PolicyRule> rules) {
 // ---------------------------------------------------------------------------
 // Reading JSON, every field type-checked (never operator[] on a const json).
 
-std::string Join(std::string_view path, std::string_view key) {
-  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
-}
-
-// The value at `key` of `object`, or nullptr when it is absent or null (as Go
-// decodes both to the zero value).
-const json* Find(const json& object, const char* key) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-Status TypeError(std::string_view path, std::string_view want, const json& got) {
-  return Status::InvalidArgument(fmt::format("{}: must be {}, not {}", path, want, got.type_name()));
-}
-
-// A string field; "" when absent. `required`: absent or "" is an error.
-Result<std::string> ReadString(const json& object, const char* key, std::string_view path, bool required) {
-  const std::string field = Join(path, key);
-  const json* v = Find(object, key);
-  if (v == nullptr) {
-    if (required) return Err(Status::InvalidArgument(fmt::format("{}: is required", field)));
-    return std::string();
-  }
-  if (!v->is_string()) return Err(TypeError(field, "a string", *v));
-  const std::string& s = v->get_ref<const std::string&>();
-  if (required && s.empty()) return Err(Status::InvalidArgument(fmt::format("{}: must not be empty", field)));
-  return s;
-}
-
-Result<std::vector<std::string>> ReadStringList(const json& object, const char* key, std::string_view path) {
-  const std::string field = Join(path, key);
-  std::vector<std::string> out;
-  const json* v = Find(object, key);
-  if (v == nullptr) return out;
-  if (!v->is_array()) return Err(TypeError(field, "a list of strings", *v));
-  out.reserve(v->size());
-  for (size_t i = 0; i < v->size(); ++i) {
-    const json& item = (*v)[i];  // const operator[] with an index in range: defined
-    if (!item.is_string()) return Err(TypeError(fmt::format("{}[{}]", field, i), "a string", item));
-    out.push_back(item.get_ref<const std::string&>());
-  }
-  return out;
-}
-
-Result<std::map<std::string, std::string>> ReadStringMap(const json& object, const char* key, std::string_view path) {
-  const std::string field = Join(path, key);
-  std::map<std::string, std::string> out;
-  const json* v = Find(object, key);
-  if (v == nullptr) return out;
-  if (!v->is_object()) return Err(TypeError(field, "an object of strings", *v));
-  for (auto it = v->begin(); it != v->end(); ++it) {
-    if (!it->is_string()) return Err(TypeError(fmt::format("{}.{}", field, it.key()), "a string", *it));
-    out.emplace(it.key(), it->get_ref<const std::string&>());
-  }
-  return out;
-}
-
-// An optional list of objects: nullptr-safe; an empty list when absent.
-Result<const json*> ReadObjectList(const json& object, const char* key, std::string_view path) {
-  const json* v = Find(object, key);
-  if (v == nullptr) return nullptr;
-  if (!v->is_array()) return Err(TypeError(Join(path, key), "a list", *v));
-  for (size_t i = 0; i < v->size(); ++i) {
-    if (!(*v)[i].is_object()) return Err(TypeError(fmt::format("{}[{}]", Join(path, key), i), "an object", (*v)[i]));
-  }
-  return v;
-}
-
 Result<PolicyRule> PolicyRuleFromJson(const json& object, std::string_view path) {
-  if (!object.is_object()) return Err(TypeError(path, "an object", object));
+  if (!object.is_object()) return Err(JsonTypeError(path, "an object", object));
   PolicyRule rule;
-  ASSIGN_OR_RETURN(rule.verbs, ReadStringList(object, "verbs", path));
-  ASSIGN_OR_RETURN(rule.api_groups, ReadStringList(object, "apiGroups", path));
-  ASSIGN_OR_RETURN(rule.resources, ReadStringList(object, "resources", path));
-  ASSIGN_OR_RETURN(rule.resource_names, ReadStringList(object, "resourceNames", path));
-  ASSIGN_OR_RETURN(rule.non_resource_urls, ReadStringList(object, "nonResourceURLs", path));
+  ASSIGN_OR_RETURN(rule.verbs, ReadJsonStringList(object, "verbs", path));
+  ASSIGN_OR_RETURN(rule.api_groups, ReadJsonStringList(object, "apiGroups", path));
+  ASSIGN_OR_RETURN(rule.resources, ReadJsonStringList(object, "resources", path));
+  ASSIGN_OR_RETURN(rule.resource_names, ReadJsonStringList(object, "resourceNames", path));
+  ASSIGN_OR_RETURN(rule.non_resource_urls, ReadJsonStringList(object, "nonResourceURLs", path));
   return rule;
 }
 
 Result<std::vector<PolicyRule>> PolicyRulesAt(const json& rules, std::string_view path) {
   std::vector<PolicyRule> out;
   if (rules.is_null()) return out;
-  if (!rules.is_array()) return Err(TypeError(path, "a list", rules));
+  if (!rules.is_array()) return Err(JsonTypeError(path, "a list", rules));
   out.reserve(rules.size());
   for (size_t i = 0; i < rules.size(); ++i) {
     ASSIGN_OR_RETURN(PolicyRule rule, PolicyRuleFromJson(rules[i], fmt::format("{}[{}]", path, i)));
     out.push_back(std::move(rule));
   }
   return out;
-}
-
-Result<LabelRequirement> LabelRequirementFromJson(const json& object, std::string_view path) {
-  LabelRequirement r;
-  ASSIGN_OR_RETURN(r.key, ReadString(object, "key", path, /*required=*/true));
-  ASSIGN_OR_RETURN(std::string op, ReadString(object, "operator", path, /*required=*/true));
-  ASSIGN_OR_RETURN(r.values, ReadStringList(object, "values", path));
-  if (op == "In") {
-    r.op = LabelRequirement::Op::kIn;
-  } else if (op == "NotIn") {
-    r.op = LabelRequirement::Op::kNotIn;
-  } else if (op == "Exists") {
-    r.op = LabelRequirement::Op::kExists;
-  } else if (op == "DoesNotExist") {
-    r.op = LabelRequirement::Op::kDoesNotExist;
-  } else {
-    return Err(Status::InvalidArgument(
-        fmt::format("{}.operator: must be In, NotIn, Exists or DoesNotExist, not \"{}\"", path, op)));
-  }
-  // As metav1.LabelSelectorAsSelector requires.
-  const bool set_op = r.op == LabelRequirement::Op::kIn || r.op == LabelRequirement::Op::kNotIn;
-  if (set_op && r.values.empty()) {
-    return Err(Status::InvalidArgument(fmt::format("{}.values: must not be empty for operator {}", path, op)));
-  }
-  if (!set_op && !r.values.empty()) {
-    return Err(Status::InvalidArgument(fmt::format("{}.values: must be empty for operator {}", path, op)));
-  }
-  return r;
 }
 
 struct ObjectMeta {
@@ -310,21 +215,21 @@ struct ObjectMeta {
 // kind: one of `namespaced_kind` (needs metadata.namespace) and `cluster_kind`.
 Result<ObjectMeta> MetaFromJson(const json& object, std::string_view namespaced_kind, std::string_view cluster_kind,
                                 bool* cluster_scoped) {
-  if (!object.is_object()) return Err(TypeError("object", "an object", object));
-  ASSIGN_OR_RETURN(std::string kind, ReadString(object, "kind", "", /*required=*/true));
+  if (!object.is_object()) return Err(JsonTypeError("object", "an object", object));
+  ASSIGN_OR_RETURN(std::string kind, ReadJsonString(object, "kind", "", /*required=*/true));
   if (kind != namespaced_kind && kind != cluster_kind) {
     return Err(Status::InvalidArgument(
         fmt::format("kind: must be {} or {}, not \"{}\"", namespaced_kind, cluster_kind, kind)));
   }
   *cluster_scoped = kind == cluster_kind;
-  const json* metadata = Find(object, "metadata");
+  const json* metadata = JsonFind(object, "metadata");
   if (metadata == nullptr) return Err(Status::InvalidArgument("metadata: is required"));
-  if (!metadata->is_object()) return Err(TypeError("metadata", "an object", *metadata));
+  if (!metadata->is_object()) return Err(JsonTypeError("metadata", "an object", *metadata));
   ObjectMeta meta;
-  ASSIGN_OR_RETURN(meta.name, ReadString(*metadata, "name", "metadata", /*required=*/true));
-  ASSIGN_OR_RETURN(meta.ns, ReadString(*metadata, "namespace", "metadata", /*required=*/!*cluster_scoped));
+  ASSIGN_OR_RETURN(meta.name, ReadJsonString(*metadata, "name", "metadata", /*required=*/true));
+  ASSIGN_OR_RETURN(meta.ns, ReadJsonString(*metadata, "namespace", "metadata", /*required=*/!*cluster_scoped));
   if (*cluster_scoped) meta.ns.clear();  // a cluster-scoped object has no namespace
-  ASSIGN_OR_RETURN(meta.labels, ReadStringMap(*metadata, "labels", "metadata"));
+  ASSIGN_OR_RETURN(meta.labels, ReadJsonStringMap(*metadata, "labels", "metadata"));
   return meta;
 }
 
@@ -334,10 +239,10 @@ std::string ObjectName(std::string_view kind, const ObjectMeta& meta) {
 
 Result<RbacSubject> SubjectFromJson(const json& object, std::string_view path) {
   RbacSubject s;
-  ASSIGN_OR_RETURN(std::string kind, ReadString(object, "kind", path, /*required=*/true));
-  ASSIGN_OR_RETURN(s.name, ReadString(object, "name", path, /*required=*/true));
-  ASSIGN_OR_RETURN(std::string ns, ReadString(object, "namespace", path, /*required=*/false));
-  ASSIGN_OR_RETURN(std::string api_group, ReadString(object, "apiGroup", path, /*required=*/false));
+  ASSIGN_OR_RETURN(std::string kind, ReadJsonString(object, "kind", path, /*required=*/true));
+  ASSIGN_OR_RETURN(s.name, ReadJsonString(object, "name", path, /*required=*/true));
+  ASSIGN_OR_RETURN(std::string ns, ReadJsonString(object, "namespace", path, /*required=*/false));
+  ASSIGN_OR_RETURN(std::string api_group, ReadJsonString(object, "apiGroup", path, /*required=*/false));
   if (kind == "User") {
     s.kind = RbacSubject::Kind::kUser;
   } else if (kind == "Group") {
@@ -538,46 +443,6 @@ using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>
 // ---------------------------------------------------------------------------
 // Free functions of rbac.h.
 
-Result<LabelSelectorTerms> LabelSelectorTermsFromJson(const json& object, std::string_view path) {
-  LabelSelectorTerms s;
-  ASSIGN_OR_RETURN(s.match_labels, ReadStringMap(object, "matchLabels", path));
-  ASSIGN_OR_RETURN(const json* expressions, ReadObjectList(object, "matchExpressions", path));
-  if (expressions != nullptr) {
-    for (size_t i = 0; i < expressions->size(); ++i) {
-      ASSIGN_OR_RETURN(LabelRequirement r,
-                       LabelRequirementFromJson((*expressions)[i], fmt::format("{}.matchExpressions[{}]", path, i)));
-      s.match_expressions.push_back(std::move(r));
-    }
-  }
-  return s;
-}
-
-bool LabelSelectorTerms::Matches(const std::map<std::string, std::string>& labels) const {
-  for (const auto& [key, value] : match_labels) {
-    auto it = labels.find(key);
-    if (it == labels.end() || it->second != value) return false;
-  }
-  for (const LabelRequirement& r : match_expressions) {
-    auto it = labels.find(r.key);
-    const bool present = it != labels.end();
-    switch (r.op) {
-      case LabelRequirement::Op::kIn:
-        if (!present || !Has(r.values, it->second)) return false;
-        break;
-      case LabelRequirement::Op::kNotIn:
-        if (present && Has(r.values, it->second)) return false;
-        break;
-      case LabelRequirement::Op::kExists:
-        if (!present) return false;
-        break;
-      case LabelRequirement::Op::kDoesNotExist:
-        if (present) return false;
-        break;
-    }
-  }
-  return true;
-}
-
 Result<std::vector<PolicyRule>> PolicyRulesFromJson(const nlohmann::json& rules) {
   return PolicyRulesAt(rules, "rules");
 }
@@ -587,19 +452,19 @@ Result<RbacRole> RbacRoleFromJson(const nlohmann::json& object) {
   ASSIGN_OR_RETURN(ObjectMeta meta, MetaFromJson(object, "Role", "ClusterRole", &cluster));
   const std::string context = ObjectName(cluster ? "ClusterRole" : "Role", meta);
   RbacRole role;
-  if (const json* rules = Find(object, "rules"); rules != nullptr) {
+  if (const json* rules = JsonFind(object, "rules"); rules != nullptr) {
     auto parsed = PolicyRulesAt(*rules, "rules");
     if (!parsed) return Err(parsed.error().WithContext(context));
     role.rules = std::move(*parsed);
   }
-  if (const json* aggregation = Find(object, "aggregationRule"); aggregation != nullptr) {
+  if (const json* aggregation = JsonFind(object, "aggregationRule"); aggregation != nullptr) {
     if (!cluster) {
       return Err(Status::InvalidArgument("aggregationRule: only a ClusterRole aggregates").WithContext(context));
     }
     if (!aggregation->is_object()) {
-      return Err(TypeError("aggregationRule", "an object", *aggregation).WithContext(context));
+      return Err(JsonTypeError("aggregationRule", "an object", *aggregation).WithContext(context));
     }
-    auto selectors = ReadObjectList(*aggregation, "clusterRoleSelectors", "aggregationRule");
+    auto selectors = ReadJsonObjectList(*aggregation, "clusterRoleSelectors", "aggregationRule");
     if (!selectors) return Err(selectors.error().WithContext(context));
     role.aggregation.emplace();
     if (*selectors != nullptr) {
@@ -622,12 +487,12 @@ Result<RbacBinding> RbacBindingFromJson(const nlohmann::json& object) {
   const std::string context = ObjectName(cluster ? "ClusterRoleBinding" : "RoleBinding", meta);
   auto parse = [&]() -> Result<RbacBinding> {
     RbacBinding b;
-    const json* ref = Find(object, "roleRef");
+    const json* ref = JsonFind(object, "roleRef");
     if (ref == nullptr) return Err(Status::InvalidArgument("roleRef: is required"));
-    if (!ref->is_object()) return Err(TypeError("roleRef", "an object", *ref));
-    ASSIGN_OR_RETURN(std::string kind, ReadString(*ref, "kind", "roleRef", /*required=*/true));
-    ASSIGN_OR_RETURN(b.role_name, ReadString(*ref, "name", "roleRef", /*required=*/true));
-    ASSIGN_OR_RETURN(std::string api_group, ReadString(*ref, "apiGroup", "roleRef", /*required=*/false));
+    if (!ref->is_object()) return Err(JsonTypeError("roleRef", "an object", *ref));
+    ASSIGN_OR_RETURN(std::string kind, ReadJsonString(*ref, "kind", "roleRef", /*required=*/true));
+    ASSIGN_OR_RETURN(b.role_name, ReadJsonString(*ref, "name", "roleRef", /*required=*/true));
+    ASSIGN_OR_RETURN(std::string api_group, ReadJsonString(*ref, "apiGroup", "roleRef", /*required=*/false));
     if (!api_group.empty() && api_group != kRbacApiGroup) {
       return Err(Status::InvalidArgument(
           fmt::format("roleRef.apiGroup: must be \"{}\", not \"{}\"", kRbacApiGroup, api_group)));
@@ -640,7 +505,7 @@ Result<RbacBinding> RbacBindingFromJson(const nlohmann::json& object) {
       return Err(Status::InvalidArgument(
           fmt::format("roleRef.kind: must be {}, not \"{}\"", cluster ? "ClusterRole" : "Role or ClusterRole", kind)));
     }
-    ASSIGN_OR_RETURN(const json* subjects, ReadObjectList(object, "subjects", ""));
+    ASSIGN_OR_RETURN(const json* subjects, ReadJsonObjectList(object, "subjects", ""));
     if (subjects != nullptr) {
       for (size_t i = 0; i < subjects->size(); ++i) {
         ASSIGN_OR_RETURN(RbacSubject s, SubjectFromJson((*subjects)[i], fmt::format("subjects[{}]", i)));

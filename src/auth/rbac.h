@@ -50,6 +50,7 @@
 
 #include "auth/user_info.h"
 #include "common/result.h"
+#include "domain/label_selector.h"  // LabelSelectorTerms: aggregationRule's selectors
 
 namespace tessera {
 
@@ -73,26 +74,6 @@ struct RbacAttributes {
   std::string_view name;         // "" when the request names no object
   std::string_view path;         // for a non-resource request: "/metrics"
 };
-
-// One requirement of a metav1.LabelSelector's matchExpressions.
-struct LabelRequirement {
-  enum class Op { kIn, kNotIn, kExists, kDoesNotExist };
-  std::string key;
-  Op op = Op::kIn;
-  std::vector<std::string> values;
-  friend bool operator==(const LabelRequirement&, const LabelRequirement&) = default;
-};
-
-// metav1.LabelSelector: every matchLabels pair and every expression must hold;
-// an empty selector matches every object (as in an aggregationRule).
-struct LabelSelectorTerms {
-  std::map<std::string, std::string> match_labels;
-  std::vector<LabelRequirement> match_expressions;
-  bool Matches(const std::map<std::string, std::string>& labels) const;
-  friend bool operator==(const LabelSelectorTerms&, const LabelSelectorTerms&) = default;
-};
-// A metav1.LabelSelector as JSON; InvalidArgument naming the field under `path`.
-Result<LabelSelectorTerms> LabelSelectorTermsFromJson(const nlohmann::json& object, std::string_view path);
 
 // A Role (ns set) or a ClusterRole (ns empty).
 struct RbacRole {

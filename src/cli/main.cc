@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   add_serve_flags(up);
   up->add_option("--gpus", serve.gpus, "Simulated GPU inventory when there is no NVIDIA driver (COUNTxMODEL-MEMORY)");
   up->add_flag("--no-audit-log", serve.no_audit_log, "Keep no audit log (default: <data-dir>/audit.log)");
+  tessera::AddPodNetworkFlag(*up, serve.pod_network);
   up->callback([&] { rc = tessera::RunUpCommand(serve); });
 
   tessera::AgentCommandOptions agent;

@@ -228,6 +228,19 @@ std::vector<std::string> FenceCommand(const std::string& data_dir, Duration leas
   return {self, "agent-fence", "--data-dir", data_dir, "--lease-ms", std::to_string(lease.ms)};
 }
 
+void AddPodNetworkFlag(CLI::App& command, std::string& mode) {
+  command
+      .add_option("--pod-network", mode,
+                  "bridge: each pod its own network namespace and an IP of the node's podCIDR (NetworkPolicy "
+                  "applies); host: pods share the node's network")
+      ->check(CLI::IsMember({"bridge", "host"}))
+      ->capture_default_str();
+}
+
+AgentOptions::PodNetworkMode PodNetworkMode(const std::string& mode) {
+  return mode == "host" ? AgentOptions::PodNetworkMode::kHost : AgentOptions::PodNetworkMode::kBridge;
+}
+
 void AddAgentFlags(CLI::App& command, AgentCommandOptions& o) {
   command.add_option("--server", o.client.server, "Tessera API server URL (else TESSERA_SERVER)");
   command.add_option("--token-file", o.agent.token_file,
@@ -268,9 +281,14 @@ void AddAgentFlags(CLI::App& command, AgentCommandOptions& o) {
   command.add_option("--insecure-registry", o.agent.insecure_registries,
                      "A registry (HOST[:PORT]) spoken to over plain HTTP; loopback ones always are; repeatable")
       ->type_name("HOST[:PORT]");
+  AddPodNetworkFlag(command, o.pod_network);
+  command.add_option("--cluster-cidr", o.agent.cluster_cidr,
+                     "The server's --cluster-cidr: pods' traffic beyond it is masqueraded")
+      ->capture_default_str();
 }
 
 int RunAgentCommand(AgentCommandOptions o) {
+  o.agent.pod_network = PodNetworkMode(o.pod_network);
   // The agent's server and TLS come from the flags or the environment, never
   // from a user's config file (whose token is a person's, not the node's).
   o.agent.server = !o.client.server.empty() ? o.client.server : "http://127.0.0.1:7070";
@@ -364,6 +382,7 @@ int RunUpCommand(ServeOptions options) {
   agent_options.volume_root = options.server.volume_root;
   agent_options.hidden_paths = {data_dir};  // the store, the admin token and the signing key
   agent_options.gpus.simulated = options.gpus;
+  agent_options.pod_network = PodNetworkMode(options.pod_network);
   agent_options.fence_command = FenceCommand(agent_options.data_dir, agent_options.lease_duration);
   auto agent = Agent::Start(agent_options);
   if (!agent) {

@@ -18,6 +18,7 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:7070";  // HOST:PORT
   std::string gpus = "8xH100-80GB";       // `up`: the simulated inventory when there is no driver
   bool no_audit_log = false;              // `up`: no <data-dir>/audit.log by default
+  std::string pod_network = "bridge";     // `up`: --pod-network bridge|host of its agent
   // As the flags give them, turned into `server`'s by AddServerFlags' parse.
   std::string api_audiences;              // --api-audiences A,B
   std::string max_token_expiration;       // --service-account-max-token-expiration DURATION
@@ -56,12 +57,18 @@ struct AgentCommandOptions {
   int64_t lease_seconds = 40;
   int64_t usage_seconds = 10;
   std::vector<std::string> labels;  // KEY=VALUE
+  std::string pod_network = "bridge";  // --pod-network bridge|host
 };
 void AddAgentFlags(CLI::App& command, AgentCommandOptions& options);
 int RunAgentCommand(AgentCommandOptions options);
 
 // argv of this binary's hidden `agent-fence` subcommand (src/agent/fence.h).
 std::vector<std::string> FenceCommand(const std::string& data_dir, Duration lease);
+
+// --pod-network: "bridge" (a network namespace and an IP of the node's
+// podCIDR per pod) or "host" (pods share the node's network).
+void AddPodNetworkFlag(CLI::App& command, std::string& mode);
+AgentOptions::PodNetworkMode PodNetworkMode(const std::string& mode);
 
 // Writes a credential to `path`, mode 0600, in a directory made mode 0700.
 Status WriteSecretFile(const std::string& path, const std::string& secret);

@@ -1,4 +1,5 @@
 #include "server/api_handler.h"
+#include "server/node_authorizer.h"
 
 #include <boost/asio/post.hpp>
 
@@ -422,6 +423,14 @@ HttpResponse ApiHandler::Get(Call& call) {
   return Json(200, got->object);
 }
 
+// What a node's agent sees of the pods not bound to it (node_authorizer.h).
+std::function<json(const json&)> ApiHandler::NodeProjection(const Call& call) const {
+  if (!call.user.InGroup(kGroupNodes) || !call.user.name.starts_with(kNodeUserPrefix)) return {};
+  const std::string node = call.user.name.substr(kNodeUserPrefix.size());
+  if (!NodeSeesNetworkViewOnly(node, call.info, call.http.Query("fieldSelector"))) return {};
+  return [](const json& pod) { return PodNetworkView(pod); };
+}
+
 HttpResponse ApiHandler::List(Call& call) {
   const RequestInfo& r = call.info;
   const HttpRequest& req = call.http;
@@ -457,6 +466,9 @@ HttpResponse ApiHandler::List(Call& call) {
   const int64_t revision = after ? after->revision : list->revision;
   if (!fields->empty()) std::erase_if(list->items, [&](const StoredObject& o) { return !fields->Matches(o.object); });
   ListPage page = CutListPage(std::move(list->items), *selector, after, *limit, revision, r.kind->store_key, r.ns);
+  if (const auto project = NodeProjection(call)) {
+    for (json& item : page.items) item = project(item);
+  }
   json metadata{{"resourceVersion", std::to_string(revision)}};
   if (page.next) {
     metadata["continue"] = EncodeContinueToken(*page.next);
@@ -489,8 +501,10 @@ HttpResponse ApiHandler::Watch(Call& call) {
   if (from == 0) {
     auto list = store_.List(std::string(r.kind->store_key), r.ns);
     if (!list) return ErrorResponse(list.error());
+    const auto project = NodeProjection(call);
     for (StoredObject& o : list->items) {
       if (!selector->MatchesObject(o.object) || !fields->Matches(o.object)) continue;
+      if (project) o.object = project(o.object);
       initial.push_back(WatchHub::EncodeEvent(StoreEvent{o.revision, EventType::kAdded, std::move(o)}));
     }
     from = list->revision;
@@ -499,8 +513,11 @@ HttpResponse ApiHandler::Watch(Call& call) {
     auto probe = store_.EventsSince(from, 1);
     if (!probe) return ErrorResponse(probe.error());
   }
-  WatchFilter filter{
-      .kind = std::string(r.kind->store_key), .ns = r.ns, .selector = std::move(*selector), .fields = std::move(*fields)};
+  WatchFilter filter{.kind = std::string(r.kind->store_key),
+                     .ns = r.ns,
+                     .selector = std::move(*selector),
+                     .fields = std::move(*fields),
+                     .project = NodeProjection(call)};
   HttpResponse resp;
   resp.content_type = "application/json";
   resp.stream = [this, filter = std::move(filter), from, initial = std::move(initial)](

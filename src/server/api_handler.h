@@ -116,6 +116,7 @@ class ApiHandler {
   HttpResponse NonResource(Call& call);
   HttpResponse Get(Call& call);
   HttpResponse List(Call& call);
+  std::function<nlohmann::json(const nlohmann::json&)> NodeProjection(const Call& call) const;
   HttpResponse Watch(Call& call);
   HttpResponse Create(Call& call);
   HttpResponse Update(Call& call);

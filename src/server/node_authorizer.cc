@@ -33,16 +33,17 @@ NodeDecision AuthorizeNode(std::string_view node, const RequestInfo& r, const No
     }
     return NodeDecision::kNoOpinion;
   }
-  if (kind == "/Namespace") return r.verb == "get" && r.subresource.empty() ? NodeDecision::kAllow : NodeDecision::kNoOpinion;
+  if (kind == "/Namespace" || kind == "networking.k8s.io/NetworkPolicy") {
+    return OneOf(r.verb, {"get", "list", "watch"}) && r.subresource.empty() ? NodeDecision::kAllow
+                                                                             : NodeDecision::kNoOpinion;
+  }
   if (kind == "/Event") {
     return r.subresource.empty() && OneOf(r.verb, {"create", "update", "patch"}) ? NodeDecision::kAllow
                                                                                  : NodeDecision::kNoOpinion;
   }
   if (kind == "/Pod") {
-    if (r.subresource.empty() && OneOf(r.verb, {"list", "watch"})) {
-      return facts.field_selector == fmt::format("spec.nodeName={}", node) ? NodeDecision::kAllow
-                                                                          : NodeDecision::kNoOpinion;
-    }
+    // Its own pods whole; every other pod as its network view (NodeSeesNetworkViewOnly).
+    if (r.subresource.empty() && OneOf(r.verb, {"list", "watch"})) return NodeDecision::kAllow;
     if (r.subresource.empty() && OneOf(r.verb, {"get", "delete", "update", "patch"})) return NodeDecision::kAllowIfBound;
     if (r.subresource == "status" && OneOf(r.verb, {"get", "update", "patch"})) return NodeDecision::kAllowIfBound;
     return NodeDecision::kNoOpinion;
@@ -55,6 +56,49 @@ NodeDecision AuthorizeNode(std::string_view node, const RequestInfo& r, const No
     return NodeDecision::kAllowIfBound;
   }
   return NodeDecision::kNoOpinion;
+}
+
+bool NodeSeesNetworkViewOnly(std::string_view node, const RequestInfo& r, std::string_view field_selector) {
+  return r.kind != nullptr && r.kind->store_key == "/Pod" && OneOf(r.verb, {"list", "watch"}) &&
+         field_selector != fmt::format("spec.nodeName={}", node);
+}
+
+nlohmann::json PodNetworkView(const nlohmann::json& pod) {
+  using nlohmann::json;
+  const auto field = [](const json& obj, const char* key) {
+    const auto it = obj.is_object() ? obj.find(key) : obj.end();
+    return it == obj.end() ? json() : *it;
+  };
+  json view{{"apiVersion", "v1"}, {"kind", "Pod"}};
+  const json meta = field(pod, "metadata");
+  json& m = view["metadata"] = json::object();
+  for (const char* key : {"name", "namespace", "uid", "resourceVersion", "labels", "deletionTimestamp"}) {
+    if (json v = field(meta, key); !v.is_null()) m[key] = std::move(v);
+  }
+  // A gang's rank (its rank 0's IP is the others' MASTER_ADDR); no other annotation.
+  if (json rank = field(field(meta, "annotations"), "tessera.dev/rank"); rank.is_string()) {
+    m["annotations"] = {{"tessera.dev/rank", std::move(rank)}};
+  }
+  const json spec = field(pod, "spec");
+  json& s = view["spec"] = json::object();
+  for (const char* key : {"nodeName", "hostNetwork"}) {
+    if (json v = field(spec, key); !v.is_null()) s[key] = std::move(v);
+  }
+  json containers = json::array();
+  if (const json list = field(spec, "containers"); list.is_array()) {
+    for (const json& c : list) {
+      json kept{{"name", field(c, "name")}};
+      if (json ports = field(c, "ports"); ports.is_array()) kept["ports"] = std::move(ports);
+      containers.push_back(std::move(kept));
+    }
+  }
+  s["containers"] = std::move(containers);
+  const json status = field(pod, "status");
+  json& st = view["status"] = json::object();
+  for (const char* key : {"phase", "podIP", "podIPs", "hostIP", "conditions"}) {
+    if (json v = field(status, key); !v.is_null()) st[key] = std::move(v);
+  }
+  return view;
 }
 
 }  // namespace tessera

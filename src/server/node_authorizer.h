@@ -4,8 +4,10 @@
 //   - read Nodes, and create, update and patch its own Node and its status;
 //   - get, create, update, patch and delete its own Lease (tessera-node-lease/NAME);
 //   - get Namespaces (the uid range its pods run with);
-//   - list and watch pods only with fieldSelector spec.nodeName=NAME, and get,
-//     delete, update and patch (the status of) only the pods bound to it;
+//   - list and watch its pods with fieldSelector spec.nodeName=NAME, and every
+//     pod as its network view only (PodNetworkView below); get, delete,
+//     update and patch (the status of) only the pods bound to it;
+//   - list and watch Namespaces and NetworkPolicies (the pod network's rules);
 //   - request a ServiceAccount token only for a pod bound to it, bound to that
 //     pod and for the pod's own ServiceAccount;
 //   - get a Secret, ConfigMap or PersistentVolumeClaim only when a pod bound
@@ -18,6 +20,8 @@
 #pragma once
 
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "server/request_info.h"
 
@@ -38,5 +42,17 @@ struct NodeRequestFacts {
 };
 
 NodeDecision AuthorizeNode(std::string_view node, const RequestInfo& request, const NodeRequestFacts& facts);
+
+}  // namespace tessera
+
+namespace tessera {
+
+// A node's agent lists and watches every pod for the pod network (the peers
+// of its pods' NetworkPolicies, the ranks a gang's MASTER_ADDR names), but
+// sees of the pods not bound to it only this view: identity, labels, node,
+// hostNetwork, the containers' names and ports, phase, readiness and IPs.
+// Their commands, variables, volumes and images stay hidden.
+bool NodeSeesNetworkViewOnly(std::string_view node, const RequestInfo& request, std::string_view field_selector);
+nlohmann::json PodNetworkView(const nlohmann::json& pod);
 
 }  // namespace tessera

@@ -47,6 +47,11 @@ bool WatchHub::Deliver(Watcher& w, const StoreEvent& e, const std::string& encod
   const ObjectKey& k = e.object.key;
   if (k.kind != w.filter.kind || (!w.filter.ns.empty() && k.ns != w.filter.ns)) return true;
   if (!w.filter.selector.MatchesObject(e.object.object) || !w.filter.fields.Matches(e.object.object)) return true;
+  if (w.filter.project) {
+    StoreEvent projected = e;
+    projected.object.object = w.filter.project(e.object.object);
+    return w.sink->Write(EncodeEvent(projected));
+  }
   return w.sink->Write(encoded);
 }
 

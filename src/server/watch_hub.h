@@ -11,6 +11,8 @@
 // Thread-safe.
 #pragma once
 
+#include <functional>
+
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -31,6 +33,9 @@ struct WatchFilter {
   std::string ns;    // empty: all namespaces
   LabelSelector selector;
   FieldSelector fields;
+  // When set, what the watcher sees of each object (a node's view of other
+  // nodes' pods: PodNetworkView).
+  std::function<nlohmann::json(const nlohmann::json&)> project;
 };
 
 class WatchHub {

@@ -229,11 +229,12 @@ TEST(PodLaunchTest, VariablesFromSecretsAndFieldsAreMadePlainAsTheKubeletMakesTh
   c["env"] = {{{"name", "TOKEN"}, {"valueFrom", {{"secretKeyRef", {{"name", "api"}, {"key", "token"}}}}}},
               {{"name", "ME"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.name"}}}}}},
               {{"name", "HOST"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "status.hostIP"}}}}}},
+              {{"name", "POD_IP"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "status.podIP"}}}}}},
               {{"name", "MAYBE"}, {"valueFrom", {{"secretKeyRef", {{"name", "none"}, {"key", "k"}, {"optional", true}}}}}},
               {{"name", "DB_user"}, {"value", "override"}}};
   const SecretData secrets{{"db", {{"user", "u"}, {"password", "p"}}}, {"api", {{"token", "t0k"}}}};
   EXPECT_EQ(EnvSecretNames(pod), (std::vector<std::string>{"api", "db", "none"}));
-  auto resolved = ResolvePodEnv(pod, secrets, "10.0.0.7");
+  auto resolved = ResolvePodEnv(pod, secrets, "10.0.0.7", "10.244.3.9");
   ASSERT_TRUE(resolved.has_value()) << resolved.error().message();
   const auto env = EnvOf(*PodProcessSpec(*resolved, Ctx()));
   EXPECT_EQ(env.at("DB_password"), "p");
@@ -241,23 +242,24 @@ TEST(PodLaunchTest, VariablesFromSecretsAndFieldsAreMadePlainAsTheKubeletMakesTh
   EXPECT_EQ(env.at("TOKEN"), "t0k");
   EXPECT_EQ(env.at("ME"), "train-worker-0");
   EXPECT_EQ(env.at("HOST"), "10.0.0.7");
+  EXPECT_EQ(env.at("POD_IP"), "10.244.3.9");
   EXPECT_FALSE(env.count("MAYBE"));
 
   json missing = GangPod(0);
   missing["spec"]["containers"][0]["env"] = {{{"name", "X"}, {"valueFrom", {{"secretKeyRef", {{"name", "api"}, {"key", "nope"}}}}}}};
-  auto no_key = ResolvePodEnv(missing, secrets, "");
+  auto no_key = ResolvePodEnv(missing, secrets, "", "");
   ASSERT_FALSE(no_key.has_value());
   EXPECT_EQ(no_key.error().message(), "couldn't find key nope in Secret team-a/api");
   missing["spec"]["containers"][0]["env"][0]["valueFrom"]["secretKeyRef"]["name"] = "gone";
-  auto no_secret = ResolvePodEnv(missing, secrets, "");
+  auto no_secret = ResolvePodEnv(missing, secrets, "", "");
   ASSERT_FALSE(no_secret.has_value());
   EXPECT_EQ(no_secret.error().message(), "secret \"gone\" not found");
   missing["spec"]["containers"][0]["env"] = {{{"name", "X"}, {"valueFrom", {{"configMapKeyRef", {{"name", "c"}, {"key", "k"}}}}}}};
-  auto config_map = ResolvePodEnv(missing, secrets, "");
+  auto config_map = ResolvePodEnv(missing, secrets, "", "");
   ASSERT_FALSE(config_map.has_value());
   EXPECT_EQ(config_map.error().message(), "configmap \"c\" not found");
   const SecretData config_maps{{"c", {{"k", "from-cm"}, {"mode", "fast"}}}};
-  auto no_cm_key = ResolvePodEnv(missing, secrets, "", SecretData{{"c", {{"other", "v"}}}});
+  auto no_cm_key = ResolvePodEnv(missing, secrets, "", "", SecretData{{"c", {{"other", "v"}}}});
   ASSERT_FALSE(no_cm_key.has_value());
   EXPECT_EQ(no_cm_key.error().message(), "couldn't find key k in ConfigMap team-a/c");
   json& mc = missing["spec"]["containers"][0];
@@ -265,14 +267,14 @@ TEST(PodLaunchTest, VariablesFromSecretsAndFieldsAreMadePlainAsTheKubeletMakesTh
                    {{"configMapRef", {{"name", "absent"}, {"optional", true}}}}};
   mc["env"].push_back({{"name", "OPT"}, {"valueFrom", {{"configMapKeyRef", {{"name", "c"}, {"key", "no"}, {"optional", true}}}}}});
   EXPECT_EQ(PodConfigMapNames(missing), (std::vector<std::string>{"absent", "c"}));
-  auto from_cm = ResolvePodEnv(missing, secrets, "", config_maps);
+  auto from_cm = ResolvePodEnv(missing, secrets, "", "", config_maps);
   ASSERT_TRUE(from_cm.has_value()) << from_cm.error().message();
   const auto cm_env = EnvOf(*PodProcessSpec(*from_cm, Ctx()));
   EXPECT_EQ(cm_env.at("X"), "from-cm");
   EXPECT_EQ(cm_env.at("CM_mode"), "fast");
   EXPECT_FALSE(cm_env.count("OPT"));
   mc["envFrom"][1]["configMapRef"]["optional"] = false;
-  auto required = ResolvePodEnv(missing, secrets, "", config_maps);
+  auto required = ResolvePodEnv(missing, secrets, "", "", config_maps);
   ASSERT_FALSE(required.has_value());
   EXPECT_EQ(required.error().message(), "configmap \"absent\" not found");
 }

@@ -157,6 +157,11 @@ inline pid_t StartAgent(const std::string& url, const std::string& token, const 
   WriteNodeToken(url, token, node, token_file);
   std::vector<std::string> args{TESSERA_BINARY, "agent",      "--server",   url,     "--token-file", token_file,
                                 "--node",       node,         "--data-dir", data_dir};
+  // Agents sharing the test host's network (the pod network's tests make
+  // nodes of network namespaces and ask for --pod-network bridge).
+  if (std::find(extra.begin(), extra.end(), "--pod-network") == extra.end()) {
+    args.insert(args.end(), {"--pod-network", "host"});
+  }
   args.insert(args.end(), extra.begin(), extra.end());
   pid_t pid = -1;
   const std::string out = data_dir + ".out";

@@ -148,8 +148,9 @@ constexpr std::string_view kContainers = R"([{"name":"main","image":"busybox","c
 
 const std::vector<KindExpectation>& ExpectationTable() {
   static const std::vector<KindExpectation> table = {
+      // An agent reads Namespaces (uid blocks, and the labels NetworkPolicies select on).
       {.store_key = "/Namespace",
-       .object = {.view = kRead, .agent_any = kGet},
+       .object = {.view = kRead, .agent_any = kRead},
        .subresources = {{"status", {.view = kGet}}},
        .fields = "{}"},
       {.store_key = "/ResourceQuota",
@@ -157,7 +158,12 @@ const std::vector<KindExpectation>& ExpectationTable() {
        .subresources = {{"status", {.view = kGet}}},
        .fields = R"({"spec":{"hard":{"pods":"10"}}})"},
       {.store_key = "/Pod",
-       .object = {.view = kRead, .edit = kWrite, .agent_own = kGet | kList | kWatch | kUpdate | kPatch | kDelete},
+       // Any agent lists and watches every pod, answered with their network view
+       // only (tests/server/security_test.cc checks what it leaves out).
+       .object = {.view = kRead,
+                  .edit = kWrite,
+                  .agent_any = kList | kWatch,
+                  .agent_own = kGet | kList | kWatch | kUpdate | kPatch | kDelete},
        .subresources = {{"status", {.view = kGet, .agent_own = kGet | kUpdate | kPatch}}, {"log", {.view = kGet}}},
        .fields = R"({"spec":{"restartPolicy":"Never","containers":CONTAINERS}})"},
       {.store_key = "/Node",
@@ -200,7 +206,7 @@ const std::vector<KindExpectation>& ExpectationTable() {
        .fields = R"({"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"view"},)"
                  R"("subjects":[{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"matrix-nobody"}]})"},
       {.store_key = "networking.k8s.io/NetworkPolicy",
-       .object = {.view = kRead, .edit = kWrite},
+       .object = {.view = kRead, .edit = kWrite, .agent_any = kRead},
        .fields = R"({"spec":{"podSelector":{},"policyTypes":["Ingress"]}})"},
       {.store_key = "coordination.k8s.io/Lease",
        .object = {.agent_own = kGet | kCreate | kUpdate | kPatch | kDelete},
