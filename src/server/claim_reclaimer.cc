@@ -1,5 +1,6 @@
 #include "server/claim_reclaimer.h"
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
@@ -33,6 +34,22 @@ int ClaimReclaimer::Reconcile(const ObjectCache& cache, Timestamp now) {
     const auto meta = claim.object.find("metadata");
     if (meta != claim.object.end() && meta->is_object()) uids.insert(meta->value("uid", ""));
   }
+  // Names "<namespace>-<claim>-" that a pod still running (or waiting) mounts:
+  // its data stays until the pod ends, as Kubernetes' pvc-protection keeps it.
+  std::set<std::string> in_use;
+  for (const auto& [key, pod] : cache.Of("/Pod")) {
+    const auto status = pod.object.find("status");
+    const std::string phase = status != pod.object.end() && status->is_object() ? status->value("phase", "") : "";
+    if (phase == "Succeeded" || phase == "Failed") continue;
+    const auto spec = pod.object.find("spec");
+    if (spec == pod.object.end() || !spec->is_object()) continue;
+    for (const auto& v : spec->value("volumes", nlohmann::json::array())) {
+      const auto claim = v.is_object() ? v.find("persistentVolumeClaim") : v.end();
+      if (v.is_object() && claim != v.end() && claim->is_object()) {
+        in_use.insert(pod.key.ns + "-" + claim->value("claimName", "") + "-");
+      }
+    }
+  }
   int deleted = 0;
   std::set<std::string> orphans;
   std::error_code ec;
@@ -40,6 +57,7 @@ int ClaimReclaimer::Reconcile(const ObjectCache& cache, Timestamp now) {
     const std::string name = entry.path().filename().string();
     const std::string uid = ClaimUid(name);
     if (uid.empty() || uids.count(uid) || !entry.is_directory(ec)) continue;
+    if (in_use.count(name.substr(0, name.size() - uid.size()))) continue;
     struct stat st {};
     if (::lstat(entry.path().c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
     orphans.insert(name);

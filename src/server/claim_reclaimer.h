@@ -7,7 +7,9 @@
 // It looks every 5 s and deletes a directory only when two looks in a row
 // found it without a claim, so that a claim made a moment ago (not yet in the
 // loop's cache when its first pod made the directory) keeps what it holds.
-// Only names of that form are touched; anything else under the root stays.
+// Only names of that form are touched; anything else under the root stays. A
+// directory that a pod not yet ended still mounts (by claim name) stays until
+// the pod ends, as Kubernetes' pvc-protection finalizer keeps a claim in use.
 #pragma once
 
 #include <set>
