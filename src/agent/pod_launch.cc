@@ -272,6 +272,14 @@ Result<ProcessSpec> PodProcessSpec(const json& pod, const PodLaunchContext& ctx)
   if (NamesImage(pod)) return Err(Status::InvalidArgument(kNoOciRuntime));
   ASSIGN_OR_RETURN(PodContainer c, PodContainerSpec(pod, ctx));
   if (c.command.empty()) return Err(Status::InvalidArgument("the container has neither a command nor an image"));
+  // Volumes are mounted into a container's own file system; a process pod runs in the node's.
+  const json& container = pod["spec"]["containers"][0];
+  if (const json mounts = container.value("volumeMounts", json::array()); mounts.is_array() && !mounts.empty()) {
+    return Err(Status::InvalidArgument(fmt::format(
+        "volumeMount \"{}\": volumes are mounted only into containers (give the container an image); a process pod "
+        "runs in the node's file system, with its working directory and TESSERA_CHECKPOINT_DIR",
+        mounts[0].is_object() ? mounts[0].value("name", "") : "")));
+  }
   return std::move(c.process);
 }
 

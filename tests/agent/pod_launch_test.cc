@@ -279,5 +279,15 @@ TEST(PodLaunchTest, VariablesFromSecretsAndFieldsAreMadePlainAsTheKubeletMakesTh
   EXPECT_EQ(required.error().message(), "configmap \"absent\" not found");
 }
 
+TEST(PodLaunchTest, AProcessPodWithVolumeMountsIsRefusedSayingVolumesAreForContainers) {
+  json pod = GangPod(0);
+  pod["spec"]["containers"][0]["volumeMounts"] = {{{"name", "data"}, {"mountPath", "/data"}}};
+  pod["spec"]["volumes"] = {{{"name", "data"}, {"emptyDir", json::object()}}};
+  auto spec = PodProcessSpec(pod, Ctx());
+  ASSERT_FALSE(spec.has_value());
+  EXPECT_TRUE(spec.error().message().starts_with("volumeMount \"data\": volumes are mounted only into containers"))
+      << spec.error().message();
+}
+
 }  // namespace
 }  // namespace tessera
