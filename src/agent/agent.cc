@@ -24,6 +24,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include "agent/cdi.h"
 #include "agent/container_spec.h"
 #include "agent/fence.h"
 #include "agent/image_ref.h"
@@ -34,9 +35,11 @@
 #include "agent/node_registration.h"
 #include "agent/pod_launch.h"
 #include "agent/pod_network.h"
+#include "agent/pod_volumes.h"
 #include "agent/process_runner.h"
 #include "agent/run_tool.h"
 #include "agent/service_env.h"
+#include "auth/pod_security.h"
 #include "auth/service_account_tokens.h"
 #include "net/cluster_view.h"
 #include "net/nftables.h"
@@ -56,19 +59,6 @@ constexpr const char* kLeaseNamespace = "tessera-node-lease";
 constexpr Duration kMaxBackoff = Duration::Seconds(300);
 // The kubelet's image pull back-off: 10 s, doubling up to 5 minutes.
 constexpr Duration kImagePullBackoff = Duration::Seconds(10);
-
-// Standard base64 (a Secret's data), padding and all; nullopt when it is not.
-std::optional<std::string> DecodeBase64(std::string_view text) {
-  if (text.size() % 4 != 0) return std::nullopt;
-  std::string out(text.size() / 4 * 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
-  if (n < 0) return std::nullopt;
-  size_t padding = 0;
-  for (size_t i = text.size(); i > 0 && text[i - 1] == '=' && padding < 2; --i) ++padding;
-  out.resize(static_cast<size_t>(n) - padding);
-  return out;
-}
 
 // A container's PID 1, once runc has written it to <bundle>/init.pid.
 std::optional<ProcessIdentity> ContainerInit(const std::string& bundle) {
@@ -96,7 +86,9 @@ constexpr Duration kDefaultGrace = Duration::Seconds(30);
 // A pod's token lives an hour and is renewed at 80 % of that, as the kubelet renews projected tokens.
 constexpr Duration kPodTokenLifetime = Duration::Seconds(3600);
 constexpr Duration kPodTokenRenewAfter = Duration::Seconds(2880);
-constexpr Duration kNamespaceFresh = Duration::Seconds(60);
+// A namespace read for a start is used for 5 s: its uid block does not change, but
+// its pod security level may be raised, and the next starts must see that soon.
+constexpr Duration kNamespaceFresh = Duration::Seconds(5);
 constexpr int64_t kKeysRefetchMs = 10'000;
 
 // Reads the whole of a small file, without its trailing newline.
@@ -250,6 +242,7 @@ struct Agent::Impl {
   // Namespaces' uid blocks, as last read (the loop's).
   struct NamespaceEntry {
     std::optional<UidRange> range;
+    std::map<std::string, std::string> labels;  // its pod security level (auth/pod_security.h)
     Timestamp read;
   };
   std::map<std::string, NamespaceEntry> namespaces;
@@ -328,12 +321,18 @@ struct Agent::Impl {
   void Waiting(Run& run, const std::string& reason, const std::string& message);
   // The runc bundle of a container pod (its overlay root and config.json) and
   // the process that runs it; InvalidArgument with the reason when it cannot.
+  // NotFound while a volume's source is missing (the pod waits).
   Result<ProcessSpec> ContainerProcess(Run& run, const ImageInfo& image, const PodContainer& container,
-                                       const std::string& checkpoint, const std::string& token_file);
+                                       const std::string& checkpoint, const std::string& token_file,
+                                       const PodSources& sources);
   // After runc has ended (or was killed): its container's processes killed,
   // runc's state deleted; with `done`, the overlay unmounted too.
   void CleanUpContainer(Run& run, bool done);
   std::string RuncRoot() const { return (fs::path(options.data_dir) / "runc").string(); }
+  // The CDI spec of the node's GPUs (cdi.h), kept for container pods and
+  // written to <data dir>/cdi/nvidia.com-gpu.json.
+  Status WriteCdiSpec();
+  json cdi_spec;
   // runc's state of container `id`, left when runc was killed before it could delete it.
   void DeleteRuncState(const std::string& id);
   void PublishImages(ApiClient& client);
@@ -504,7 +503,8 @@ Result<std::optional<UidRange>> Agent::Impl::NamespaceUidRange(ApiClient& client
       }
     }
   }
-  namespaces[ns] = NamespaceEntry{.range = range, .read = now};
+  namespaces[ns] = NamespaceEntry{.range = range, .labels = obj.is_object() ? LabelsOf(obj) : std::map<std::string, std::string>{},
+                                  .read = now};
   return range;
 }
 
@@ -943,6 +943,14 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
       return std::nullopt;
     }
     ctx.uid_range = *range;
+    // Its namespace's pod security level, checked again here (defence in depth:
+    // the server refused what broke it when the pod was made, but a level may
+    // have been raised since).
+    if (Status allowed = CheckPodSecurity(pod["spec"], namespaces[ns].labels, pod["metadata"].value("name", ""));
+        !allowed.ok()) {
+      Started(run, Err(allowed), SystemNow());
+      return std::nullopt;
+    }
     auto runs_as = PodRunAs(pod, ctx);
     if (!runs_as) {
       Started(run, Err(runs_as.error()), SystemNow());
@@ -1041,29 +1049,17 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
       }
     }
   }
-  // Its variables from Secrets and from its own fields, as the kubelet makes
-  // them plain before a start (CreateContainerConfigError while it cannot).
-  SecretData secret_data;
-  for (const std::string& name : EnvSecretNames(pod)) {
-    auto r = client.Request("GET", "/api/v1/namespaces/" + ns + "/secrets/" + name);
-    if (!r) {
-      run.restart_at = SystemNow() + Duration::Seconds(1);  // the server, unreachable just now
-      return std::nullopt;
+  // Its variables from Secrets, ConfigMaps and its own fields, as the kubelet
+  // makes them plain before a start (CreateContainerConfigError while it cannot).
+  auto sources = FetchPodSources(client, pod);
+  if (!sources) {
+    if (sources.error().code() != StatusCode::kUnavailable) {
+      Waiting(run, "CreateContainerConfigError", sources.error().message());
     }
-    if (r->status == 404) continue;
-    const json secret = r->status == 200 ? json::parse(r->body, nullptr, false) : json();
-    if (!secret.is_object()) {
-      Waiting(run, "CreateContainerConfigError", fmt::format("cannot read secret \"{}\": HTTP {}", name, r->status));
-      run.restart_at = SystemNow() + Duration::Seconds(5);
-      return std::nullopt;
-    }
-    auto& decoded = secret_data[name];
-    const json data = secret.value("data", json::object());
-    for (const auto& [key, value] : data.items()) {
-      if (auto text = value.is_string() ? DecodeBase64(value.get<std::string>()) : std::nullopt) decoded[key] = *text;
-    }
+    run.restart_at = SystemNow() + Duration::Seconds(sources.error().code() == StatusCode::kUnavailable ? 1 : 5);
+    return std::nullopt;
   }
-  auto resolved = ResolvePodEnv(pod, secret_data, options.address, PodIp(run));
+  auto resolved = ResolvePodEnv(pod, sources->secrets, options.address, PodIp(run), sources->config_maps);
   if (!resolved) {
     Waiting(run, "CreateContainerConfigError", resolved.error().message());
     run.restart_at = SystemNow() + Duration::Seconds(5);
@@ -1082,8 +1078,14 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
   const json effective = WithServiceLinks(*resolved, services);
   if (image) {
     auto container = PodContainerSpec(effective, ctx);
-    auto process = container ? ContainerProcess(run, *image, *container, ctx.checkpoint_dir, ctx.token_file)
+    auto process = container ? ContainerProcess(run, *image, *container, ctx.checkpoint_dir, ctx.token_file, *sources)
                              : Result<ProcessSpec>(Err(container.error()));
+    if (!process && process.error().code() == StatusCode::kNotFound) {
+      // A volume's ConfigMap, Secret or claim is not there yet: it waits, as MountVolume.SetUp does.
+      Waiting(run, "ContainerCreating", process.error().message());
+      run.restart_at = SystemNow() + Duration::Seconds(5);
+      return std::nullopt;
+    }
     if (!process) {
       Started(run, Err(process.error()), SystemNow());
       return std::nullopt;
@@ -1260,8 +1262,21 @@ std::optional<ImageInfo> Agent::Impl::PrepareImage(ApiClient& client, Run& run, 
   return std::nullopt;
 }
 
+Status Agent::Impl::WriteCdiSpec() {
+  if (inventory.devices.empty()) return Status::Ok();
+  const fs::path path = fs::path(options.data_dir) / "cdi" / "nvidia.com-gpu.json";
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  std::vector<std::string> notes;
+  ASSIGN_OR_RETURN(cdi_spec, NodeCdiSpec(inventory.devices, CdiOptions{.device_root = options.device_root},
+                                         path.string() + ".ctk", &notes));
+  for (const std::string& note : notes) spdlog::info("agent {}: GPUs in containers: {}", options.node_name, note);
+  return WriteFileAtomically(path.string(), cdi_spec.dump(2), 0644);
+}
+
 Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& image, const PodContainer& container,
-                                                   const std::string& checkpoint, const std::string& token_file) {
+                                                   const std::string& checkpoint, const std::string& token_file,
+                                                   const PodSources& sources) {
   const json& pod = run.pod;
   ASSIGN_OR_RETURN(std::string lower, images->Rootfs(image));
   const fs::path bundle = fs::path(PodDir(pod)) / "container";
@@ -1279,21 +1294,11 @@ Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& ima
                                                  rootfs.string(), std::strerror(errno))));
     }
   }
-  // Its volumes (emptyDir): directories of its own, a tmpfs for medium Memory.
-  ASSIGN_OR_RETURN(auto volumes, PodVolumes(pod, PodDir(pod)));
-  VolumeDirs volume_dirs;
-  for (const auto& [name, volume] : volumes) {
-    OwnDirectory(volume.path, run.runs_as.first, run.runs_as.second, 0700);
-    if (volume.tmpfs && !IsMountPoint(volume.path)) {
-      std::string data = fmt::format("mode=0700,uid={},gid={}", run.runs_as.first, run.runs_as.second);
-      if (volume.size_bytes > 0) data += fmt::format(",size={}", volume.size_bytes);
-      if (::mount("tmpfs", volume.path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, data.c_str()) != 0) {
-        return Err(Status::Unavailable(
-            fmt::format("volume \"{}\": cannot mount its tmpfs: {}", name, std::strerror(errno))));
-      }
-    }
-    volume_dirs[name] = volume.path;
-  }
+  // Its volumes (pod_volumes.h): made before the config that mounts them.
+  ASSIGN_OR_RETURN(VolumeDirs volume_dirs,
+                   PodVolumes(pod, VolumeContext{.pod_dir = PodDir(pod), .volume_root = options.volume_root, .sources = &sources}));
+  RETURN_IF_ERROR(MakeVolumes(volume_dirs, run.runs_as.first, run.runs_as.second));
+  RETURN_IF_ERROR(PrepareSubPaths(pod, volume_dirs, run.runs_as.first, run.runs_as.second));
   const std::string id = container.process.name;  // namespace_pod_uid, safe for runc's ids
   ContainerContext ctx{.rootfs = rootfs.string(),
                        .hostname = pod["metadata"].value("name", ""),
@@ -1301,7 +1306,20 @@ Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& ima
                        .checkpoint_dir = checkpoint,
                        .token_dir = token_file.empty() ? "" : fs::path(token_file).parent_path().string(),
                        .volumes = std::move(volume_dirs),
-                       .netns_path = run.net ? run.net->netns_path : ""};
+                       .netns_path = run.net ? run.net->netns_path : "",
+                       .cdi_spec = &cdi_spec};
+  // Its GPUs (the scheduler's choice, by index): exactly those devices inside (cdi.h).
+  const std::string gpus = pod["metadata"].value("annotations", json::object()).value("tessera.dev/gpu-devices", "");
+  for (size_t start = 0; start < gpus.size();) {
+    size_t comma = gpus.find(',', start);
+    if (comma == std::string::npos) comma = gpus.size();
+    const std::string device = gpus.substr(start, comma - start);
+    start = comma + 1;
+    if (device.empty()) continue;
+    // A simulated GPU without a (stand-in) device node: the container runs without it, as before there were nodes.
+    if (inventory.simulated() && !CdiHasDevice(cdi_spec, device)) continue;
+    ctx.gpu_devices.push_back(device);
+  }
   ASSIGN_OR_RETURN(json config, OciRuntimeConfig(pod, image.config, container, ctx));
   RETURN_IF_ERROR(WriteFileAtomically((bundle / "config.json").string(), config.dump(2), 0600));
   DeleteRuncState(id);  // of an earlier run of this container
@@ -1827,6 +1845,7 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   ASSIGN_OR_RETURN(impl->inventory, DiscoverGpus(impl->options.gpus));
   impl->summary = impl->inventory.reason;
   if (impl->inventory.simulated()) impl->sampler = std::make_unique<SimulatedGpuSampler>(impl->inventory.devices);
+  RETURN_IF_ERROR(impl->WriteCdiSpec());
   Impl* self = impl.get();
   ASSIGN_OR_RETURN(impl->log_server,
                    LogServer::Start((fs::path(impl->options.data_dir) / "pods").string(),

@@ -57,6 +57,9 @@ struct AgentOptions {
   std::string node_name;
   std::string data_dir;         // agent-state.json, pods/<pod>/ (working directory, logs)
   std::string checkpoint_root;  // empty: <data_dir>/checkpoints; shared storage on a real fleet
+  // The node's mount of the shared filesystem that PersistentVolumeClaims live
+  // on (<volume_root>/<namespace>-<claim>-<uid>); empty: no claims here.
+  std::string volume_root;
   std::string address = "127.0.0.1";  // how other nodes and the server reach this one (MASTER_ADDR, logs)
   uint16_t log_port = 0;              // the log endpoint (src/agent/log_server.h); 0: any free port
   GpuDiscoveryOptions gpus;
@@ -85,6 +88,9 @@ struct AgentOptions {
   // HTTP besides loopback ones (Docker's --insecure-registry).
   std::string image_store;
   std::string runc = "runc";
+  // Where the GPUs' device nodes are (/dev/nvidia0, /dev/nvidiactl, ...), for
+  // the CDI spec of GPU containers (cdi.h); tests point it at stand-ins.
+  std::string device_root = "/dev";
   std::vector<std::string> insecure_registries;
   // The pod network (docs/agent.md "Pod network"). kBridge: every pod but a
   // hostNetwork one gets a network namespace of its own and an address of

@@ -1,6 +1,5 @@
 #include "agent/container_spec.h"
 
-#include "domain/quantity.h"
 
 #include <fmt/format.h>
 
@@ -22,6 +21,21 @@ const std::vector<std::string>& DefaultCapabilities() {
       "CAP_CHOWN",  "CAP_DAC_OVERRIDE", "CAP_FSETID",           "CAP_FOWNER",     "CAP_MKNOD",
       "CAP_NET_RAW", "CAP_SETGID",      "CAP_SETUID",           "CAP_SETFCAP",    "CAP_SETPCAP",
       "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL",     "CAP_AUDIT_WRITE"};
+  return caps;
+}
+
+// Every capability Linux has (to CAP_CHECKPOINT_RESTORE, 40): a privileged container's.
+const std::vector<std::string>& AllCapabilities() {
+  static const std::vector<std::string> caps{
+      "CAP_CHOWN",           "CAP_DAC_OVERRIDE",   "CAP_DAC_READ_SEARCH", "CAP_FOWNER",          "CAP_FSETID",
+      "CAP_KILL",            "CAP_SETGID",         "CAP_SETUID",          "CAP_SETPCAP",         "CAP_LINUX_IMMUTABLE",
+      "CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST", "CAP_NET_ADMIN",       "CAP_NET_RAW",         "CAP_IPC_LOCK",
+      "CAP_IPC_OWNER",       "CAP_SYS_MODULE",     "CAP_SYS_RAWIO",       "CAP_SYS_CHROOT",      "CAP_SYS_PTRACE",
+      "CAP_SYS_PACCT",       "CAP_SYS_ADMIN",      "CAP_SYS_BOOT",        "CAP_SYS_NICE",        "CAP_SYS_RESOURCE",
+      "CAP_SYS_TIME",        "CAP_SYS_TTY_CONFIG", "CAP_MKNOD",           "CAP_LEASE",           "CAP_AUDIT_WRITE",
+      "CAP_AUDIT_CONTROL",   "CAP_SETFCAP",        "CAP_MAC_OVERRIDE",    "CAP_MAC_ADMIN",       "CAP_SYSLOG",
+      "CAP_WAKE_ALARM",      "CAP_BLOCK_SUSPEND",  "CAP_AUDIT_READ",      "CAP_PERFMON",         "CAP_BPF",
+      "CAP_CHECKPOINT_RESTORE"};
   return caps;
 }
 
@@ -58,52 +72,14 @@ json Bind(const std::string& source, const std::string& destination, bool read_o
 
 }  // namespace
 
-Result<std::map<std::string, VolumeDir>> PodVolumes(const json& pod, const std::string& pod_dir) {
-  std::map<std::string, VolumeDir> out;
-  const json& spec = pod["spec"];
-  for (const json& v : spec.value("volumes", json::array())) {
-    const std::string name = v.value("name", "");
-    if (!v.contains("emptyDir")) {
-      std::string kind = "this kind of";
-      for (const auto& [key, value] : v.items()) {
-        if (key != "name") kind = key;
-      }
-      return Err(Status::InvalidArgument(fmt::format(
-          "volume \"{}\": {} volumes are not supported yet; only emptyDir is (configMap, secret, hostPath and "
-          "persistentVolumeClaim come later)",
-          name, kind)));
-    }
-    VolumeDir dir{.path = pod_dir + "/volumes/" + name};
-    const json empty_dir = v["emptyDir"].is_object() ? v["emptyDir"] : json::object();
-    dir.tmpfs = empty_dir.value("medium", "") == "Memory";
-    if (const std::string limit = empty_dir.value("sizeLimit", ""); dir.tmpfs && !limit.empty()) {
-      auto bytes = ParseUnits(limit);
-      if (!bytes) {
-        return Err(Status::InvalidArgument(fmt::format("volume \"{}\": emptyDir.sizeLimit \"{}\" is not a quantity", name, limit)));
-      }
-      dir.size_bytes = *bytes;
-    }
-    out[name] = dir;
-  }
-  for (const json& c : spec.value("containers", json::array())) {
-    for (const json& m : c.value("volumeMounts", json::array())) {
-      if (!out.count(m.value("name", ""))) {
-        return Err(Status::InvalidArgument(fmt::format(
-            "container \"{}\": volumeMount \"{}\" names no volume of the pod", c.value("name", ""), m.value("name", ""))));
-      }
-    }
-  }
-  return out;
-}
-
 Result<json> OciRuntimeConfig(const json& pod, const json& image_config, const PodContainer& container,
                               const ContainerContext& ctx) {
   const json& c = pod["spec"]["containers"][0];
   const json* sc = SecurityContext(c);
-  if (sc != nullptr && sc->value("privileged", false)) {
-    return Err(Status::InvalidArgument(
-        "securityContext.privileged: Forbidden: privileged containers are not allowed on this node"));
-  }
+  // Allowed only where the namespace's pod security level is privileged
+  // (auth/pod_security.h, checked before): all capabilities, every device,
+  // /sys writable, nothing masked, as Docker's --privileged.
+  const bool privileged = sc != nullptr && sc->value("privileged", false);
 
   // The program: command replaces Entrypoint, args replaces Cmd.
   const std::vector<std::string> entrypoint = StringList(image_config.value("Entrypoint", json()));
@@ -139,6 +115,10 @@ Result<json> OciRuntimeConfig(const json& pod, const json& image_config, const P
   for (const json& e : c.value("env", json::array())) {
     if (e.is_object() && e.value("name", "") == "HOME") env["HOME"] = e.value("value", "");
   }
+  if (!ctx.gpu_devices.empty() && env.count("NVIDIA_VISIBLE_DEVICES")) {
+    // Inside, CUDA numbers the container's own GPUs from 0: the node's indices would miss; UUIDs name them anywhere.
+    env["CUDA_VISIBLE_DEVICES"] = env["NVIDIA_VISIBLE_DEVICES"];
+  }
   if (!env.count("PATH")) env["PATH"] = kDefaultPath;
   if (!env.count("HOME")) env["HOME"] = "/";
   env["HOSTNAME"] = ctx.hostname;
@@ -163,17 +143,10 @@ Result<json> OciRuntimeConfig(const json& pod, const json& image_config, const P
         caps.erase(CapName(d));
       }
     }
-    for (const std::string& a : StringList(capabilities.value("add", json()))) {
-      const std::string name = CapName(a);
-      if (std::find(DefaultCapabilities().begin(), DefaultCapabilities().end(), name) == DefaultCapabilities().end()) {
-        return Err(Status::InvalidArgument(fmt::format(
-            "securityContext.capabilities.add: Forbidden: {} is not allowed on this node (only Docker's default "
-            "capabilities may be added back)",
-            a)));
-      }
-      caps.insert(name);
-    }
+    // Any capability (pod security decided, before, which may be added here).
+    for (const std::string& a : StringList(capabilities.value("add", json()))) caps.insert(CapName(a));
   }
+  if (privileged) caps.insert(AllCapabilities().begin(), AllCapabilities().end());
   const uint32_t uid = container.process.uid.value_or(0);
   const uint32_t gid = container.process.gid.value_or(0);
   const std::vector<std::string> cap_list(caps.begin(), caps.end());
@@ -188,7 +161,7 @@ Result<json> OciRuntimeConfig(const json& pod, const json& image_config, const P
                {"cwd", cwd},
                {"capabilities",
                 {{"bounding", cap_list}, {"effective", effective}, {"permitted", effective}}},
-               {"noNewPrivileges", !escalation}};
+               {"noNewPrivileges", !escalation && !privileged}};
 
   json mounts = json::array({
       Mount("/proc", "proc", "proc", {"nosuid", "noexec", "nodev"}),
@@ -196,7 +169,8 @@ Result<json> OciRuntimeConfig(const json& pod, const json& image_config, const P
       Mount("/dev/pts", "devpts", "devpts", {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}),
       Mount("/dev/shm", "tmpfs", "shm", {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}),
       Mount("/dev/mqueue", "mqueue", "mqueue", {"nosuid", "noexec", "nodev"}),
-      Mount("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", "ro"}),
+      Mount("/sys", "sysfs", "sysfs", privileged ? std::vector<std::string>{"nosuid", "noexec", "nodev"}
+                                                 : std::vector<std::string>{"nosuid", "noexec", "nodev", "ro"}),
       Bind("/etc/resolv.conf", "/etc/resolv.conf", true),
       Bind("/etc/hosts", "/etc/hosts", true),
   });
@@ -216,10 +190,11 @@ Result<json> OciRuntimeConfig(const json& pod, const json& image_config, const P
     if (!path.starts_with("/")) {
       return Err(Status::InvalidArgument(fmt::format("volumeMount \"{}\": mountPath \"{}\" must be absolute", name, path)));
     }
-    if (m.contains("subPath") || m.contains("subPathExpr")) {
-      return Err(Status::InvalidArgument(fmt::format("volumeMount \"{}\": subPath is not supported yet", name)));
+    if (m.contains("subPathExpr")) {
+      return Err(Status::InvalidArgument(fmt::format("volumeMount \"{}\": subPathExpr is not supported yet; give subPath", name)));
     }
-    mounts.push_back(Bind(dir->second, path, m.value("readOnly", false)));
+    ASSIGN_OR_RETURN(std::string source, SubPathSource(dir->second, name, m.value("subPath", "")));
+    mounts.push_back(Bind(source, path, m.value("readOnly", false) || dir->second.read_only));
   }
 
   json resources = json::object();
@@ -232,26 +207,33 @@ Result<json> OciRuntimeConfig(const json& pod, const json& image_config, const P
     resources["cpu"] = {{"period", kPeriod},
                         {"quota", std::max<int64_t>(1000, *container.process.limits.cpu_millicores * kPeriod / 1000)}};
   }
-  resources["devices"] = json::array({{{"allow", false}, {"access", "rwm"}}});
+  resources["devices"] = json::array({{{"allow", privileged}, {"access", "rwm"}}});
 
   const bool read_only = sc != nullptr && sc->value("readOnlyRootFilesystem", false);
   json namespaces = json::array({{{"type", "pid"}}, {{"type", "ipc"}}, {{"type", "uts"}}, {{"type", "mount"}}});
   if (!ctx.netns_path.empty()) namespaces.push_back({{"type", "network"}, {"path", ctx.netns_path}});
-  return json{
-      {"ociVersion", "1.0.2"},
-      {"process", std::move(process)},
-      {"root", {{"path", ctx.rootfs}, {"readonly", read_only}}},
-      {"hostname", ctx.hostname},
-      {"mounts", std::move(mounts)},
-      {"linux",
-       {{"cgroupsPath", ctx.cgroups_path},
-        {"resources", std::move(resources)},
-        {"namespaces", std::move(namespaces)},
-        {"maskedPaths",
-         {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
-          "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi"}},
-        {"readonlyPaths",
-         {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}}}}};
+  json linux{{"cgroupsPath", ctx.cgroups_path},
+             {"resources", std::move(resources)},
+             {"namespaces", std::move(namespaces)}};
+  if (!privileged) {
+    linux["maskedPaths"] = {"/proc/acpi",          "/proc/asound",     "/proc/kcore",      "/proc/keys",
+                            "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
+                            "/sys/firmware",       "/proc/scsi"};
+    linux["readonlyPaths"] = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"};
+  }
+  json config{{"ociVersion", "1.0.2"},
+               {"process", std::move(process)},
+               {"root", {{"path", ctx.rootfs}, {"readonly", read_only}}},
+               {"hostname", ctx.hostname},
+               {"mounts", std::move(mounts)},
+               {"linux", std::move(linux)}};
+  if (!ctx.gpu_devices.empty()) {
+    if (ctx.cdi_spec == nullptr) {
+      return Err(Status::Unavailable("the pod has GPUs but the node has no CDI spec of them (no device nodes)"));
+    }
+    RETURN_IF_ERROR(ApplyCdiDevices(*ctx.cdi_spec, ctx.gpu_devices, config));
+  }
+  return config;
 }
 
 }  // namespace tessera

@@ -16,15 +16,19 @@
 //   (hostNetwork) the node's network. The root filesystem is the pod's overlay of its image,
 //   read-only with securityContext.readOnlyRootFilesystem.
 // - Docker's default capabilities, with securityContext.capabilities' drop
-//   (and add, within that set); no new privileges unless
-//   allowPrivilegeEscalation is true; privileged containers are refused (no
-//   admin policy allows them yet). runc's default masked and read-only paths.
+//   and add; no new privileges unless allowPrivilegeEscalation is true;
+//   runc's default masked and read-only paths. A privileged container gets
+//   every capability, every device in its cgroup, a writable /sys and nothing
+//   masked. Which of these a pod may ask for is its namespace's pod security
+//   level's to say (auth/pod_security.h), checked before this.
 // - Mounts: /proc, /dev, /dev/pts, /dev/shm, /dev/mqueue, /sys (read-only),
 //   the node's /etc/resolv.conf and /etc/hosts (read-only), the workload's
 //   checkpoint directory and the ServiceAccount token directory at the same
 //   paths as on the node (TESSERA_CHECKPOINT_DIR and TESSERA_TOKEN_FILE name
 //   them), the token also at /var/run/secrets/kubernetes.io/serviceaccount;
-//   each volumeMount (readOnly kept) of the pod's volumes (emptyDir so far).
+//   each volumeMount of the pod's volumes (pod_volumes.h), its subPath
+//   under the volume, read-only when it says or its volume is (configMap,
+//   secret, a claim mounted readOnly).
 // - Limits (not requests) through runc's cgroup `cgroups_path`.
 //
 // Pure: JSON in, JSON out.
@@ -32,29 +36,20 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "agent/cdi.h"
 #include "agent/pod_launch.h"
+#include "agent/pod_volumes.h"
 #include "common/result.h"
 
 namespace tessera {
 
 // The pod's volumes on the node, by name: what the container's volumeMounts
-// name (see PodVolumes).
-using VolumeDirs = std::map<std::string, std::string>;
-
-// The node directories the pod's volumes need, under `pod_dir`/volumes/<name>,
-// and what to mount on them ("tmpfs" for emptyDir medium Memory, with its
-// sizeLimit in bytes, else nothing): emptyDir only, so far. InvalidArgument
-// naming the volume for another kind (configMap, secret, hostPath,
-// persistentVolumeClaim) or a mount of a volume the pod does not have.
-struct VolumeDir {
-  std::string path;
-  bool tmpfs = false;
-  int64_t size_bytes = 0;  // tmpfs only; 0: the kernel's default (half the memory)
-};
-Result<std::map<std::string, VolumeDir>> PodVolumes(const nlohmann::json& pod, const std::string& pod_dir);
+// name (pod_volumes.h).
+using VolumeDirs = std::map<std::string, VolumeDir>;
 
 struct ContainerContext {
   std::string rootfs;          // the pod's root filesystem (absolute)
@@ -64,6 +59,11 @@ struct ContainerContext {
   std::string token_dir;       // the ServiceAccount token's directory; empty: none
   VolumeDirs volumes;          // the pod's volumes on the node, by name
   std::string netns_path;      // the pod's network namespace; empty: the node's network
+  // The node's CDI spec of GPUs (cdi.h) and the pod's devices in it (their
+  // names: indices); the container gets exactly those, with
+  // CUDA_VISIBLE_DEVICES as their UUIDs (the container's own numbering starts at 0).
+  const nlohmann::json* cdi_spec = nullptr;
+  std::vector<std::string> gpu_devices;
 };
 
 Result<nlohmann::json> OciRuntimeConfig(const nlohmann::json& pod, const nlohmann::json& image_config,

@@ -123,16 +123,29 @@ Result<std::pair<uint32_t, uint32_t>> PodRunAs(const json& pod, const PodLaunchC
   return runs_as;
 }
 
-std::vector<std::string> EnvSecretNames(const json& pod) {
+namespace {
+
+std::vector<std::string> NamesIn(const json& pod, const char* key_ref, const char* source_ref, const char* volume,
+                                 const char* volume_name) {
   std::vector<std::string> names;
-  for (const json& c : pod["spec"].value("containers", json::array())) {
+  const auto add = [&](const json& ref, const char* field) {
+    if (ref.is_object() && ref.contains(field) && ref[field].is_string() && !ref[field].get<std::string>().empty()) {
+      names.push_back(ref[field].get<std::string>());
+    }
+  };
+  const json spec = pod.value("spec", json::object());
+  for (const json& c : spec.value("containers", json::array())) {
+    if (!c.is_object()) continue;
     for (const json& e : c.value("env", json::array())) {
-      const json ref = e.value("valueFrom", json::object()).value("secretKeyRef", json::object());
-      if (ref.is_object() && !ref.value("name", "").empty()) names.push_back(ref.value("name", ""));
+      if (e.is_object()) add(e.value("valueFrom", json::object()).value(key_ref, json::object()), "name");
     }
     for (const json& from : c.value("envFrom", json::array())) {
-      const json ref = from.value("secretRef", json::object());
-      if (ref.is_object() && !ref.value("name", "").empty()) names.push_back(ref.value("name", ""));
+      if (from.is_object()) add(from.value(source_ref, json::object()), "name");
+    }
+  }
+  if (volume != nullptr) {
+    for (const json& v : spec.value("volumes", json::array())) {
+      if (v.is_object()) add(v.value(volume, json::object()), volume_name);
     }
   }
   std::sort(names.begin(), names.end());
@@ -140,25 +153,42 @@ std::vector<std::string> EnvSecretNames(const json& pod) {
   return names;
 }
 
+const char* SourceKind(bool secret) { return secret ? "Secret" : "ConfigMap"; }
+
+}  // namespace
+
+std::vector<std::string> EnvSecretNames(const json& pod) {
+  return NamesIn(pod, "secretKeyRef", "secretRef", nullptr, nullptr);
+}
+
+std::vector<std::string> PodSecretNames(const json& pod) {
+  return NamesIn(pod, "secretKeyRef", "secretRef", "secret", "secretName");
+}
+
+std::vector<std::string> PodConfigMapNames(const json& pod) {
+  return NamesIn(pod, "configMapKeyRef", "configMapRef", "configMap", "name");
+}
+
 Result<json> ResolvePodEnv(const json& pod, const SecretData& secrets, const std::string& host_ip,
-                           const std::string& pod_ip) {
+                           const std::string& pod_ip, const SecretData& config_maps) {
   json out = pod;
   const std::string ns = pod["metadata"].value("namespace", "");
   for (json& c : out["spec"]["containers"]) {
     if (!c.is_object() || (!c.contains("env") && !c.contains("envFrom"))) continue;
     json env = json::array();
     for (const json& from : c.value("envFrom", json::array())) {
-      if (from.contains("configMapRef")) {
-        return Err(Status::InvalidArgument("envFrom configMapRef is not supported yet (there is no ConfigMap kind); use secretRef or env"));
+      if (!from.is_object()) continue;
+      const bool secret = from.contains("secretRef");
+      if (!secret && !from.contains("configMapRef")) continue;
+      const json ref = from.value(secret ? "secretRef" : "configMapRef", json::object());
+      const std::string name = ref.is_object() ? ref.value("name", "") : "";
+      const SecretData& sources = secret ? secrets : config_maps;
+      auto source = sources.find(name);
+      if (source == sources.end()) {
+        if (ref.is_object() && ref.value("optional", false)) continue;
+        return Err(Status::NotFound(fmt::format("{} \"{}\" not found", secret ? "secret" : "configmap", name)));
       }
-      const json ref = from.value("secretRef", json::object());
-      const std::string name = ref.value("name", "");
-      auto secret = secrets.find(name);
-      if (secret == secrets.end()) {
-        if (ref.value("optional", false)) continue;
-        return Err(Status::NotFound(fmt::format("secret \"{}\" not found", name)));
-      }
-      for (const auto& [key, value] : secret->second) {
+      for (const auto& [key, value] : source->second) {
         env.push_back({{"name", from.value("prefix", "") + key}, {"value", value}});
       }
     }
@@ -169,15 +199,22 @@ Result<json> ResolvePodEnv(const json& pod, const SecretData& secrets, const std
       }
       const std::string var = e.value("name", "");
       const json from = e["valueFrom"].is_object() ? e["valueFrom"] : json::object();
-      if (from.contains("secretKeyRef")) {
-        const json ref = from["secretKeyRef"];
+      if (from.contains("secretKeyRef") || from.contains("configMapKeyRef")) {
+        const bool secret = from.contains("secretKeyRef");
+        const json ref = from[secret ? "secretKeyRef" : "configMapKeyRef"];
         const std::string name = ref.value("name", ""), key = ref.value("key", "");
-        auto secret = secrets.find(name);
-        const bool found = secret != secrets.end() && secret->second.count(key);
+        const SecretData& sources = secret ? secrets : config_maps;
+        auto source = sources.find(name);
+        const bool found = source != sources.end() && source->second.count(key);
         if (!found && ref.value("optional", false)) continue;
-        if (secret == secrets.end()) return Err(Status::NotFound(fmt::format("secret \"{}\" not found", name)));
-        if (!found) return Err(Status::NotFound(fmt::format("couldn't find key {} in Secret {}/{}", key, ns, name)));
-        env.push_back({{"name", var}, {"value", secret->second.at(key)}});
+        if (source == sources.end()) {
+          return Err(Status::NotFound(fmt::format("{} \"{}\" not found", secret ? "secret" : "configmap", name)));
+        }
+        if (!found) {
+          return Err(Status::NotFound(
+              fmt::format("couldn't find key {} in {} {}/{}", key, SourceKind(secret), ns, name)));
+        }
+        env.push_back({{"name", var}, {"value", source->second.at(key)}});
       } else if (from.contains("fieldRef")) {
         const std::string path = from["fieldRef"].value("fieldPath", "");
         const json& meta = pod["metadata"];
@@ -201,7 +238,8 @@ Result<json> ResolvePodEnv(const json& pod, const SecretData& secrets, const std
         std::string source = "this source";
         for (const auto& [key, unused] : from.items()) source = key;
         return Err(Status::InvalidArgument(fmt::format(
-            "env {}: valueFrom {} is not supported yet (secretKeyRef and fieldRef are)", var, source)));
+            "env {}: valueFrom {} is not supported yet (secretKeyRef, configMapKeyRef and fieldRef are)", var,
+            source)));
       }
     }
     c["env"] = std::move(env);
@@ -234,6 +272,14 @@ Result<ProcessSpec> PodProcessSpec(const json& pod, const PodLaunchContext& ctx)
   if (NamesImage(pod)) return Err(Status::InvalidArgument(kNoOciRuntime));
   ASSIGN_OR_RETURN(PodContainer c, PodContainerSpec(pod, ctx));
   if (c.command.empty()) return Err(Status::InvalidArgument("the container has neither a command nor an image"));
+  // Volumes are mounted into a container's own file system; a process pod runs in the node's.
+  const json& container = pod["spec"]["containers"][0];
+  if (const json mounts = container.value("volumeMounts", json::array()); mounts.is_array() && !mounts.empty()) {
+    return Err(Status::InvalidArgument(fmt::format(
+        "volumeMount \"{}\": volumes are mounted only into containers (give the container an image); a process pod "
+        "runs in the node's file system, with its working directory and TESSERA_CHECKPOINT_DIR",
+        mounts[0].is_object() ? mounts[0].value("name", "") : "")));
+  }
   return std::move(c.process);
 }
 

@@ -82,23 +82,28 @@ struct PodContainer {
 Result<PodContainer> PodContainerSpec(const nlohmann::json& pod, const PodLaunchContext& ctx);
 
 // The Secrets the pod's container takes variables from (env valueFrom
-// secretKeyRef, envFrom secretRef), for the agent to read first.
+// secretKeyRef, envFrom secretRef).
 std::vector<std::string> EnvSecretNames(const nlohmann::json& pod);
+// The Secrets and the ConfigMaps the pod names anywhere the agent reads them
+// before a start: env, envFrom and volumes (secret.secretName, configMap.name).
+std::vector<std::string> PodSecretNames(const nlohmann::json& pod);
+std::vector<std::string> PodConfigMapNames(const nlohmann::json& pod);
 
-// A Secret's data, decoded, by key; by Secret name.
+// A Secret's (or ConfigMap's) data, decoded, by key; by its name.
 using SecretData = std::map<std::string, std::map<std::string, std::string>>;
 
 // The pod with its container's variables made plain, as the kubelet makes
-// them before it starts a container: envFrom secretRef's keys (with their
-// prefix) first, then env, whose valueFrom becomes a value: secretKeyRef from
-// `secrets`, fieldRef (metadata.name, .namespace, .uid, spec.nodeName,
-// spec.serviceAccountName, status.hostIP: `host_ip`, status.podIP: `pod_ip`). A Secret
-// or key that is missing is an error in the kubelet's words (`secret "x" not
-// found`, `couldn't find key k in Secret ns/x`) unless the reference is
-// optional; configMapKeyRef, configMapRef and resourceFieldRef are refused as
-// not supported yet.
+// them before it starts a container: envFrom's secretRef and configMapRef keys
+// (with their prefix) first, then env, whose valueFrom becomes a value:
+// secretKeyRef from `secrets`, configMapKeyRef from `config_maps`, fieldRef
+// (metadata.name, .namespace, .uid, spec.nodeName, spec.serviceAccountName,
+// status.hostIP: `host_ip`, status.podIP: `pod_ip`). A source or key that is missing
+// is an error in the kubelet's words (`secret "x" not found`, `configmap "x"
+// not found`, `couldn't find key k in Secret ns/x`, `... in ConfigMap ns/x`)
+// unless the reference is optional; resourceFieldRef is refused as not
+// supported yet.
 Result<nlohmann::json> ResolvePodEnv(const nlohmann::json& pod, const SecretData& secrets, const std::string& host_ip,
-                                     const std::string& pod_ip);
+                                     const std::string& pod_ip, const SecretData& config_maps = {});
 
 // The port a workload's rank 0 listens on: stable for the workload, in 20000-29999.
 int MasterPort(const std::string& workload_uid);

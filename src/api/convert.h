@@ -109,7 +109,9 @@ Result<PriorityClass> PriorityClassFromJson(const nlohmann::json& obj);
 
 // spec.hard: requests.<r> and limits.<r> for the tracked resources, the bare
 // "cpu" and "memory" (which mean requests, as in Kubernetes) and "pods". Other
-// keys (persistentvolumeclaims, count/jobs.batch, requests.storage) are ignored.
+// keys are not the scheduler's: persistentvolumeclaims and requests.storage are
+// charged by the API server when a claim is made (server/claim_admission.h);
+// count/jobs.batch and the like are ignored.
 Result<ResourceQuota> ResourceQuotaFromJson(const nlohmann::json& obj);
 
 // labels; spec.taints; spec.unschedulable; ready when the Ready condition is

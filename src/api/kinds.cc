@@ -41,6 +41,10 @@ const std::vector<KindInfo>& Registry() {
       // A Service's name becomes {NAME}_SERVICE_HOST in its pods' variables: a DNS-1035 label.
       Make("", "v1", "Service", "v1", "services", "service", {"svc"}, kNamespaced, NameRule::kDns1035Label,
            "/Service"),
+      Make("", "v1", "ConfigMap", "v1", "configmaps", "configmap", {"cm"}, kNamespaced, NameRule::kDns1123Subdomain,
+           "/ConfigMap"),
+      Make("", "v1", "PersistentVolumeClaim", "v1", "persistentvolumeclaims", "persistentvolumeclaim", {"pvc"},
+           kNamespaced, NameRule::kDns1123Subdomain, "/PersistentVolumeClaim"),
       // batch/v1 (before Volcano: "jobs" means batch/v1 Job, as in kubectl)
       Make("batch", "v1", "Job", "batch/v1", "jobs", "job", {}, kNamespaced,
            NameRule::kDns1123Subdomain, "batch/Job"),

@@ -795,6 +795,53 @@ SchemaRef Container() {
   return s;
 }
 
+// A pod volume: the sources Tessera mounts (docs/agent.md, "Volumes") checked
+// field by field; others are left to the agent, which names what it does not
+// support. One source a volume.
+SchemaRef Volume() {
+  static const SchemaRef s = [] {
+    SchemaRef mode = Int(0, 0777);
+    SchemaRef items = Arr(Obj({Req("key", Str()), Req("path", Str()), Opt("mode", mode)},
+                              {[](const json& v, const std::string& path, Errors& errors) {
+                                const std::string p = GetString(v, "path");
+                                bool dots = false;
+                                for (size_t start = 0; start <= p.size();) {
+                                  size_t slash = p.find('/', start);
+                                  if (slash == std::string::npos) slash = p.size();
+                                  dots = dots || p.substr(start, slash - start) == "..";
+                                  start = slash + 1;
+                                }
+                                if (p.starts_with("/") || dots) {
+                                  errors.Add(FieldPath(path, "path"),
+                                             fmt::format("Invalid value: \"{}\": must be a relative path without '..'", p));
+                                }
+                              }}));
+    SchemaRef host_path_type = Enum({"", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket",
+                                     "CharDevice", "BlockDevice"});
+    return Make({.type = Type::kObject,
+                 .fields = {Req("name", Str(StringRule::kDns1123Label)),
+                            Opt("emptyDir", Obj({Opt("medium", Enum({"", "Memory"})), Opt("sizeLimit", Qty())})),
+                            Opt("configMap", Obj({Req("name", Str()), Opt("items", items), Opt("defaultMode", mode),
+                                                  Opt("optional", Bool())})),
+                            Opt("secret", Obj({Req("secretName", Str()), Opt("items", items), Opt("defaultMode", mode),
+                                               Opt("optional", Bool())})),
+                            Opt("hostPath", Obj({Req("path", Str()), Opt("type", host_path_type)})),
+                            Opt("persistentVolumeClaim", Obj({Req("claimName", Str()), Opt("readOnly", Bool())}))},
+                 .open = true,
+                 .checks = {[](const json& v, const std::string& path, Errors& errors) {
+                   int sources = 0;
+                   for (const auto& [key, unused] : v.items()) sources += key != "name" ? 1 : 0;
+                   if (sources > 1) errors.Add(path, "Forbidden: may not specify more than 1 volume type");
+                   const std::string host = GetString(Get(v, "hostPath") ? *Get(v, "hostPath") : json::object(), "path");
+                   if (Get(v, "hostPath") && !host.starts_with("/")) {
+                     errors.Add(FieldPath(path, "hostPath.path"),
+                                fmt::format("Invalid value: \"{}\": must be an absolute path", host));
+                   }
+                 }}});
+  }();
+  return s;
+}
+
 // Container names are unique across containers and initContainers.
 void CheckContainerNames(const json& spec, const std::string& path, Errors& errors) {
   std::set<std::string> seen;
@@ -814,7 +861,7 @@ void CheckContainerNames(const json& spec, const std::string& path, Errors& erro
 SchemaRef PodSpec() {
   static const SchemaRef s = Obj(
       {
-          Opt("volumes", Arr(OpenObj({Req("name", Str(StringRule::kDns1123Label))}))),
+          Opt("volumes", Arr(Volume())),
           Opt("initContainers", Arr(Container())),
           Req("containers", Arr(Container(), /*non_empty=*/true)),
           Opt("ephemeralContainers", Arr(OpenObj())),
@@ -1024,6 +1071,81 @@ SchemaRef SecretSchema() {
                               "there (kubectl create secret docker-registry makes one)");
                  }
                }});
+}
+
+// A ConfigMap's or Secret's key, as Kubernetes allows it (IsConfigMapKey).
+bool ConfigKeyOk(const std::string& key) {
+  return !key.empty() && key.size() <= 253 && key != "." && key != ".." &&
+         key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._") == std::string::npos;
+}
+
+// v1 ConfigMap: data (text) and binaryData (base64), keys as Kubernetes allows
+// them and no key in both; immutable (then data cannot change, ValidateUpdate).
+SchemaRef ConfigMapSchema() {
+  return Root({Opt("data", MapOf(Str())), Opt("binaryData", MapOf(Str())), Opt("immutable", Bool())},
+              {[](const json& v, const std::string& path, Errors& errors) {
+                 static const std::string kBase64 =
+                     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";
+                 const json data = v.value("data", json::object());
+                 const json binary = v.value("binaryData", json::object());
+                 size_t bytes = 0;
+                 for (const auto& [key, value] : data.items()) {
+                   if (!ConfigKeyOk(key)) {
+                     errors.Add(FieldPath(FieldPath(path, "data"), key.c_str()),
+                                "Invalid value: a valid config key must consist of alphanumeric characters, '-', '_' "
+                                "or '.'");
+                   }
+                   if (value.is_string()) bytes += value.get_ref<const std::string&>().size();
+                 }
+                 for (const auto& [key, value] : binary.items()) {
+                   if (!ConfigKeyOk(key)) {
+                     errors.Add(FieldPath(FieldPath(path, "binaryData"), key.c_str()),
+                                "Invalid value: a valid config key must consist of alphanumeric characters, '-', '_' "
+                                "or '.'");
+                   }
+                   if (data.contains(key)) {
+                     errors.Add(FieldPath(FieldPath(path, "binaryData"), key.c_str()),
+                                "Invalid value: duplicate of key present in data");
+                   }
+                   const std::string text = value.is_string() ? value.get<std::string>() : "";
+                   if (text.size() % 4 != 0 || text.find_first_not_of(kBase64) != std::string::npos) {
+                     errors.Add(FieldPath(FieldPath(path, "binaryData"), key.c_str()),
+                                "Invalid value: must be base64 (the API's form of a ConfigMap's bytes)");
+                   }
+                   bytes += text.size() / 4 * 3;
+                 }
+                 // Kubernetes' limit (MaxSecretSize, 1 MiB), over data and binaryData together.
+                 if (bytes > 1024 * 1024) {
+                   errors.Add(FieldPath(path, "data"),
+                              "Too long: must have at most 1048576 bytes");
+                 }
+               }});
+}
+
+// v1 PersistentVolumeClaim: a directory on the nodes' shared volume root
+// (docs/agent.md, "Persistent volumes"); Filesystem claims only, a size above 0.
+SchemaRef PersistentVolumeClaimSchema() {
+  SchemaRef mode = Enum({"ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"});
+  return Root({Req("spec", Obj({
+                               Req("accessModes", Arr(mode, /*non_empty=*/true)),
+                               Req("resources", Obj({Req("requests", Obj({Req("storage", Qty())})),
+                                                     Opt("limits", Obj({Opt("storage", Qty())}))})),
+                               Opt("storageClassName", Str()),
+                               Opt("volumeMode", Enum({"Filesystem"})),
+                               Opt("volumeName", Str()),
+                               Opt("selector", LabelSelector()),
+                           },
+                           {[](const json& v, const std::string& path, Errors& errors) {
+                             const json requests = v.value("resources", json::object()).value("requests", json::object());
+                             Errors ignored;
+                             auto bytes = requests.contains("storage")
+                                              ? CheckAmount("storage", requests["storage"], "", ignored)
+                                              : std::nullopt;
+                             if (requests.contains("storage") && bytes && *bytes <= 0) {
+                               errors.Add(FieldPath(path, "resources.requests.storage"),
+                                          "Invalid value: must be greater than zero");
+                             }
+                           }}))});
 }
 
 SchemaRef ServiceAccountSchema() {
@@ -1689,6 +1811,8 @@ const std::map<std::string_view, SchemaRef>& Schemas() {
       {"/Secret", SecretSchema()},
       {"/Service", ServiceSchema()},
       {"discovery.k8s.io/EndpointSlice", EndpointSliceSchema()},
+      {"/ConfigMap", ConfigMapSchema()},
+      {"/PersistentVolumeClaim", PersistentVolumeClaimSchema()},
       {"authorization.k8s.io/SelfSubjectAccessReview", SelfSubjectAccessReviewSchema()},
       {"authorization.k8s.io/SelfSubjectRulesReview", SelfSubjectRulesReviewSchema()},
       {"authentication.k8s.io/SelfSubjectReview", SelfSubjectReviewSchema()},
@@ -1920,6 +2044,22 @@ Status ValidateUpdate(const KindInfo& kind, const nlohmann::json& stored, const 
       stored.value("addressType", nlohmann::json()) != next.value("addressType", nlohmann::json())) {
     return Status::InvalidArgument(fmt::format("addressType: Invalid value: {}: field is immutable",
                                                Dump(next.value("addressType", nlohmann::json()))));
+  }
+  if ((kind.store_key == "/ConfigMap" || kind.store_key == "/Secret") && stored.value("immutable", false)) {
+    // As kube-apiserver: an immutable one keeps its data (and stays immutable); delete it to change it.
+    for (const char* field : {"data", "binaryData", "immutable"}) {
+      if (stored.value(field, nlohmann::json()) != next.value(field, nlohmann::json())) {
+        return Status::InvalidArgument(fmt::format(
+            "{}: Forbidden: field is immutable when `immutable` is set (delete the {} and create it again)",
+            std::string(field) == "immutable" ? "immutable" : field, kind.kind));
+      }
+    }
+  }
+  if (kind.store_key == "/PersistentVolumeClaim" &&
+      stored.value("spec", nlohmann::json()) != next.value("spec", nlohmann::json())) {
+    // No resizing yet (it would move the quota's requests.storage): delete and create again.
+    return Status::InvalidArgument(
+        "spec: Forbidden: spec is immutable after creation (Tessera does not resize claims: make a new one)");
   }
   if (kind.group == "rbac.authorization.k8s.io" && (kind.kind == "RoleBinding" || kind.kind == "ClusterRoleBinding")) {
     const nlohmann::json before = stored.value("roleRef", nlohmann::json::object());

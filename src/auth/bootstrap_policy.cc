@@ -80,9 +80,9 @@ std::vector<json> BootstrapRbacObjects() {
   // What each adds, by kind Tessera serves (Kueue's kinds come from Kueue's roles below).
   out.push_back(ClusterRole(
       "system:aggregate-to-view",
-      json::array({Rule("", {"pods", "pods/log", "pods/status", "serviceaccounts", "resourcequotas",
-                             "resourcequotas/status", "events", "namespaces", "namespaces/status", "services",
-                             "services/status"},
+      json::array({Rule("", {"pods", "pods/log", "pods/status", "serviceaccounts", "configmaps", "persistentvolumeclaims",
+                             "persistentvolumeclaims/status", "resourcequotas", "resourcequotas/status", "events",
+                             "namespaces", "namespaces/status", "services", "services/status"},
                         kRead),
                    // Read by everyone of the team; written only by the server's controller.
                    Rule("discovery.k8s.io", {"endpointslices"}, kRead),
@@ -96,7 +96,8 @@ std::vector<json> BootstrapRbacObjects() {
   out.push_back(ClusterRole(
       "system:aggregate-to-edit",
       // Secrets as Kubernetes' edit has them (and view does not: it cannot read them).
-      json::array({Rule("", {"pods", "serviceaccounts", "secrets", "services"}, kWrite),
+      json::array({Rule("", {"pods", "serviceaccounts", "secrets", "configmaps", "persistentvolumeclaims", "services"},
+                        kWrite),
                    Rule("", {"secrets"}, kRead),
                    Rule("", {"serviceaccounts/token"}, {"create"}),
                    Rule("batch", {"jobs"}, kWrite), Rule("batch.volcano.sh", {"jobs"}, kWrite),

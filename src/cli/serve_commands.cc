@@ -102,6 +102,10 @@ void AddServerFlags(CLI::App& cmd, ServeOptions& o) {
                  "Services' cluster IPs are allocated from it (/12 to /29; apart from --cluster-cidr)")
       ->type_name("CIDR")
       ->capture_default_str();
+  cmd.add_option("--volume-root", o.server.volume_root,
+                 "The shared filesystem of PersistentVolumeClaims, as the agents mount it: deleted claims' data is "
+                 "removed there (tessera up: DATA_DIR/volumes for both)")
+      ->type_name("DIR");
   cmd.preparse_callback([&o](size_t) { o.oidc_username_prefix_given = false; });
   cmd.get_option("--oidc-username-prefix")->each([&o](const std::string&) { o.oidc_username_prefix_given = true; });
 }
@@ -258,6 +262,9 @@ void AddAgentFlags(CLI::App& command, AgentCommandOptions& o) {
   command.add_option("--checkpoint-root", o.agent.checkpoint_root,
                      "Where TESSERA_CHECKPOINT_DIR lives (shared storage on a fleet; default DATA_DIR/checkpoints)")
       ->type_name("DIR");
+  command.add_option("--volume-root", o.agent.volume_root,
+                     "The node's mount of the shared filesystem PersistentVolumeClaims live on (NFS; none: no claims)")
+      ->type_name("DIR");
   command.add_option("--address", o.agent.address, "How other nodes reach this one (MASTER_ADDR of gangs)");
   command.add_option("--lease-duration", o.lease_seconds, "Seconds without a renewal before the node is NotReady")
       ->check(CLI::Range(1, 3600));
@@ -272,6 +279,10 @@ void AddAgentFlags(CLI::App& command, AgentCommandOptions& o) {
                      "The node's container images, shared by its pods (default DATA_DIR/images)")
       ->type_name("DIR");
   command.add_option("--runc", o.agent.runc, "The OCI runtime that runs container pods")->type_name("PATH");
+  command.add_option("--device-root", o.agent.device_root,
+                     "Where the GPUs' device nodes are (nvidia0, nvidiactl, nvidia-uvm), for GPU containers")
+      ->type_name("DIR")
+      ->capture_default_str();
   command.add_option("--insecure-registry", o.agent.insecure_registries,
                      "A registry (HOST[:PORT]) spoken to over plain HTTP; loopback ones always are; repeatable")
       ->type_name("HOST[:PORT]");
@@ -340,6 +351,11 @@ int RunUpCommand(ServeOptions options) {
     if (options.server.audit.max_size_mb == 0) options.server.audit.max_size_mb = 100;
     if (options.server.audit.max_backups == 0) options.server.audit.max_backups = 10;
   }
+  // One machine: the server and its agent share one volume root for claims.
+  if (options.server.volume_root.empty()) {
+    options.server.volume_root =
+        (std::filesystem::absolute(options.server.data_dir) / "volumes").lexically_normal().string();
+  }
   sigset_t set;
   int rc = 0;
   std::unique_ptr<Server> server = StartForeground(options, &set, &rc);
@@ -368,6 +384,7 @@ int RunUpCommand(ServeOptions options) {
   }
   AgentOptions agent_options{.server = url, .token_file = node_token_file, .tls = tls, .node_name = node,
                              .data_dir = agent_dir};
+  agent_options.volume_root = options.server.volume_root;
   agent_options.hidden_paths = {data_dir};  // the store, the admin token and the signing key
   agent_options.gpus.simulated = options.gpus;
   agent_options.pod_network = PodNetworkMode(options.pod_network);

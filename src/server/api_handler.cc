@@ -23,6 +23,7 @@
 #include "server/metrics_registry.h"
 #include "server/object_json.h"
 #include "server/pod_logs.h"
+#include "server/pod_security_admission.h"
 
 namespace tessera {
 
@@ -406,16 +407,17 @@ HttpResponse ApiHandler::Get(Call& call) {
   if (r.kind->namespaced && r.ns.empty()) {
     return StatusResponse(404, "NotFound", fmt::format("{} is namespaced: use /namespaces/NS/ in the path", r.kind->kind));
   }
-  if (call.decision.only_bound_to_node && r.kind->store_key == "/Secret" &&
-      !tessera::BoundToNode(store_, r, call.decision.node)) {
-    // Asked before it is read: a node learns nothing of a secret its pods do not name.
+  const bool named_by_pods = r.kind->store_key == "/Secret" || r.kind->store_key == "/ConfigMap" ||
+                             r.kind->store_key == "/PersistentVolumeClaim";
+  if (call.decision.only_bound_to_node && named_by_pods && !tessera::BoundToNode(store_, r, call.decision.node)) {
+    // Asked before it is read: a node learns nothing of an object its pods do not name.
     return ForbiddenResponse(call.user, r,
-                             fmt::format("no pod bound to node \"{}\" names secret \"{}\" (imagePullSecrets, env or envFrom)",
-                                         call.decision.node, r.name));
+                             fmt::format("no pod bound to node \"{}\" names {} \"{}\" (imagePullSecrets, env, envFrom or volumes)",
+                                         call.decision.node, r.kind->singular, r.name));
   }
   auto got = store_.Get(r.Key());
   if (!got) return ObjectErrorResponse(got.error(), *r.kind, r.name);
-  if (call.decision.only_bound_to_node && r.kind->store_key != "/Secret" &&
+  if (call.decision.only_bound_to_node && !named_by_pods &&
       !BoundToNode(got->object, call.decision.node)) {
     return ForbiddenResponse(call.user, r, fmt::format("the pod is not bound to node \"{}\"", call.decision.node));
   }
@@ -592,6 +594,8 @@ HttpResponse ApiHandler::Create(Call& call) {
   if (auto refused = EscalationError(call, obj)) return std::move(*refused);
   const bool masters = call.user.InGroup(kGroupMasters);
   if (auto refused = NodeNameChangeError(call, json::object(), obj)) return std::move(*refused);
+  // The namespace's pod security level (api/pod_security.h), for pods and pod templates.
+  if (auto refused = PodSecurityAdmission(store_, *r.kind, obj)) return std::move(*refused);
   // What only the server writes (who made it, a namespace's uid block) is
   // not taken from a client's body (an admin may set the uid block).
   KeepServerAnnotations(obj, json::object(), masters);
@@ -618,17 +622,28 @@ HttpResponse ApiHandler::Create(Call& call) {
   meta["annotations"][std::string(kCreatedByAnnotation)] = call.user.name;
   std::string name(StringField(meta, "name"));
   call.created_name = name;
+  // A claim is bound at once and counted against its namespace's quotas (claim_admission.h).
+  int64_t claim_bytes = -1;  // reserved until the store answers; -1: not a claim
+  if (r.kind->store_key == "/PersistentVolumeClaim") {
+    auto admitted = claims_.Admit(store_, obj);
+    if (!admitted && admitted.error().code() == StatusCode::kPermissionDenied) {
+      return ForbiddenObjectResponse(*r.kind, name, admitted.error().message());
+    }
+    if (!admitted) return ErrorResponse(admitted.error());
+    claim_bytes = *admitted;
+  }
   // The write waits in the store's queue to share a commit with others; the
   // I/O thread serves other connections meanwhile. The namespace must exist
   // when the object is written (checked in the same transaction).
   ObjectKey key{std::string(r.kind->store_key), r.ns, name};
   HttpResponse resp;
   resp.deferred = [this, key = std::move(key), obj = std::move(obj), ns_key = std::move(ns_key), kind = r.kind,
-                   &ns_kind, service_ip](std::function<void(HttpResponse)> respond) mutable {
+                   &ns_kind, service_ip, claim_bytes](std::function<void(HttpResponse)> respond) mutable {
     pending_writes_.fetch_add(1);
     store_.CreateAsync(key, std::move(obj), std::move(ns_key),
-                       [this, kind, &ns_kind, key, service_ip, respond = std::move(respond)](Result<int64_t> created,
-                                                                                            std::string_view text) {
+                       [this, kind, &ns_kind, key, service_ip, claim_bytes, respond = std::move(respond)](
+                           Result<int64_t> created, std::string_view text) {
+                         if (claim_bytes >= 0) claims_.Release(key.ns, claim_bytes);
                          if (!created) {
                            if (service_ip) service_ips_->Release(*service_ip);  // nothing holds it
                            const Status& error = created.error();
@@ -703,6 +718,7 @@ HttpResponse ApiHandler::Update(Call& call) {
     if (Status v = ValidateUpdate(*r.kind, stored, next); !v.ok()) return ErrorResponse(v);
     if (auto refused = NodeNameChangeError(call, stored, next)) return std::move(*refused);
     if (auto refused = EscalationError(call, next)) return std::move(*refused);
+    if (auto refused = PodSecurityAdmission(store_, *r.kind, next, &stored)) return std::move(*refused);
   }
   const int64_t generation = stored["metadata"].value("generation", 1);
   const bool spec_changed = r.subresource != "status" && next.value("spec", json()) != stored.value("spec", json());
@@ -760,6 +776,7 @@ HttpResponse ApiHandler::Patch(Call& call) {
       if (Status v = ValidateUpdate(*r.kind, stored, next); !v.ok()) return ErrorResponse(v);
       if (auto refused = NodeNameChangeError(call, stored, next)) return std::move(*refused);
       if (auto refused = EscalationError(call, next)) return std::move(*refused);
+      if (auto refused = PodSecurityAdmission(store_, *r.kind, next, &stored)) return std::move(*refused);
     }
     if (next.value("spec", json()) != stored.value("spec", json())) {
       next["metadata"]["generation"] = stored["metadata"].value("generation", 1) + 1;

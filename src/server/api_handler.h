@@ -55,6 +55,7 @@
 #include "http/http_server.h"
 #include "server/api_errors.h"
 #include "server/audit_log.h"
+#include "server/claim_admission.h"
 #include "server/auth_state.h"
 #include "server/authorization.h"
 #include "server/request_info.h"
@@ -164,6 +165,7 @@ class ApiHandler {
   bool metrics_need_token_ = false;
   // Creates handed to the store and not yet answered.
   std::atomic<int64_t> pending_writes_{0};
+  ClaimAdmission claims_;  // PersistentVolumeClaims: bound and charged on create
   std::mutex pending_mu_;
   std::condition_variable pending_cv_;  // notified (under pending_mu_) when pending_writes_ reaches 0
   // Serves the requests whose token needs an identity provider first.

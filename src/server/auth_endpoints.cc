@@ -59,6 +59,38 @@ json Answer(json body, std::string_view now) {
 
 }  // namespace
 
+bool PodSpecNames(const json& spec, std::string_view resource, std::string_view name) {
+  const bool secrets = resource == "secrets", config_maps = resource == "configmaps";
+  if (secrets) {
+    for (const json& ref : spec.value("imagePullSecrets", json::array())) {
+      if (ref.is_object() && StringOf(ref, "name") == name) return true;
+    }
+  }
+  if (secrets || config_maps) {
+    const char* key_ref = secrets ? "secretKeyRef" : "configMapKeyRef";
+    const char* source_ref = secrets ? "secretRef" : "configMapRef";
+    for (const char* list : {"containers", "initContainers"}) {
+      for (const json& c : spec.value(list, json::array())) {
+        if (!c.is_object()) continue;
+        for (const json& e : c.value("env", json::array())) {
+          if (StringOf(ObjectOf(ObjectOf(e, "valueFrom"), key_ref), "name") == name) return true;
+        }
+        for (const json& from : c.value("envFrom", json::array())) {
+          if (StringOf(ObjectOf(from, source_ref), "name") == name) return true;
+        }
+      }
+    }
+  }
+  for (const json& v : spec.value("volumes", json::array())) {
+    if (secrets && StringOf(ObjectOf(v, "secret"), "secretName") == name) return true;
+    if (config_maps && StringOf(ObjectOf(v, "configMap"), "name") == name) return true;
+    if (resource == "persistentvolumeclaims" && StringOf(ObjectOf(v, "persistentVolumeClaim"), "claimName") == name) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool BoundToNode(Store& store, const RequestInfo& r, std::string_view node) {
   if (r.name.empty()) return false;
   if (r.resource == "pods") {
@@ -70,20 +102,8 @@ bool BoundToNode(Store& store, const RequestInfo& r, std::string_view node) {
   for (const auto& pod : pods->items) {
     const json& spec = ObjectOf(pod.object, "spec");
     if (StringOf(spec, "nodeName") != node) continue;
-    if (r.resource == "secrets") {
-      for (const json& ref : spec.value("imagePullSecrets", json::array())) {
-        if (ref.is_object() && StringOf(ref, "name") == r.name) return true;
-      }
-      for (const json& c : spec.value("containers", json::array())) {
-        if (!c.is_object()) continue;
-        for (const json& e : c.value("env", json::array())) {
-          const json& from = ObjectOf(e, "valueFrom");
-          if (StringOf(ObjectOf(from, "secretKeyRef"), "name") == r.name) return true;
-        }
-        for (const json& from : c.value("envFrom", json::array())) {
-          if (StringOf(ObjectOf(from, "secretRef"), "name") == r.name) return true;
-        }
-      }
+    if (r.resource == "secrets" || r.resource == "configmaps" || r.resource == "persistentvolumeclaims") {
+      if (PodSpecNames(spec, r.resource, r.name)) return true;
       continue;
     }
     const std::string sa = StringOf(spec, "serviceAccountName");

@@ -27,9 +27,15 @@ namespace tessera {
 
 // For a node's request allowed only for what is bound to it (NodeDecision::
 // kAllowIfBound): whether `r` names a pod bound to `node`, the ServiceAccount
-// of such a pod (a token), or a Secret such a pod names (imagePullSecrets,
-// env secretKeyRef, envFrom secretRef).
+// of such a pod (a token), or a Secret, ConfigMap or PersistentVolumeClaim
+// such a pod names (PodSpecNames).
 bool BoundToNode(Store& store, const RequestInfo& r, std::string_view node);
+
+// Whether a pod's spec names the object `name` of `resource`: secrets in
+// imagePullSecrets, env valueFrom secretKeyRef, envFrom secretRef or a secret
+// volume; configmaps in configMapKeyRef, configMapRef or a configMap volume;
+// persistentvolumeclaims in a persistentVolumeClaim volume.
+bool PodSpecNames(const nlohmann::json& spec, std::string_view resource, std::string_view name);
 
 HttpResponse SelfSubjectAccessReview(const RequestAuthorizer& authorizer, Store& store, const UserInfo& user,
                                      const HttpRequest& request, std::string_view now);

@@ -54,6 +54,10 @@ NodeDecision AuthorizeNode(std::string_view node, const RequestInfo& r, const No
   if (kind == "/ServiceAccount" && r.subresource == "token" && r.verb == "create") return NodeDecision::kAllowIfBound;
   // The pull secrets of its pods, as the Node authorizer's graph allows a kubelet.
   if (kind == "/Secret" && r.subresource.empty() && r.verb == "get") return NodeDecision::kAllowIfBound;
+  // And the ConfigMaps and claims its pods name (env, envFrom, volumes).
+  if ((kind == "/ConfigMap" || kind == "/PersistentVolumeClaim") && r.subresource.empty() && r.verb == "get") {
+    return NodeDecision::kAllowIfBound;
+  }
   return NodeDecision::kNoOpinion;
 }
 

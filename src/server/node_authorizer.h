@@ -11,8 +11,8 @@
 //     EndpointSlices (the pod network's rules, as kube-proxy reads them);
 //   - request a ServiceAccount token only for a pod bound to it, bound to that
 //     pod and for the pod's own ServiceAccount;
-//   - get a Secret only when a pod bound to it names it (imagePullSecrets,
-//     env valueFrom secretKeyRef, envFrom secretRef);
+//   - get a Secret, ConfigMap or PersistentVolumeClaim only when a pod bound
+//     to it names it (imagePullSecrets, env valueFrom, envFrom, volumes);
 //   - create and update Events.
 // Anything else is no opinion here: RBAC decides, where nothing but the
 // defaults every signed-in user has (discovery, self reviews) is granted to it.

@@ -45,6 +45,7 @@
 #include "server/approval_controller.h"
 #include "server/batched_writer.h"
 #include "server/budget_controller.h"
+#include "server/claim_reclaimer.h"
 #include "server/clusterrole_aggregation.h"
 #include "server/endpointslice_controller.h"
 #include "server/event_recorder.h"
@@ -113,6 +114,9 @@ class SchedulerLoop {
   // Gives each Node a pod range of `ranges` (node_ipam_controller.h); without
   // this call Nodes get none. Call before Start.
   void SetNodeCidrs(NodeCidrSet ranges) { node_ipam_.emplace(ranges); }
+  // Deletes the directories of claims that are gone from the shared volume
+  // root (claim_reclaimer.h); without this call none are. Call before Start.
+  void SetVolumeRoot(std::string root) { claim_reclaimer_.emplace(std::move(root)); }
 
  private:
   void Run();
@@ -139,6 +143,7 @@ class SchedulerLoop {
   ApprovalController approvals_;
   AggregatedRules aggregated_rules_;
   std::optional<NodeIpamController> node_ipam_;
+  std::optional<ClaimReclaimer> claim_reclaimer_;
   std::unique_ptr<BudgetController> budgets_;  // observes cache_
   std::unique_ptr<EndpointSliceController> endpoint_slices_;  // observes cache_
   int64_t events_dropped_reported_ = 0;  // to the metrics registry

@@ -42,6 +42,10 @@ struct ServerOptions {
   // Services' cluster IPs are allocated from this range (kube-apiserver's
   // --service-cluster-ip-range and its default); it may not overlap cluster_cidr.
   std::string service_cluster_ip_range = "10.96.0.0/12";
+  // The shared filesystem PersistentVolumeClaims live on, as the agents mount it
+  // (their --volume-root): the directories of deleted claims are removed from it
+  // (claim_reclaimer.h). Empty: the server leaves them (Retain, in effect).
+  std::string volume_root;
 };
 
 // The node ranges `options` asks for; InvalidArgument naming the flag

@@ -257,7 +257,36 @@ TEST(PodLaunchTest, VariablesFromSecretsAndFieldsAreMadePlainAsTheKubeletMakesTh
   missing["spec"]["containers"][0]["env"] = {{{"name", "X"}, {"valueFrom", {{"configMapKeyRef", {{"name", "c"}, {"key", "k"}}}}}}};
   auto config_map = ResolvePodEnv(missing, secrets, "", "");
   ASSERT_FALSE(config_map.has_value());
-  EXPECT_NE(config_map.error().message().find("not supported yet"), std::string::npos);
+  EXPECT_EQ(config_map.error().message(), "configmap \"c\" not found");
+  const SecretData config_maps{{"c", {{"k", "from-cm"}, {"mode", "fast"}}}};
+  auto no_cm_key = ResolvePodEnv(missing, secrets, "", "", SecretData{{"c", {{"other", "v"}}}});
+  ASSERT_FALSE(no_cm_key.has_value());
+  EXPECT_EQ(no_cm_key.error().message(), "couldn't find key k in ConfigMap team-a/c");
+  json& mc = missing["spec"]["containers"][0];
+  mc["envFrom"] = {{{"configMapRef", {{"name", "c"}}}, {"prefix", "CM_"}},
+                   {{"configMapRef", {{"name", "absent"}, {"optional", true}}}}};
+  mc["env"].push_back({{"name", "OPT"}, {"valueFrom", {{"configMapKeyRef", {{"name", "c"}, {"key", "no"}, {"optional", true}}}}}});
+  EXPECT_EQ(PodConfigMapNames(missing), (std::vector<std::string>{"absent", "c"}));
+  auto from_cm = ResolvePodEnv(missing, secrets, "", "", config_maps);
+  ASSERT_TRUE(from_cm.has_value()) << from_cm.error().message();
+  const auto cm_env = EnvOf(*PodProcessSpec(*from_cm, Ctx()));
+  EXPECT_EQ(cm_env.at("X"), "from-cm");
+  EXPECT_EQ(cm_env.at("CM_mode"), "fast");
+  EXPECT_FALSE(cm_env.count("OPT"));
+  mc["envFrom"][1]["configMapRef"]["optional"] = false;
+  auto required = ResolvePodEnv(missing, secrets, "", "", config_maps);
+  ASSERT_FALSE(required.has_value());
+  EXPECT_EQ(required.error().message(), "configmap \"absent\" not found");
+}
+
+TEST(PodLaunchTest, AProcessPodWithVolumeMountsIsRefusedSayingVolumesAreForContainers) {
+  json pod = GangPod(0);
+  pod["spec"]["containers"][0]["volumeMounts"] = {{{"name", "data"}, {"mountPath", "/data"}}};
+  pod["spec"]["volumes"] = {{{"name", "data"}, {"emptyDir", json::object()}}};
+  auto spec = PodProcessSpec(pod, Ctx());
+  ASSERT_FALSE(spec.has_value());
+  EXPECT_TRUE(spec.error().message().starts_with("volumeMount \"data\": volumes are mounted only into containers"))
+      << spec.error().message();
 }
 
 }  // namespace

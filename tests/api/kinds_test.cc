@@ -123,9 +123,10 @@ TEST(KindsTest, RegistryHoldsEveryKindWithUniqueStoreKeys) {
                                               : std::string(k.group) + "/" + std::string(k.version);
     EXPECT_EQ(k.api_version, expected_av);
   }
-  // 8 core (with ServiceAccount, Secret, Service) + PriorityClass + Lease + 4 RBAC + 3 reviews + NetworkPolicy
-  // + EndpointSlice + 4 Kueue + 2 Jobs + tessera.dev's UsageRecord, ApprovalPolicy, ApprovalRequest and Budget
-  EXPECT_EQ(keys.size(), 29u);
+  // 10 core (with ServiceAccount, Secret, Service, ConfigMap, PersistentVolumeClaim) + PriorityClass + Lease
+  // + 4 RBAC + 3 reviews + NetworkPolicy + EndpointSlice + 4 Kueue + 2 Jobs + tessera.dev's UsageRecord,
+  // ApprovalPolicy, ApprovalRequest and Budget
+  EXPECT_EQ(keys.size(), 31u);
 }
 
 // Cluster-scoped kinds are those Kubernetes, Kueue and Volcano define so.

@@ -265,6 +265,70 @@ TEST(ValidationTest, GpuFractionBelowOneIsValid) {
   ExpectValid(job);
 }
 
+// ConfigMaps: text data and base64 binaryData, no key in both; an immutable
+// ConfigMap or Secret keeps its data; a claim's spec does not change.
+TEST(ValidationTest, ConfigMapsImmutableObjectsAndClaims) {
+  json cm{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "app"}, {"namespace", "a"}}},
+          {"data", {{"mode", "fast"}}}, {"binaryData", {{"blob", "AAEC"}}}};
+  ExpectValid(cm);
+  json dup = cm;
+  dup["binaryData"]["mode"] = "AAEC";
+  auto refused = ValidateManifest(dup);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message().find("binaryData.mode: Invalid value: duplicate of key present in data"),
+            std::string::npos)
+      << refused.error().message();
+  json bad_key = cm;
+  bad_key["data"]["no/slash"] = "x";
+  EXPECT_FALSE(ValidateManifest(bad_key).has_value());
+  const KindInfo& cm_kind = *FindKindByStoreKey("/ConfigMap");
+  json frozen = cm;
+  frozen["immutable"] = true;
+  json changed = frozen;
+  changed["data"]["mode"] = "slow";
+  EXPECT_TRUE(ValidateUpdate(cm_kind, cm, changed).ok()) << "a mutable one changes";
+  Status s = ValidateUpdate(cm_kind, frozen, changed);
+  EXPECT_EQ(s.message(), "data: Forbidden: field is immutable when `immutable` is set (delete the ConfigMap and create it again)");
+  json claim{{"apiVersion", "v1"}, {"kind", "PersistentVolumeClaim"}, {"metadata", {{"name", "d"}, {"namespace", "a"}}},
+             {"spec", {{"accessModes", {"ReadWriteOnce"}}, {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}};
+  ExpectValid(claim);
+  json zero = claim;
+  zero["spec"]["resources"]["requests"]["storage"] = "0";
+  EXPECT_FALSE(ValidateManifest(zero).has_value());
+  json no_modes = claim;
+  no_modes["spec"].erase("accessModes");
+  EXPECT_FALSE(ValidateManifest(no_modes).has_value());
+  json bigger = claim;
+  bigger["spec"]["resources"]["requests"]["storage"] = "2Gi";
+  EXPECT_FALSE(ValidateUpdate(*FindKindByStoreKey("/PersistentVolumeClaim"), claim, bigger).ok());
+}
+
+// Pod volumes: the sources Tessera mounts, field by field; one source each.
+TEST(ValidationTest, VolumesAreCheckedFieldByField) {
+  json job = VolcanoJob();
+  json& spec = job["spec"]["tasks"][0]["template"]["spec"];
+  spec["volumes"] = {{{"name", "cfg"}, {"configMap", {{"name", "app"}, {"items", {{{"key", "k"}, {"path", "a/b"}}}}}}},
+                     {{"name", "pw"}, {"secret", {{"secretName", "db"}, {"defaultMode", 0400}}}},
+                     {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "ds"}}}},
+                     {{"name", "nfs"}, {"nfs", {{"server", "x"}, {"path", "/"}}}}};
+  ExpectValid(job);
+  const auto refused = [&](const json& volume, const std::string& text) {
+    json bad = VolcanoJob();
+    bad["spec"]["tasks"][0]["template"]["spec"]["volumes"] = {volume};
+    auto kind = ValidateManifest(bad);
+    ASSERT_FALSE(kind.has_value()) << volume.dump();
+    EXPECT_NE(kind.error().message().find(text), std::string::npos) << kind.error().message();
+  };
+  refused({{"name", "c"}, {"configMap", {{"name", "a"}, {"items", {{{"key", "k"}, {"path", "../x"}}}}}}},
+          "spec.tasks[0].template.spec.volumes[0].configMap.items[0].path: Invalid value: \"../x\"");
+  refused({{"name", "s"}, {"secret", {{"secretName", "a"}, {"defaultMode", 01000}}}},
+          "volumes[0].secret.defaultMode");
+  refused({{"name", "h"}, {"hostPath", {{"path", "data"}}}}, "volumes[0].hostPath.path: Invalid value: \"data\"");
+  refused({{"name", "two"}, {"emptyDir", json::object()}, {"hostPath", {{"path", "/x"}}}},
+          "volumes[0]: Forbidden: may not specify more than 1 volume type");
+  refused({{"name", "p"}, {"persistentVolumeClaim", json::object()}}, "persistentVolumeClaim.claimName");
+}
+
 // ============================================================================
 // Kind and apiVersion.
 

@@ -108,12 +108,14 @@ inline std::string SpawnAndWaitForLine(const std::vector<std::string>& args, con
 // Starts `tessera server` on `listen` (by default a free port chosen by the
 // server) and reads the URL from its "listening on" line. Its output goes to
 // <data_dir>/server.out.
-inline ServerProcess StartServer(const std::string& data_dir, const std::string& listen = "127.0.0.1:0") {
+inline ServerProcess StartServer(const std::string& data_dir, const std::string& listen = "127.0.0.1:0",
+                                 const std::vector<std::string>& extra = {}) {
   std::filesystem::create_directories(data_dir);
   const std::string out = data_dir + "/server.out";
   ServerProcess p;
-  const std::string line =
-      SpawnAndWaitForLine({TESSERA_BINARY, "server", "--listen", listen, "--data-dir", data_dir}, out, "listening on", &p.pid);
+  std::vector<std::string> args{TESSERA_BINARY, "server", "--listen", listen, "--data-dir", data_dir};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const std::string line = SpawnAndWaitForLine(args, out, "listening on", &p.pid);
   const auto at = line.find("http://");
   EXPECT_NE(at, std::string::npos) << "server said: " << line << "\n" << testing::ReadFile(out);
   if (at != std::string::npos) p.url = line.substr(at, line.find(' ', at) - at);

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "server/batched_writer.h"
+#include "server/claim_reclaimer.h"
 #include "server/event_recorder.h"
 #include "server/job_controller.h"
 #include "server/object_cache.h"
@@ -338,6 +339,41 @@ TEST_F(ControllerPartsTest, WorkloadSubsetsFollowAdmissionSuspensionAndTheEnd) {
   ASSERT_TRUE(store_->Delete(key("waits"), 0).has_value());
   ASSERT_TRUE(cache.Sync().ok());
   EXPECT_TRUE(subsets.suspended().empty());
+}
+
+// A deleted claim's directory goes after two looks without it, not while a pod mounts it.
+TEST_F(ControllerPartsTest, ClaimReclaimerDeletesOnlyDirectoriesOfGoneClaimsNoPodMounts) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("tessera-reclaim-" + std::to_string(::getpid()));
+  const std::string kept = "11111111-2222-3333-4444-555555555555", gone = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee",
+                    used = "99999999-8888-7777-6666-555555555555";
+  for (const std::string& dir : {"default-keep-" + kept, "default-old-" + gone, "default-busy-" + used, std::string("not-a-claim")}) {
+    std::filesystem::create_directories(root / dir);
+  }
+  ASSERT_TRUE(store_->Create(ObjectKey{"/PersistentVolumeClaim", "default", "keep"},
+                             json{{"metadata", {{"name", "keep"}, {"namespace", "default"}, {"uid", kept}}}})
+                  .has_value());
+  json pod = Pod("user");
+  pod["spec"]["volumes"] = {{{"name", "d"}, {"persistentVolumeClaim", {{"claimName", "busy"}}}}};
+  ASSERT_TRUE(store_->Create(PodKey("user"), pod).has_value());
+  ObjectCache cache(*store_, {"/Pod", "/PersistentVolumeClaim"});
+  ASSERT_TRUE(cache.Sync().ok());
+  ClaimReclaimer reclaimer(root.string());
+  EXPECT_EQ(reclaimer.Reconcile(cache, Timestamp::FromSeconds(1000)), 0) << "the first look only notes it";
+  EXPECT_EQ(reclaimer.Reconcile(cache, Timestamp::FromSeconds(1002)), 0) << "looks are 5 s apart";
+  EXPECT_EQ(reclaimer.Reconcile(cache, Timestamp::FromSeconds(1006)), 1);
+  EXPECT_FALSE(std::filesystem::exists(root / ("default-old-" + gone)));
+  EXPECT_TRUE(std::filesystem::exists(root / ("default-keep-" + kept)));
+  EXPECT_TRUE(std::filesystem::exists(root / ("default-busy-" + used))) << "a pod still mounts it";
+  EXPECT_TRUE(std::filesystem::exists(root / "not-a-claim"));
+  pod["status"]["phase"] = "Succeeded";
+  ASSERT_TRUE(store_->Update(PodKey("user"), pod, 0).has_value());
+  ASSERT_TRUE(cache.Sync().ok());
+  EXPECT_EQ(reclaimer.Reconcile(cache, Timestamp::FromSeconds(1012)), 0) << "its pod ended: noted first";
+  EXPECT_EQ(reclaimer.Reconcile(cache, Timestamp::FromSeconds(1018)), 1);
+  EXPECT_FALSE(std::filesystem::exists(root / ("default-busy-" + used)));
+  std::error_code ec;
+  std::filesystem::remove_all(root, ec);
 }
 
 }  // namespace

@@ -189,6 +189,13 @@ const std::vector<KindExpectation>& ExpectationTable() {
       {.store_key = "discovery.k8s.io/EndpointSlice",
        .object = {.view = kRead, .agent_any = kRead},
        .fields = R"({"addressType":"IPv4","endpoints":[],"ports":[]})"},
+      // A viewer reads ConfigMaps (unlike Secrets); an agent reads only those its pods name.
+      {.store_key = "/ConfigMap", .object = {.view = kRead, .edit = kWrite}, .fields = R"({"data":{"k":"v"}})"},
+      // Claims as Kubernetes' roles have them; an agent reads only those its pods name.
+      {.store_key = "/PersistentVolumeClaim",
+       .object = {.view = kRead, .edit = kWrite},
+       .subresources = {{"status", {.view = kGet}}},
+       .fields = R"({"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}})"},
       {.store_key = "batch/Job",
        .object = {.view = kRead, .edit = kWrite},
        .subresources = {{"status", {.view = kGet}}},

@@ -369,6 +369,35 @@ const std::vector<Column>& ColumnsFor(const KindInfo& kind) {
            return std::to_string(data != nullptr && data->is_object() ? data->size() : 0);
          }},
         AgeColumn()}},
+      // kubectl's.
+      {"/PersistentVolumeClaim",
+       {NameColumn(), Field("STATUS", "status.phase", "Pending"), Field("VOLUME", "spec.volumeName", ""),
+        Field("CAPACITY", "status.capacity.storage", ""),
+        {"ACCESS MODES", [](const json& o, const ColumnOptions&) {
+           static const std::map<std::string, std::string> kShort{
+               {"ReadWriteOnce", "RWO"}, {"ReadOnlyMany", "ROX"}, {"ReadWriteMany", "RWX"}, {"ReadWriteOncePod", "RWOP"}};
+           std::string out;
+           const json* modes = Find(o, "spec.accessModes");
+           if (modes == nullptr || !modes->is_array()) return out;
+           for (const json& m : *modes) {
+             auto it = m.is_string() ? kShort.find(m.get<std::string>()) : kShort.end();
+             if (it != kShort.end()) out += (out.empty() ? "" : ",") + it->second;
+           }
+           return out;
+         }},
+        Field("STORAGECLASS", "spec.storageClassName", ""), AgeColumn()}},
+      // kubectl's: the keys of data and binaryData together.
+      {"/ConfigMap",
+       {NameColumn(),
+        {"DATA", [](const json& o, const ColumnOptions&) {
+           size_t n = 0;
+           for (const char* field : {"data", "binaryData"}) {
+             const json* data = Find(o, field);
+             if (data != nullptr && data->is_object()) n += data->size();
+           }
+           return std::to_string(n);
+         }},
+        AgeColumn()}},
       {"tessera.dev/Budget",
        {NameColumn(), Field("PERIOD", "spec.period", "Monthly"), Field("GPU-HOURS", "spec.gpuHours", "-"),
         Field("USED GPU-HOURS", "status.usedGpuHours", "0"), Field("COST", "spec.cost", "-"),
