@@ -175,6 +175,28 @@ class PodNetworkE2ETest : public ::testing::Test {
     return pod;
   }
   std::string NetnsOf(const json& pod) { return "/run/netns/tsr-" + pod["metadata"].value("uid", ""); }
+  // Namespaces x, y and z (labelled ns=<name>), each with a serving pod per
+  // (name, node) of `layout`; the running pods as "ns/name", in that order.
+  std::vector<std::pair<std::string, json>> ThreeNamespaces(
+      const std::vector<std::pair<std::string, std::string>>& layout) {
+    std::vector<std::pair<std::string, json>> pods;
+    for (const char* ns : {"x", "y", "z"}) {
+      json object{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}, {"labels", {{"ns", ns}}}}}};
+      auto r = Api("POST", "/api/v1/namespaces", object.dump());
+      EXPECT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+      for (const auto& [name, node] : layout) ServingPod(name, node, ns);
+    }
+    for (const char* ns : {"x", "y", "z"}) {
+      for (const auto& [name, node] : layout) {
+        json pod = RunningPod(name, ns);
+        EXPECT_EQ(pod.value("status", json::object()).value("phase", ""), "Running")
+            << ns << "/" << name << ": " << pod.dump() << "\n"
+            << testing::ReadFile((dir_ / (node + ".out")).string());
+        pods.emplace_back(std::string(ns) + "/" + name, pod);
+      }
+    }
+    return pods;
+  }
   std::string Said(const std::string& netns, const std::string& ip) {
     std::string said;
     // A few tries: the pod may have only just started its server.
@@ -270,22 +292,8 @@ TEST_F(PodNetworkE2ETest, TheSeedsDenyOtherNamespacesPolicyIsEnforcedAcrossNodes
   AddNode(2);
   ASSERT_FALSE(HasFatalFailure());
   // Three namespaces, a pod of each on each node.
-  std::vector<std::pair<std::string, json>> pods;
-  for (const char* ns : {"x", "y", "z"}) {
-    auto r = Api("POST", "/api/v1/namespaces", json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}}.dump());
-    ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
-    ServingPod("a", "n1", ns);
-    ServingPod("b", "n2", ns);
-  }
-  for (const char* ns : {"x", "y", "z"}) {
-    for (const char* name : {"a", "b"}) {
-      json pod = RunningPod(name, ns);
-      ASSERT_EQ(pod.value("status", json::object()).value("phase", ""), "Running")
-          << ns << "/" << name << ": " << pod.dump() << "\n"
-          << testing::ReadFile((dir_ / "n1.out").string());
-      pods.emplace_back(std::string(ns) + "/" + name, pod);
-    }
-  }
+  const auto pods = ThreeNamespaces({{"a", "n1"}, {"b", "n2"}});
+  ASSERT_FALSE(HasFailure());
   std::set<std::string> everyone;
   for (const auto& [from, a] : pods) {
     for (const auto& [to, b] : pods) {
@@ -494,22 +502,8 @@ TEST_F(PodNetworkE2ETest, APolicyMatrixAcrossNodesMatchesTheSpecsTruthTable) {
   AddNode(1);
   AddNode(2);
   ASSERT_FALSE(HasFatalFailure());
-  std::vector<std::pair<std::string, json>> pods;
-  for (const char* ns : {"x", "y", "z"}) {
-    json object{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}, {"labels", {{"ns", ns}}}}}};
-    auto r = Api("POST", "/api/v1/namespaces", object.dump());
-    ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
-    ServingPod("a", "n1", ns);
-    ServingPod("b", "n2", ns);
-    ServingPod("c", "n1", ns);
-  }
-  for (const char* ns : {"x", "y", "z"}) {
-    for (const char* name : {"a", "b", "c"}) {
-      json pod = RunningPod(name, ns);
-      ASSERT_EQ(pod.value("status", json::object()).value("phase", ""), "Running") << ns << "/" << name;
-      pods.emplace_back(std::string(ns) + "/" + name, pod);
-    }
-  }
+  const auto pods = ThreeNamespaces({{"a", "n1"}, {"b", "n2"}, {"c", "n1"}});
+  ASSERT_FALSE(HasFailure());
   // What the spec allows for what the API holds now.
   const auto truth = [&] {
     net::ClusterView view;
