@@ -762,6 +762,8 @@ void Agent::Impl::ReleaseNetwork(Run& run) {
       spdlog::warn("agent {}: pod {}: {}", options.node_name, run.pod["metadata"].value("name", ""), s.message());
       return;
     }
+  } else {
+    PodNetwork::RemoveNamespace(*run.net);
   }
   run.net.reset();
   ++local_net_version;

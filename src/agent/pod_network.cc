@@ -190,11 +190,14 @@ struct PodNetwork::Impl {
         "no free pod address in {}: all {} are in use on this node", cidr.ToString(), end - first)));
   }
 
-  void RemoveNamespaceFile(const std::string& path) {
-    ::umount2(path.c_str(), MNT_DETACH);
-    ::unlink(path.c_str());
-  }
+  void RemoveNamespaceFile(const std::string& path) { RemoveNamespace(PodAttachment{.netns_path = path}); }
 };
+
+void PodNetwork::RemoveNamespace(const PodAttachment& attachment) {
+  if (attachment.netns_path.empty()) return;
+  ::umount2(attachment.netns_path.c_str(), MNT_DETACH);
+  ::unlink(attachment.netns_path.c_str());
+}
 
 PodNetwork::PodNetwork(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 PodNetwork::~PodNetwork() = default;

@@ -79,6 +79,10 @@ class PodNetwork {
   // Removes the pod's veth and namespace and frees its address. No error
   // when there is nothing to remove.
   Status Detach(const std::string& id);
+  // For a pod that ended while no PodNetwork was open (a restarted agent
+  // before the Node's podCIDR was read): removes its namespace file; the
+  // namespace, and the veth pair with it, go once nothing holds them.
+  static void RemoveNamespace(const PodAttachment& attachment);
 
   // Makes the node's routes to the other nodes' pod ranges exactly `routes`:
   // adds the missing, replaces changed gateways, removes the ones no longer
