@@ -329,12 +329,19 @@ struct Agent::Impl {
   // runc's state deleted; with `done`, the overlay unmounted too.
   void CleanUpContainer(Run& run, bool done);
   std::string RuncRoot() const { return (fs::path(options.data_dir) / "runc").string(); }
+  // runc's cgroup of container `id` (the pod's limits): one per node and pod.
+  std::string ContainerCgroupsPath(const std::string& id) const {
+    return fmt::format("/tessera-{}_{}", SafePathPart(options.node_name), id);
+  }
   // The CDI spec of the node's GPUs (cdi.h), kept for container pods and
   // written to <data dir>/cdi/nvidia.com-gpu.json.
   Status WriteCdiSpec();
   json cdi_spec;
   // runc's state of container `id`, left when runc was killed before it could delete it.
   void DeleteRuncState(const std::string& id);
+  // runc's state of containers no adopted pod runs (runc --keep leaves a
+  // container's state until the agent deletes it; an agent killed just then leaves it).
+  void DeleteStaleContainers();
   void PublishImages(ApiClient& client);
   void Started(Run& run, Result<RunningProcess> started, Timestamp now);
   // Its status once its process (a container pod: its container) runs.
@@ -1304,7 +1311,7 @@ Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& ima
   const std::string id = container.process.name;  // namespace_pod_uid, safe for runc's ids
   ContainerContext ctx{.rootfs = rootfs.string(),
                        .hostname = pod["metadata"].value("name", ""),
-                       .cgroups_path = fmt::format("/tessera-{}_{}", SafePathPart(options.node_name), id),
+                       .cgroups_path = ContainerCgroupsPath(id),
                        .checkpoint_dir = checkpoint,
                        .token_dir = token_file.empty() ? "" : fs::path(token_file).parent_path().string(),
                        .volumes = std::move(volume_dirs),
@@ -1332,10 +1339,24 @@ Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& ima
                                  .image_id = ImageId(image)};
   ProcessSpec spec;
   spec.name = id;
-  spec.argv = {options.runc, "--root", RuncRoot(), "run", "--bundle", bundle.string(), "--pid-file",
+  // --keep: its cgroup stays until the agent has read whether the OOM killer
+  // ended it (OOMKilled), then deletes it (DeleteRuncState).
+  spec.argv = {options.runc, "--root", RuncRoot(), "run", "--keep", "--bundle", bundle.string(), "--pid-file",
                (bundle / "init.pid").string(), id};
   spec.working_dir = bundle.string();
   return spec;
+}
+
+void Agent::Impl::DeleteStaleContainers() {
+  std::set<std::string> adopted;
+  for (const auto& [uid, run] : runs) {
+    if (run.container) adopted.insert(run.container->id);
+  }
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(RuncRoot(), ec)) {
+    const std::string id = entry.path().filename().string();
+    if (!adopted.contains(id)) DeleteRuncState(id);
+  }
 }
 
 void Agent::Impl::DeleteRuncState(const std::string& id) {
@@ -1625,7 +1646,11 @@ void Agent::Impl::Reconcile(ApiClient& client) {
           auto pumped = run.logs->Pump();
           if (!pumped || *pumped == 0) break;
         }
-        OnExit(run, **polled, now);
+        ProcessExit exit = **polled;
+        // runc reports the container's end as its own; the OOM killer's is in
+        // the container's cgroup, which runc (--keep) leaves until CleanUpContainer.
+        if (run.container && !exit.oom_killed) exit.oom_killed = CgroupOomKilled(ContainerCgroupsPath(run.container->id));
+        OnExit(run, exit, now);
         CleanUpContainer(run, run.done);
         if (run.done) run.logs.reset();  // drained: a finished pod holds no descriptors
         changed = true;
@@ -1858,6 +1883,7 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   if (!impl->options.fence_command.empty()) RETURN_IF_ERROR(EnsureFence(impl->options.data_dir, impl->options.fence_command));
   impl->runner.RemoveStaleCgroups();
   impl->Adopt();
+  impl->DeleteStaleContainers();
   Impl* p = impl.get();
   p->watch_client = std::make_unique<ApiClient>(p->options.server, p->options.token, p->options.tls);
   if (p->options.pod_network == AgentOptions::PodNetworkMode::kBridge) {

@@ -668,6 +668,18 @@ CgroupPlacement DetectCgroupPlacement() {
   return CgroupPlacement::None("no cgroup file system is mounted (looked in /proc/self/mountinfo)");
 }
 
+bool CgroupOomKilled(std::string_view cgroups_path) {
+  for (const CgroupMount& m : ReadCgroupMounts()) {
+    const bool memory = m.fs_type == "cgroup2" ||
+                        std::find(m.super_options.begin(), m.super_options.end(), "memory") != m.super_options.end();
+    if (!memory) continue;
+    std::string_view path = cgroups_path;
+    while (path.starts_with('/')) path.remove_prefix(1);
+    if (ReadOomKills(JoinPath(m.mount_point, path)) > 0) return true;
+  }
+  return false;
+}
+
 // ---------------------------------------------------------------------------
 // The child, between clone and exec. It shares the agent's memory (CLONE_VM)
 // while the agent's thread waits (CLONE_VFORK), as posix_spawn does, so that no

@@ -159,6 +159,12 @@ struct CgroupPlacement {
 // else cgroup v1 for the controllers mounted there, else None with the reason.
 CgroupPlacement DetectCgroupPlacement();
 
+// Whether the OOM killer killed a process of the cgroup at `cgroups_path` (as
+// an OCI runtime's absolute cgroupsPath names it, "/tessera-node_pod"), read
+// from its memory controller (cgroup v1 memory.oom_control or v2
+// memory.events) before the runtime removes it; false when it is not there.
+bool CgroupOomKilled(std::string_view cgroups_path);
+
 struct ProcessRunnerOptions {
   // nullopt: DetectCgroupPlacement(), on the first call that needs it.
   std::optional<CgroupPlacement> cgroups;

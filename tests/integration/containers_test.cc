@@ -272,6 +272,25 @@ TEST_F(ContainersTest, ACommandRunsInsideTheImageAsItsNamespacesUserAndItsExitCo
   EXPECT_EQ(ContainerStatus(pod)["state"]["terminated"].value("exitCode", -1), 3) << pod.dump(2);
 }
 
+TEST_F(ContainersTest, AContainerPastItsMemoryLimitEndsOomKilled) {
+  // dd's 64 MiB buffer in a 32 MiB limit: the OOM killer ends it, and the pod
+  // says so as the kubelet does (reason OOMKilled, exit code 137).
+  json container{{"name", "main"},
+                 {"image", Image("v1")},
+                 {"command", {"/bin/busybox", "dd", "if=/dev/zero", "of=/dev/null", "bs=64M", "count=1"}}};
+  container["resources"]["limits"] = {{"memory", "32Mi"}};
+  json job{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", {{"name", "oom"}}}};
+  job["spec"] = {{"parallelism", 1}, {"completions", 1}, {"backoffLimit", 0}};
+  job["spec"]["template"]["spec"] = {{"restartPolicy", "Never"}, {"containers", json::array({container})}};
+  auto r = client_->Request("POST", "/apis/batch/v1/namespaces/default/jobs", job.dump());
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+  const json pod = WaitForPhase("oom", "Failed");
+  const json terminated = ContainerStatus(pod).value("state", json::object()).value("terminated", json::object());
+  EXPECT_EQ(terminated.value("reason", ""), "OOMKilled") << pod.dump(2);
+  EXPECT_EQ(terminated.value("exitCode", -1), 137) << pod.dump(2);
+  EXPECT_EQ(Status(pod).value("reason", ""), "OOMKilled") << pod.dump(2);
+}
+
 TEST_F(ContainersTest, PullFailuresReadAsTheKubeletShowsThem) {
   // A tag the registry lacks: ErrImagePull with the registry's words, then ImagePullBackOff.
   SubmitJob("missing", Image("nope"));
@@ -369,6 +388,9 @@ TEST_F(ContainersTest, AContainerOutlivesItsAgentAndTheNextOneAdoptsAndStopsIt) 
   auto r = client_->Request("DELETE", "/apis/batch/v1/namespaces/default/jobs/kept");
   ASSERT_TRUE(r && r->status / 100 == 2) << (r ? r->body : r.error().ToString());
   EXPECT_TRUE(WaitUntil([&] { return !ProcessAlive(init); }, 15)) << "the adopted container was not stopped";
+  // Then the agent deletes runc's state of it (runc runs with --keep).
+  int rc = 0;
+  EXPECT_TRUE(WaitUntil([&] { return Sh("runc --root " + (dir_ / "node-c" / "runc").string() + " list -q", &rc).empty(); }, 15));
 }
 
 TEST_F(ContainersTest, TheSeedsVolcanoJobRunsItsFourRanksTogetherAndTheyReachRankZero) {
