@@ -373,6 +373,12 @@ struct Agent::Impl {
   // nullopt while rank 0 has none yet.
   std::optional<std::string> MasterAddress(const Run& run, const std::map<std::string, json>& all);
   std::string PodIp(const Run& run) const { return run.net ? FormatIpv4(run.net->ip) : options.address; }
+  // This node's nftables table of `kind`: one per node, so that agents sharing
+  // a network namespace (nodes on one host) keep one each.
+  std::string NftTable(std::string_view kind) const {
+    const std::string name = fmt::format("{}-{}", kind, options.node_name);
+    return name.size() <= 64 ? name : fmt::format("{}-{}", kind, HostVethName(options.node_name));
+  }
 };
 
 Status Agent::Impl::Register() {
@@ -786,7 +792,7 @@ std::string Agent::Impl::PodFacingServer() {
   while (!port.empty() && port.back() == '/') port.pop_back();
   if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos) return "";
   const std::string gateway = FormatIpv4(network->gateway());
-  const std::string table = "tessera-api";
+  const std::string table = NftTable("tessera-api");
   const std::string script = fmt::format(
       "table ip {0} {{}}\ndelete table ip {0}\ntable ip {0} {{\n  chain prerouting {{\n    type nat hook prerouting "
       "priority dstnat - 10; policy accept;\n    iifname \"{1}\" ip daddr {2} tcp dport {3} dnat to 127.0.0.1:{3}\n  "
@@ -809,7 +815,8 @@ void Agent::Impl::SyncRules(ApiClient& client) {
   if (inputs == rules_inputs && published_rules_error == rules_error) return;
   rules_inputs = inputs;
   auto cluster = ParseIpv4Cidr(options.cluster_cidr);
-  net::NodeNetwork node{.bridge = options.pod_bridge,
+  net::NodeNetwork node{.table = NftTable("tessera"),
+                        .bridge = options.pod_bridge,
                         .pod_cidr = network->pod_cidr(),
                         .cluster_cidr = cluster ? *cluster : network->pod_cidr()};
   net::ClusterView view;

@@ -10,7 +10,8 @@
 //     forward (filter): pod traffic through the node, bridged between two
 //       local pods or routed to and from other nodes and the outside:
 //         ct state established,related accept; ct state invalid drop;
-//         from the bridge with a source outside podCIDR: drop (spoofing);
+//         from the bridge with a source outside cluster_cidr: drop (spoofing;
+//           a pod's own address is held to its veth by the bridge table);
 //         IPv6 from or to the bridge: drop (the pod network is IPv4 only, so
 //           IPv6 would pass unpoliced);
 //         a pod to itself (through its own Service): accept;
@@ -102,6 +103,9 @@ struct LocalPod {
 };
 
 struct NodeNetwork {
+  // The tables' name (inet and bridge): one per node, so that agents sharing
+  // one network namespace (several nodes on one host) keep a table each.
+  std::string table = std::string(kTableName);
   std::string bridge = "tsr0";   // the pods' bridge in the node's namespace
   Ipv4Cidr pod_cidr;             // this node's spec.podCIDR (the bridge's subnet)
   Ipv4Cidr cluster_cidr;         // every node's pod ranges together (--cluster-cidr)
@@ -110,8 +114,8 @@ struct NodeNetwork {
   friend bool operator==(const NodeNetwork&, const NodeNetwork&) = default;
 };
 
-// InvalidArgument when `node` cannot be rendered: an interface name that is
-// not 1..15 of [A-Za-z0-9_.-], a pod address outside pod_cidr or twice, a
+// InvalidArgument when `node` cannot be rendered: a table name that is not a
+// letter then up to 63 of [A-Za-z0-9_.-], an interface name that is not 1..15 of [A-Za-z0-9_.-], a pod address outside pod_cidr or twice, a
 // pod_cidr outside cluster_cidr.
 Status ValidateNodeNetwork(const NodeNetwork& node);
 
@@ -124,7 +128,7 @@ Result<std::string> RenderNodeRuleset(const ClusterView& view, const NodeNetwork
 // Services. InvalidArgument from ValidateNodeNetwork (pods are not used).
 Result<std::string> RenderDenyAllRuleset(const NodeNetwork& node);
 
-// The script that deletes Tessera's tables, present or not.
-std::string RenderDeleteTables();
+// The script that deletes the tables `table` (Tessera's by default), present or not.
+std::string RenderDeleteTables(std::string_view table = kTableName);
 
 }  // namespace tessera::net

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -23,6 +24,7 @@
 #include "tests/integration/tessera_processes.h"
 #include "tests/testing/api_polling.h"
 #include "tests/testing/seed_dir.h"
+#include "tests/testing/netns.h"
 #include "tests/testing/test_dirs.h"
 
 namespace tessera {
@@ -65,6 +67,16 @@ class ContainersTest : public ::testing::Test {
       ASSERT_EQ(rc, 0) << tool << " is not installed: scripts/install-deps.sh installs it";
     }
     dir_ = testing::FreshTestDir("tessera-containers");
+    // The test's own machine: this thread (and all it starts: the registry, the
+    // server, the agents, their pods) in a network namespace of the test's, where
+    // the node's pod network (bridge, rules) is made; left again in TearDown.
+    if (testing::CanMakeNetns()) {
+      machine_ = std::make_unique<testing::ScopedNetns>("ctr");
+      host_netns_ = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+      const int fd = ::open(machine_->path().c_str(), O_RDONLY | O_CLOEXEC);
+      ASSERT_TRUE(fd >= 0 && ::setns(fd, CLONE_NEWNET) == 0) << "cannot enter " << machine_->path();
+      ::close(fd);
+    }
     StartRegistry();
     if (HasFatalFailure()) return;
     BuildAndPushImage("v1", "cat /data/greeting");
@@ -74,11 +86,21 @@ class ContainersTest : public ::testing::Test {
     ASSERT_FALSE(server_.url.empty()) << testing::ReadFile((dir_ / "server" / "server.out").string());
     token_ = ReadToken((dir_ / "server").string());
     client_ = std::make_unique<ApiClient>(server_.url, token_);
-    agent_ = StartAgent(server_.url, token_, "node-c", (dir_ / "node-c").string(), {"--gpus", "2xA100-80GB"});
+    // Its pods on the pod network (docs/agent.md): each in a namespace of its own.
+    agent_ = StartAgent(server_.url, token_, "node-c", (dir_ / "node-c").string(),
+                        {"--gpus", "2xA100-80GB", "--pod-network", machine_ ? "bridge" : "host"});
     ASSERT_GT(agent_, 0) << testing::ReadFile((dir_ / "node-c.out").string());
   }
 
   void TearDown() override {
+    // The pods' network namespaces, to remove once their agents are gone.
+    if (client_) {
+      auto pods = client_->Request("GET", "/api/v1/pods");
+      const json list = pods && pods->status == 200 ? json::parse(pods->body, nullptr, false) : json();
+      for (const json& p : list.is_object() ? list.value("items", json::array()) : json::array()) {
+        pod_uids_.insert("tsr-" + p["metadata"].value("uid", ""));
+      }
+    }
     for (pid_t pid : more_agents_) {
       KillProcess(pid, SIGKILL);
       waitpid(pid, nullptr, 0);
@@ -118,7 +140,21 @@ class ContainersTest : public ::testing::Test {
       waitpid(pid, nullptr, 0);
     }
     fs::remove_all(dir_, ec);
+    // The pods' network namespaces the agent (killed) left, then the machine's.
+    for (const std::string& name : pod_uids_) {
+      const fs::path netns = fs::path("/run/netns") / name;
+      ::umount2(netns.c_str(), MNT_DETACH);
+      fs::remove(netns, ec);
+    }
+    if (host_netns_ >= 0) {
+      ::setns(host_netns_, CLONE_NEWNET);
+      ::close(host_netns_);
+    }
+    machine_.reset();
   }
+  std::unique_ptr<testing::ScopedNetns> machine_;
+  int host_netns_ = -1;
+  std::set<std::string> pod_uids_;  // tsr-<uid>: the pods' namespace files
 
   void StartRegistry() { StartRegistryAt("registry", registry_port_, registry_); }
 
@@ -432,8 +468,11 @@ TEST_F(ContainersTest, TheSeedsVolcanoJobRunsItsFourRanksTogetherAndTheyReachRan
     ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
   }
   for (const char* node : {"spot-1", "spot-2"}) {
+    // Two nodes sharing the test machine's network, and so one bridge: each
+    // with its own pod range on it (docs/agent.md, "Pod network").
     const pid_t pid = StartAgent(server_.url, token_, node, (dir_ / node).string(),
-                                 {"--gpus", "8xA100-80GB", "--label", "tier=spot"});
+                                 {"--gpus", "8xA100-80GB", "--label", "tier=spot", "--pod-network",
+                                  machine_ ? "bridge" : "host"});
     ASSERT_GT(pid, 0) << testing::ReadFile((dir_ / (std::string(node) + ".out")).string());
     more_agents_.push_back(pid);
   }
@@ -453,6 +492,13 @@ TEST_F(ContainersTest, TheSeedsVolcanoJobRunsItsFourRanksTogetherAndTheyReachRan
   std::map<std::string, int> per_node;
   for (const json& p : pods) ++per_node[p["spec"].value("nodeName", "")];
   EXPECT_EQ(per_node, (std::map<std::string, int>{{"spot-1", 2}, {"spot-2", 2}}));
+  if (machine_) {
+    // Over the pod network: each rank had an IP of its own, and rank 0's was their MASTER_ADDR.
+    std::set<std::string> ips;
+    for (const json& p : pods) ips.insert(Status(p).value("podIP", ""));
+    EXPECT_EQ(ips.size(), 4u) << ::testing::PrintToString(pods);
+    EXPECT_TRUE(Status(pods[0]).value("podIP", "").starts_with("10.244.")) << pods[0].dump(2);
+  }
 }
 
 TEST_F(ContainersTest, AnEmptyDirIsTheContainersOwnAndEndsWithIt) {
