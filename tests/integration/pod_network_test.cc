@@ -510,8 +510,9 @@ TEST_F(PodNetworkE2ETest, APolicyMatrixAcrossNodesMatchesTheSpecsTruthTable) {
     for (const json& ns : Get("/api/v1/namespaces").value("items", json::array())) {
       if (auto info = net::NamespaceInfoFromJson(ns)) view.namespaces.push_back(*info);
     }
-    for (const auto& [key, pod] : pods) {
-      if (auto info = net::PodInfoFromJson(pod)) view.pods.push_back(*info);
+    for (const auto& [key, pod] : pods) {  // as the API has them now (labels change)
+      const json now = Get("/api/v1/namespaces/" + key.substr(0, key.find('/')) + "/pods/" + key.substr(key.find('/') + 1));
+      if (auto info = net::PodInfoFromJson(now)) view.pods.push_back(*info);
     }
     for (const json& p : Get("/apis/networking.k8s.io/v1/networkpolicies").value("items", json::array())) {
       EXPECT_TRUE(view.AddPolicyJson(p).ok()) << p.dump();
@@ -593,6 +594,22 @@ TEST_F(PodNetworkE2ETest, APolicyMatrixAcrossNodesMatchesTheSpecsTruthTable) {
   policy("y", "other-port", {{"podSelector", json::object()},
                              {"ingress", {{{"ports", {{{"port", 9000}, {"endPort", 9100}}}}}}}});
   EXPECT_TRUE(matches("y: + anyone on 9000-9100 (not 8080)"));
+  clear();
+  // A namespace's and a pod's labels change: the rules follow them.
+  policy("x", "from-y-to-a", {{"podSelector", app_a},
+                              {"ingress", {{{"from", {{{"namespaceSelector", {{"matchLabels", {{"ns", "y"}}}}}}}}}}}});
+  EXPECT_TRUE(matches("x: from namespace y to app=a"));
+  const auto patch = [&](const std::string& path, const json& labels) {
+    auto r = fab_->RunIn([&] {
+      ApiClient client(server_.url, token_);
+      return client.Request("PATCH", path, json{{"metadata", {{"labels", labels}}}}.dump(), "application/merge-patch+json");
+    });
+    EXPECT_TRUE(r && r->status == 200) << path << ": " << (r ? r->body : r.error().ToString());
+  };
+  patch("/api/v1/namespaces/z", {{"ns", "y"}});
+  EXPECT_TRUE(matches("namespace z relabelled ns=y"));
+  patch("/api/v1/namespaces/x/pods/c", {{"app", "a"}});
+  EXPECT_TRUE(matches("pod x/c relabelled app=a"));
   clear();
   EXPECT_TRUE(matches("policies deleted"));
 }
