@@ -221,9 +221,12 @@ TEST(ColumnsTest, NodeAndPodRows) {
   const KindInfo* pod_kind = FindKindByCliName("po");
   json pod = json::parse(R"({"metadata": {"name": "p", "namespace": "ns"}, "spec": {"nodeName": "n1",
       "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "250m"}}}]},
-      "status": {"phase": "Running"}})");
+      "status": {"phase": "Running", "podIP": "10.244.1.7"}})");
   EXPECT_EQ(TableRow(*pod_kind, pod, {.wide = true, .with_namespace = true}),
-            (std::vector<std::string>{"ns", "p", "0/1", "Running", "0", "<unknown>", "n1", "0.25", "<none>"}));
+            (std::vector<std::string>{"ns", "p", "0/1", "Running", "0", "<unknown>", "10.244.1.7", "n1", "0.25",
+                                      "<none>"}));
+  EXPECT_EQ(TableRow(*pod_kind, pod, {}), (std::vector<std::string>{"p", "0/1", "Running", "0", "<unknown>", "n1"}))
+      << "IP only with -o wide, as kubectl";
 }
 
 // Services as kubectl prints them: TYPE, CLUSTER-IP, EXTERNAL-IP <none>, PORT(S)

@@ -330,6 +330,13 @@ const std::vector<Column>& ColumnsFor(const KindInfo& kind) {
         {"STATUS", PodStatus},
         {"RESTARTS", PodRestarts},
         AgeColumn(),
+        // -o wide: its IP (the pod network's), as kubectl shows it before NODE.
+        {"IP",
+         [](const json& o, const ColumnOptions&) {
+           const std::string ip = TextAt(o, "status.podIP");
+           return ip.empty() ? std::string("<none>") : ip;
+         },
+         true},
         Field("NODE", "spec.nodeName", "<none>"),
         {"GPUS", PodGpus, true},
         {"GPU DEVICES",
