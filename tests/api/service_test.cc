@@ -10,6 +10,7 @@
 
 #include "api/manifest.h"
 #include "api/validation.h"
+#include "tests/testing/from_yaml.h"
 
 namespace tessera {
 namespace {
@@ -17,11 +18,7 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-json FromYaml(std::string_view text) {
-  auto obj = ParseSingleObject(text, ManifestFormat::kYaml);
-  EXPECT_TRUE(obj.has_value()) << obj.error().ToString();
-  return obj ? *obj : json();
-}
+using testing::FromYaml;
 
 // A valid Service that each test changes in one place.
 json Web() {

@@ -1,4 +1,5 @@
 #include "api/validation.h"
+#include "tests/testing/from_yaml.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,11 +15,7 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-json FromYaml(std::string_view text) {
-  auto obj = ParseSingleObject(text, ManifestFormat::kYaml);
-  EXPECT_TRUE(obj.has_value()) << obj.error().ToString();
-  return obj ? *obj : json();
-}
+using testing::FromYaml;
 
 // Valid objects that each test changes in one place.
 json VolcanoJob() {
