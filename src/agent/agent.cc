@@ -32,6 +32,7 @@
 #include "agent/informer.h"
 #include "agent/log_files.h"
 #include "agent/log_server.h"
+#include "agent/mounts.h"
 #include "agent/node_registration.h"
 #include "agent/pod_launch.h"
 #include "agent/pod_network.h"
@@ -71,12 +72,6 @@ std::optional<ProcessIdentity> ContainerInit(const std::string& bundle) {
 }
 
 // Whether `path` is a mount point (on another device than its parent).
-bool IsMountPoint(const fs::path& path) {
-  struct stat mine {}, parent {};
-  return ::stat(path.c_str(), &mine) == 0 && ::stat(path.parent_path().c_str(), &parent) == 0 &&
-         mine.st_dev != parent.st_dev;
-}
-
 // "docker.io/library/busybox@sha256:...": what the kubelet shows as a container's imageID.
 std::string ImageId(const ImageInfo& image) {
   auto ref = ParseImageRef(image.name);
@@ -1302,7 +1297,7 @@ Result<ProcessSpec> Agent::Impl::ContainerProcess(Run& run, const ImageInfo& ima
   ::chmod(bundle.c_str(), 0711);
   // The pod's own copy-on-write view of the image: an overlay, mounted once
   // (restarts reuse it; a new agent finds it mounted).
-  if (!IsMountPoint(rootfs)) {
+  if (!IsMountPoint(rootfs.string())) {
     const std::string data = fmt::format("lowerdir={},upperdir={},workdir={}", lower, (bundle / "upper").string(),
                                          (bundle / "work").string());
     if (::mount("overlay", rootfs.c_str(), "overlay", MS_NODEV, data.c_str()) != 0) {

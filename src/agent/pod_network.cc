@@ -23,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/mounts.h"
 #include "common/unique_fd.h"
 
 namespace tessera {
@@ -127,12 +128,6 @@ Status InNetns(int netns_fd, const std::function<Status()>& fn) {
   });
   worker.join();
   return result;
-}
-
-bool IsMountPoint(const fs::path& path) {
-  struct stat self {}, parent {};
-  if (::stat(path.c_str(), &self) != 0 || ::stat(path.parent_path().c_str(), &parent) != 0) return false;
-  return self.st_dev != parent.st_dev || self.st_ino == parent.st_ino;
 }
 
 // As `ip netns` does for /run/netns: the directory is a shared mount of its

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/mounts.h"
 #include "common/atomic_file.h"
 #include "domain/quantity.h"
 
@@ -322,10 +323,7 @@ Status MakeVolumes(const std::map<std::string, VolumeDir>& volumes, uid_t uid, g
       return Invalid(name, fmt::format("cannot give {} to uid {}: {}", v.path, uid, std::strerror(errno)));
     }
     ::chmod(v.path.c_str(), v.files ? 0755 : 0700);
-    struct stat mine {}, parent {};
-    const bool mounted = ::stat(v.path.c_str(), &mine) == 0 &&
-                         ::stat(fs::path(v.path).parent_path().c_str(), &parent) == 0 && mine.st_dev != parent.st_dev;
-    if (v.tmpfs && !mounted) {
+    if (v.tmpfs && !IsMountPoint(v.path)) {
       std::string data = fmt::format("mode={},uid={},gid={}", v.files ? "0755" : "0700", uid, gid);
       if (v.size_bytes > 0) data += fmt::format(",size={}", v.size_bytes);
       if (::mount("tmpfs", v.path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, data.c_str()) != 0) {

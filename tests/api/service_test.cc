@@ -10,7 +10,7 @@
 
 #include "api/manifest.h"
 #include "api/validation.h"
-#include "tests/testing/from_yaml.h"
+#include "tests/testing/manifest_checks.h"
 
 namespace tessera {
 namespace {
@@ -18,6 +18,7 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
+using testing::ErrorOf;
 using testing::FromYaml;
 
 // A valid Service that each test changes in one place.
@@ -32,14 +33,6 @@ spec:
     - {name: http, port: 80, targetPort: 8080}
     - {name: metrics, port: 9090, targetPort: metrics, protocol: TCP}
 )");
-}
-
-std::string ErrorOf(const json& object) {
-  auto kind = ValidateManifest(object);
-  EXPECT_FALSE(kind.has_value()) << "accepted: " << object.dump();
-  if (kind) return "";
-  EXPECT_EQ(kind.error().code(), StatusCode::kInvalidArgument);
-  return kind.error().message();
 }
 
 const KindInfo& ServiceKind() { return *FindKindByStoreKey("/Service"); }

@@ -1,5 +1,5 @@
 #include "api/validation.h"
-#include "tests/testing/from_yaml.h"
+#include "tests/testing/manifest_checks.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,6 +15,7 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
+using testing::ErrorOf;
 using testing::FromYaml;
 
 // Valid objects that each test changes in one place.
@@ -113,15 +114,6 @@ spec:
       restartPolicy: Never
       terminationGracePeriodSeconds: 30
 )");
-}
-
-// The message of a validation that must fail, after checking it is InvalidArgument.
-std::string ErrorOf(const json& object) {
-  auto kind = ValidateManifest(object);
-  EXPECT_FALSE(kind.has_value()) << "accepted: " << object.dump();
-  if (kind) return "";
-  EXPECT_EQ(kind.error().code(), StatusCode::kInvalidArgument);
-  return kind.error().message();
 }
 
 void ExpectValid(const json& object) {
