@@ -19,19 +19,23 @@
 #include "sched/pending_reason.h"
 #include "sched/snapshot_builder.h"
 #include "sched/workload_usage.h"
-#include "server/approval_controller.h"
-#include "server/budget_controller.h"
-#include "server/claim_admission.h"
+#include "server/controllers/approval_controller.h"
+#include "server/controllers/budget_controller.h"
+#include "server/api/claim_admission.h"
 #include "server/cluster_gauges.h"
-#include "server/clusterrole_aggregation.h"
-#include "server/job_controller.h"
-#include "server/namespace_controller.h"
-#include "server/node_lifecycle.h"
-#include "server/idle_reclaimer.h"
+#include "server/controllers/clusterrole_aggregation.h"
+#include "server/controllers/job_controller.h"
+#include "server/controllers/namespace_controller.h"
+#include "server/controllers/node_lifecycle.h"
+#include "server/controllers/idle_reclaimer.h"
 #include "server/object_json.h"
 #include "server/pass_pacer.h"
-#include "server/usage_recorder.h"
-#include "server/workload_lifecycle.h"
+#include "server/controllers/usage_recorder.h"
+#include "server/controllers/workload_lifecycle.h"
+#include "server/controllers/requeue_controller.h"
+#include "server/controllers/node_ipam_controller.h"
+#include "server/controllers/claim_reclaimer.h"
+#include "server/controllers/endpointslice_controller.h"
 
 namespace tessera {
 namespace {
@@ -92,6 +96,7 @@ constexpr const char* kPreemptionsMetric = "tessera_preemptions_total";
 constexpr const char* kCycleDurationMetric = "tessera_scheduling_cycle_duration_seconds";
 constexpr const char* kAdmissionWaitMetric = "tessera_admission_wait_seconds";
 constexpr const char* kEventsDroppedMetric = "tessera_events_dropped_total";
+constexpr const char* kControllerDurationMetric = "tessera_controller_duration_seconds";
 
 PassInput BuildSnapshot(const ObjectCache& cache, ConvertedWorkloads& converted, const ApprovalController& approvals,
                         const BudgetController& budgets) {
@@ -253,8 +258,34 @@ SchedulerLoop::SchedulerLoop(Store& store, SchedulerConfig config, Clock clock, 
       pods_by_workload_(cache_),
       workload_subsets_(cache_),
       events_("tessera-scheduler"),
+      approvals_(std::make_unique<ApprovalController>()),
       budgets_(std::make_unique<BudgetController>(cache_)),
       endpoint_slices_(std::make_unique<EndpointSliceController>(cache_)) {}
+
+void SchedulerLoop::BuildControllers() {
+  // The order matters where one controller reads what another wrote: a
+  // namespace's ServiceAccount before its pods; Jobs' Workloads before their
+  // lifecycle; lost nodes' pods gone before Services' endpoints and the
+  // requeue of their workloads; approvals and budgets last, as the snapshot
+  // reads them.
+  auto own = [this](std::unique_ptr<Controller> c) {
+    controllers_.push_back(c.get());
+    owned_.push_back(std::move(c));
+  };
+  own(std::make_unique<NamespaceController>());
+  if (node_cidrs_) own(std::make_unique<NodeIpamController>(*node_cidrs_));
+  if (volume_root_) own(std::make_unique<ClaimReclaimer>(*volume_root_));
+  own(std::make_unique<ClusterRoleAggregationController>(aggregated_rules_));
+  own(std::make_unique<JobController>());
+  own(std::make_unique<WorkloadLifecycleController>());
+  own(std::make_unique<NodeLifecycleController>());
+  controllers_.push_back(endpoint_slices_.get());
+  own(std::make_unique<RequeueController>());
+  own(std::make_unique<UsageRecorder>());
+  own(std::make_unique<IdleReclaimer>());
+  controllers_.push_back(approvals_.get());
+  controllers_.push_back(budgets_.get());
+}
 
 SchedulerLoop::~SchedulerLoop() { Stop(); }
 
@@ -315,26 +346,6 @@ void SchedulerLoop::Run() {
     pacer.PassRan(start, PassPacer::Clock::now(), writes);
     if (!s.ok()) spdlog::warn("scheduling pass failed: {}", s.ToString());
     lock.lock();
-  }
-}
-
-void SchedulerLoop::RequeueEvicted(const PodIndex& pods, Timestamp now, BatchedWriter& writer) {
-  const std::string now_text = FormatRfc3339(now);
-  for (const auto& [key, held] : workload_subsets_.admitted()) {
-    const StoredObject& w = *held;
-    if (!ConditionTrue(w.object, "Evicted")) continue;
-    if (auto it = pods.find(key); it != pods.end() && !it->second.empty()) continue;
-    json next = w.object;
-    next["status"].erase("admission");
-    const std::string why = WorkloadInactive(w.object)
-                                ? fmt::format("suspended; `tessera resume {}` queues it again", key.second)
-                                : "preempted; waiting in its queue again";
-    SetCondition(next, "QuotaReserved", false, "Evicted", why, now_text);
-    SetCondition(next, "Admitted", false, "Evicted", why, now_text);
-    SetCondition(next, "Evicted", false, "Requeued", "its pods have terminated; back in the queue", now_text);
-    writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = w.key, .object = std::move(next), .expected_revision = w.revision},
-               fmt::format("requeue workload {}/{}", key.first, key.second));
-    events_.Record(writer, w, EventRecorder::Type::kNormal, "Requeued", "its pods have terminated; back in the queue", now);
   }
 }
 
@@ -458,6 +469,8 @@ void SchedulerLoop::SetMetrics(MetricsRegistry* registry) {
   registry->AddCounter(kEventsDroppedMetric, "Events the scheduler dropped over its budget (a storm of changes)");
   registry->AddHistogram(kCycleDurationMetric, "Duration of one scheduling cycle (the core's decision)",
                          {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1});
+  registry->AddHistogram(kControllerDurationMetric, "Duration of one controller's part of a pass, by controller",
+                         {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1});
   registry->AddHistogram(kAdmissionWaitMetric, "Time from a workload's creation to its admission, by ClusterQueue",
                          {1, 5, 15, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 43200, 86400});
 }
@@ -476,42 +489,23 @@ Status SchedulerLoop::RunOnce() {
   // Kept current by the cache as writes land; read between Flushes.
   const PodIndex& pods = pods_by_workload_.index();
 
-  // 0. Every namespace's default ServiceAccount and uid range, before its pods;
-  // aggregated ClusterRoles' rules; every Node's pod range.
-  ReconcileNamespaces(cache_, now_text, writer);
-  if (node_ipam_) node_ipam_->Reconcile(cache_, now, writer, events_);
-  if (claim_reclaimer_) claim_reclaimer_->Reconcile(cache_, now);
-  ReconcileAggregatedRoles(cache_, aggregated_rules_, writer);
-  writer.Flush();
-  // 1. Jobs -> Workloads; Pods' outcomes -> Workloads and Jobs; lost nodes.
-  jobs_.Reconcile(cache_, pods, now_text, writer);
-  writer.Flush();
-  ReconcileWorkloadLifecycle(cache_, workload_subsets_.admitted(), pods, now, writer, events_);
-  ReconcileNodeLifecycle(cache_, pods, now, writer, events_);
-  writer.Flush();
-  // Services' endpoints, once this pass's lost pods are gone.
-  endpoint_slices_->Reconcile(cache_, now_text, writer);
-  writer.Flush();
-  // 2. Evicted Workloads whose Pods are gone return to their queue; usage
-  // records follow admissions that began or ended.
-  RequeueEvicted(pods, now, writer);
-  writer.Flush();
-  std::vector<const json*> node_objects;
-  for (const auto& [unused, n] : cache_.Of("/Node")) node_objects.push_back(&n.object);
-  const GpuUsageByDevice usage = GpuUsageFromNodes(node_objects);
-  ReconcileUsageRecords(cache_, workload_subsets_.admitted(), usage, now, writer);
-  writer.Flush();
-  ReconcileIdleWorkloads(cache_, workload_subsets_, pods, usage, now, writer, events_);
-  writer.Flush();
+  // 1. The controllers, in their order (BuildControllers), each pass's writes
+  // flushed after each so that the next one reads them.
+  if (controllers_.empty()) BuildControllers();
+  PassContext pass(cache_, pods, workload_subsets_, now, writer, events_);
+  for (Controller* c : controllers_) {
+    const auto started = std::chrono::steady_clock::now();
+    c->Reconcile(pass);
+    writer.Flush();
+    if (metrics_ != nullptr) {
+      metrics_->Observe(kControllerDurationMetric, {{"controller", std::string(c->name())}},
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    }
+  }
+  const GpuUsageByDevice& usage = pass.gpu_usage();
 
-  // 3. The snapshot; 4. decide.
-  // 2b. Approval gates and budgets, which decide what the core may admit.
-  approvals_.Reconcile(cache_, now, writer, events_);
-  writer.Flush();
-  budgets_->Reconcile(cache_, now, writer);
-  writer.Flush();
-
-  const PassInput in = BuildSnapshot(cache_, converted_, approvals_, *budgets_);
+  // 2. The snapshot; 3. decide.
+  const PassInput in = BuildSnapshot(cache_, converted_, *approvals_, *budgets_);
   const ClusterSnapshot& snapshot = in.snapshot;
   const auto cycle_start = std::chrono::steady_clock::now();
   const Plan plan = RunCycle(snapshot, config_, now);
@@ -520,7 +514,7 @@ Status SchedulerLoop::RunOnce() {
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - cycle_start).count());
   }
 
-  // 5. Write the decisions back, in few transactions.
+  // 4. Write the decisions back, in few transactions.
   auto queue_name = [&](ClusterQueueId id) { return snapshot.cluster_queue(id).name; };
   auto flavor_name = [&](FlavorId id) { return snapshot.flavor(id).name; };
   auto node_name = [&](NodeId id) { return snapshot.node(id).name; };

@@ -2,20 +2,18 @@
 // decisions into stored objects (DESIGN.md sections 3 and 5).
 //
 // One pass (RunOnce):
-//   0. Every namespace gets its default ServiceAccount and uid range; every
-//      Node its pod range (spec.podCIDR), when node ranges are set.
-//   1. Jobs (batch/v1, Volcano) without a Workload get one (the job controller);
-//      Workloads whose Job is gone are deleted with their Pods; lost nodes'
-//      pods are declared lost; Services get the EndpointSlices of the pods
-//      they select (endpointslice_controller.h).
-//   2. Evicted Workloads whose Pods are all gone go back to their queue; then
-//      approval gates (workloads that need one wait outside the snapshot) and
-//      budgets (what each namespace has used this period, for the core).
-//   3. A ClusterSnapshot is built from the ObjectCache (the store's objects,
+//   1. The controllers run in a fixed order (BuildControllers; each one file in
+//      controllers/, behind controllers/controller.h), each pass's writes
+//      flushed after each: namespaces' ServiceAccounts and uid ranges, Nodes'
+//      pod ranges, claims' data, aggregated ClusterRoles, Jobs -> Workloads,
+//      finished work, lost nodes' pods, Services' EndpointSlices, evicted work
+//      requeued, usage records, idle notebooks, approval gates and budgets.
+//   2. A ClusterSnapshot is built from the ObjectCache (the store's objects,
 //      kept current from its event log, so a pass costs what changed): nodes, flavors, queues,
-//      namespaces with their ResourceQuotas, priority classes, workloads.
-//   4. The scheduler core runs (RunCycle): a pure function of that snapshot.
-//   5. Its plan is written back: admitted Workloads get status.admission, the
+//      namespaces with their ResourceQuotas, priority classes, workloads; the
+//      workloads gated by an approval are left out.
+//   3. The scheduler core runs (RunCycle): a pure function of that snapshot.
+//   4. Its plan is written back: admitted Workloads get status.admission, the
 //      QuotaReserved/Admitted conditions and Pods bound to nodes and devices;
 //      pending ones get the core's explanation in their conditions (written only
 //      when it changes); victims are marked Evicted and their Pods terminating;
@@ -42,16 +40,17 @@
 #include "sched/config.h"
 #include "sched/plan.h"
 #include "sched/snapshot.h"
-#include "server/approval_controller.h"
+#include "server/controllers/approval_controller.h"
 #include "server/batched_writer.h"
-#include "server/budget_controller.h"
-#include "server/claim_reclaimer.h"
-#include "server/clusterrole_aggregation.h"
-#include "server/endpointslice_controller.h"
+#include "server/controllers/budget_controller.h"
+#include "server/controllers/claim_reclaimer.h"
+#include "server/controllers/clusterrole_aggregation.h"
+#include "server/controllers/endpointslice_controller.h"
 #include "server/event_recorder.h"
-#include "server/job_controller.h"
+#include "server/controllers/controller.h"
+#include "server/pod_index.h"
 #include "server/metrics_registry.h"
-#include "server/node_ipam_controller.h"
+#include "server/controllers/node_ipam_controller.h"
 #include "server/object_cache.h"
 #include "server/workload_subsets.h"
 #include "store/store.h"
@@ -108,19 +107,21 @@ class SchedulerLoop {
   std::vector<GaugeFamily> Gauges() const;
   // Who may approve in a namespace, for the messages of workloads waiting for
   // approval (approval_controller.h). Call before Start.
-  void SetApprovers(ApprovalController::Approvers approvers) { approvals_.SetApprovers(std::move(approvers)); }
+  void SetApprovers(ApprovalController::Approvers approvers) { approvals_->SetApprovers(std::move(approvers)); }
   // The RBAC index's aggregation, written into aggregating ClusterRoles. Call before Start.
   void SetAggregatedRules(AggregatedRules rules) { aggregated_rules_ = std::move(rules); }
   // Gives each Node a pod range of `ranges` (node_ipam_controller.h); without
   // this call Nodes get none. Call before Start.
-  void SetNodeCidrs(NodeCidrSet ranges) { node_ipam_.emplace(ranges); }
+  void SetNodeCidrs(NodeCidrSet ranges) { node_cidrs_.emplace(ranges); }
   // Deletes the directories of claims that are gone from the shared volume
   // root (claim_reclaimer.h); without this call none are. Call before Start.
-  void SetVolumeRoot(std::string root) { claim_reclaimer_.emplace(std::move(root)); }
+  void SetVolumeRoot(std::string root) { volume_root_.emplace(std::move(root)); }
 
  private:
   void Run();
-  void RequeueEvicted(const PodIndex& pods, Timestamp now, BatchedWriter& writer);
+  // The controllers a pass runs, in order (controllers/controller.h), from
+  // the options set before the first pass.
+  void BuildControllers();
   void WriteQueueStatus(const ClusterSnapshot& snapshot, const Plan& plan, BatchedWriter& writer);
   void WriteQuotaStatus(const ClusterSnapshot& snapshot, const Plan& plan, BatchedWriter& writer);
   // Each pending workload's QuotaReserved and Admitted conditions, with an event
@@ -138,14 +139,17 @@ class SchedulerLoop {
   ObjectCache cache_;  // owned by the thread running RunOnce
   PodsByWorkload pods_by_workload_;
   WorkloadSubsets workload_subsets_;  // the admitted and suspended Workloads, for the controllers
-  JobController jobs_;
   EventRecorder events_;
-  ApprovalController approvals_;
   AggregatedRules aggregated_rules_;
-  std::optional<NodeIpamController> node_ipam_;
-  std::optional<ClaimReclaimer> claim_reclaimer_;
-  std::unique_ptr<BudgetController> budgets_;  // observes cache_
+  std::optional<NodeCidrSet> node_cidrs_;
+  std::optional<std::string> volume_root_;
+  // The controllers the snapshot consults (approvals, budgets) or that observe
+  // cache_ from construction; the others are made by BuildControllers.
+  std::unique_ptr<ApprovalController> approvals_;
+  std::unique_ptr<BudgetController> budgets_;                 // observes cache_
   std::unique_ptr<EndpointSliceController> endpoint_slices_;  // observes cache_
+  std::vector<std::unique_ptr<Controller>> owned_;
+  std::vector<Controller*> controllers_;  // in pass order
   int64_t events_dropped_reported_ = 0;  // to the metrics registry
   // What the last rendering of a pending workload's message was made from, by
   // the cache's object (as ConvertedWorkloads: the revision tells a new object

@@ -17,8 +17,8 @@
 #include "common/result.h"
 #include "domain/ipv4_cidr.h"
 #include "http/http_server.h"
-#include "server/audit_log.h"
-#include "server/user_rate_limiter.h"
+#include "server/api/audit_log.h"
+#include "server/api/user_rate_limiter.h"
 
 namespace tessera {
 

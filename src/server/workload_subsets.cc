@@ -1,6 +1,6 @@
 #include "server/workload_subsets.h"
 
-#include "server/job_controller.h"
+#include "server/controllers/job_controller.h"
 #include "server/object_json.h"
 
 namespace tessera {

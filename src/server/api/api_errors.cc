@@ -1,0 +1,78 @@
+#include "server/api/api_errors.h"
+
+#include <fmt/format.h>
+
+namespace tessera {
+
+HttpResponse StatusResponse(int http_code, std::string_view reason, std::string_view message,
+                            const nlohmann::json& details) {
+  nlohmann::json status{{"kind", "Status"},
+                        {"apiVersion", "v1"},
+                        {"metadata", nlohmann::json::object()},
+                        {"status", "Failure"},
+                        {"message", message},
+                        {"reason", reason},
+                        {"code", http_code}};
+  if (details.is_object() && !details.empty()) status["details"] = details;
+  HttpResponse r;
+  r.status = http_code;
+  r.body = status.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return r;
+}
+
+HttpResponse ErrorResponse(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument: return StatusResponse(422, "Invalid", s.message());
+    case StatusCode::kNotFound: return StatusResponse(404, "NotFound", s.message());
+    case StatusCode::kAlreadyExists: return StatusResponse(409, "AlreadyExists", s.message());
+    case StatusCode::kConflict: return StatusResponse(409, "Conflict", s.message());
+    case StatusCode::kGone: return StatusResponse(410, "Expired", s.message());
+    case StatusCode::kUnauthenticated: return StatusResponse(401, "Unauthorized", s.message());
+    case StatusCode::kPermissionDenied: return StatusResponse(403, "Forbidden", s.message());
+    case StatusCode::kUnavailable: return StatusResponse(503, "ServiceUnavailable", s.message());
+    default: return StatusResponse(500, "InternalError", s.message());
+  }
+}
+
+std::string QualifiedResource(const KindInfo& kind) {
+  return kind.group.empty() ? std::string(kind.plural) : fmt::format("{}.{}", kind.plural, kind.group);
+}
+
+nlohmann::json ObjectDetails(const KindInfo& kind, std::string_view name) {
+  nlohmann::json details{{"name", name}, {"kind", kind.plural}};
+  if (!kind.group.empty()) details["group"] = kind.group;
+  return details;
+}
+
+// Kubernetes' words for the errors about one object (apimachinery's
+// NewNotFound, NewAlreadyExists, NewConflict), so that scripts and users see
+// what kubectl shows: `pods "foo" not found`.
+HttpResponse ObjectNotFound(const KindInfo& kind, std::string_view name) {
+  return StatusResponse(404, "NotFound", fmt::format("{} \"{}\" not found", QualifiedResource(kind), name),
+                        ObjectDetails(kind, name));
+}
+
+HttpResponse ObjectAlreadyExists(const KindInfo& kind, std::string_view name) {
+  return StatusResponse(409, "AlreadyExists", fmt::format("{} \"{}\" already exists", QualifiedResource(kind), name),
+                        ObjectDetails(kind, name));
+}
+
+HttpResponse ObjectConflict(const KindInfo& kind, std::string_view name, std::string_view why) {
+  return StatusResponse(409, "Conflict",
+                        fmt::format("Operation cannot be fulfilled on {} \"{}\": {}", QualifiedResource(kind), name,
+                                    why),
+                        ObjectDetails(kind, name));
+}
+
+// A store error about one object: NotFound, AlreadyExists and Conflict in
+// Kubernetes' words; anything else as it is.
+HttpResponse ObjectErrorResponse(const Status& s, const KindInfo& kind, std::string_view name) {
+  switch (s.code()) {
+    case StatusCode::kNotFound: return ObjectNotFound(kind, name);
+    case StatusCode::kAlreadyExists: return ObjectAlreadyExists(kind, name);
+    case StatusCode::kConflict: return ObjectConflict(kind, name);
+    default: return ErrorResponse(s);
+  }
+}
+
+}  // namespace tessera

@@ -1,0 +1,835 @@
+#include "server/api/api_handler.h"
+#include "server/api/node_authorizer.h"
+
+#include <boost/asio/post.hpp>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "api/kinds.h"
+#include "api/manifest.h"
+#include "api/service.h"
+#include "api/validation.h"
+#include "common/time_format.h"
+#include "common/uuid.h"
+#include "server/api/approval_handler.h"
+#include "server/api/auth_endpoints.h"
+#include "server/api/list_paging.h"
+#include "server/metrics_registry.h"
+#include "server/object_json.h"
+#include "server/api/pod_logs.h"
+#include "server/api/pod_security_admission.h"
+
+namespace tessera {
+
+struct ApiHandler::Call {
+  const HttpRequest& http;
+  RequestInfo info;
+  UserInfo user;
+  AuthorizationDecision decision;
+  Timestamp received;
+  std::vector<std::pair<std::string, std::string>> audit_annotations;
+  std::string created_name;  // a create's object (the audit record names it)
+};
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kConflictRetries = 5;
+
+HttpResponse Json(int code, const json& body) {
+  HttpResponse r;
+  r.status = code;
+  r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return r;
+}
+
+int64_t ParseRevision(const json& obj) {
+  auto meta = obj.find("metadata");
+  if (meta == obj.end() || !meta->is_object()) return 0;
+  auto rv = meta->find("resourceVersion");
+  if (rv == meta->end() || !rv->is_string()) return 0;
+  try {
+    return std::stoll(rv->get<std::string>());
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+// The body's format from its Content-Type; sniffed when absent.
+ManifestFormat BodyFormat(const HttpRequest& req) {
+  const std::string type = req.Header("content-type");
+  if (type.find("yaml") != std::string::npos) return ManifestFormat::kYaml;
+  if (type.find("json") != std::string::npos) return ManifestFormat::kJson;
+  return ManifestFormat::kAuto;
+}
+
+// What a group/version serves, or which group/versions there are, for the 404
+// of a path naming an unknown resource.
+std::string ServedResources(std::string_view group, std::string_view version) {
+  std::vector<std::string_view> plurals, api_versions;
+  for (const KindInfo& k : AllKinds()) {
+    if (k.group == group && k.version == version) plurals.push_back(k.plural);
+    if (std::find(api_versions.begin(), api_versions.end(), k.api_version) == api_versions.end()) {
+      api_versions.push_back(k.api_version);
+    }
+  }
+  if (!plurals.empty()) return fmt::format("it serves {}", fmt::join(plurals, ", "));
+  return fmt::format("the API groups are {}", fmt::join(api_versions, ", "));
+}
+
+// The subresources a kind answers to, besides status.
+bool ServesSubresource(const KindInfo& kind, std::string_view subresource) {
+  if (subresource.empty()) return true;
+  if (subresource == "status") return kind.stored;
+  if (subresource == "log") return kind.store_key == "/Pod";
+  if (subresource == "token") return kind.store_key == "/ServiceAccount" || kind.store_key == "/Node";
+  if (subresource == "approval") return kind.store_key == "tessera.dev/ApprovalRequest";
+  return false;
+}
+
+UserInfo Anonymous() {
+  return UserInfo{.name = std::string(kUserAnonymous), .groups = {std::string(kGroupUnauthenticated)}};
+}
+
+UuidGenerator& AuditIds() {
+  static UuidGenerator ids;
+  return ids;
+}
+
+std::string NameInBody(const std::string& body) {
+  auto parsed = ParseSingleObject(body);
+  if (!parsed || !parsed->is_object()) return "";
+  auto meta = parsed->find("metadata");
+  if (meta == parsed->end() || !meta->is_object()) return "";
+  return std::string(StringField(*meta, "name"));
+}
+
+// The server's own annotations on an update: who created the object as the
+// stored one says (never what a client sent), and a Namespace's uid range
+// unless an admin sets another.
+void KeepServerAnnotations(json& next, const json& current, bool masters) {
+  const json* annotations = nullptr;
+  if (auto meta = current.find("metadata"); meta != current.end() && meta->is_object()) {
+    if (auto a = meta->find("annotations"); a != meta->end() && a->is_object()) annotations = &*a;
+  }
+  json& meta = next["metadata"];
+  for (std::string_view annotation : kServerAnnotations) {
+    const std::string key(annotation);
+    const bool sent = meta.contains("annotations") && meta["annotations"].is_object() && meta["annotations"].contains(key);
+    if (masters && annotation == kUidRangeAnnotation && sent) continue;
+    auto stored = annotations ? annotations->find(key) : json::const_iterator();
+    if (annotations && stored != annotations->end()) {
+      meta["annotations"][key] = *stored;
+    } else if (sent) {
+      meta["annotations"].erase(key);
+      if (meta["annotations"].empty()) meta.erase("annotations");
+    }
+  }
+}
+
+// A node's agent acting on a pod: only on one bound to it.
+bool BoundToNode(const json& pod, std::string_view node) { return StringAt(pod, {"spec", "nodeName"}) == node; }
+
+}  // namespace
+
+std::string Rfc3339Now() { return FormatRfc3339(Timestamp::FromMillis(SystemNow().ms / 1000 * 1000)); }
+
+ApiHandler::ApiHandler(Store& store, WatchHub& watches, ApiSecurity security, WallClock clock)
+    : store_(store),
+      watches_(watches),
+      security_(security),
+      authorizer_(security.auth->rbac()),
+      rate_(security.rate),
+      clock_(std::move(clock)) {}
+
+ApiHandler::~ApiHandler() {
+  slow_auth_.stop();  // what it has not started is never answered: the HTTP server has stopped
+  slow_auth_.join();
+  WaitForPendingWrites();
+}
+
+void ApiHandler::WaitForPendingWrites() {
+  std::unique_lock lock(pending_mu_);
+  pending_cv_.wait(lock, [this] { return pending_writes_.load() == 0; });
+}
+
+void ApiHandler::Written() {
+  watches_.Notify();
+  if (on_write_) on_write_();
+}
+
+void ApiHandler::WrittenObject(const StoredObject& object) {
+  if (AuthState::Follows(object.key.kind)) security_.auth->Apply(object);
+  Written();
+}
+
+HttpResponse ApiHandler::Handle(const HttpRequest& req) {
+  if (req.path == "/healthz" || req.path == "/readyz" || req.path == "/livez") {
+    HttpResponse r;
+    r.content_type = "text/plain";
+    r.body = "ok";
+    return r;
+  }
+  if (req.path == "/metrics" && metrics_ && !metrics_need_token_) return Metrics();
+  return Serve(req, /*may_block=*/false);
+}
+
+HttpResponse ApiHandler::Metrics() const {
+  HttpResponse r;
+  r.content_type = kPrometheusContentType;
+  r.body = metrics_();
+  return r;
+}
+
+HttpResponse ApiHandler::Serve(const HttpRequest& req, bool may_block) {
+  const Timestamp received = SystemNow();
+  Call call{.http = req, .info = ParseRequestInfo(req), .received = received};
+  const std::string auth = req.Header("authorization");
+  const std::string_view token = auth.rfind("Bearer ", 0) == 0 ? std::string_view(auth).substr(7) : std::string_view();
+  auto who = security_.authenticator->Authenticate(token, received, may_block);
+  if (!who && who.error().code() == StatusCode::kUnavailable && !may_block) {
+    // The identity provider must be asked first: on the worker, and answered from there.
+    HttpResponse later;
+    later.deferred = [this, copy = req](std::function<void(HttpResponse)> respond) mutable {
+      boost::asio::post(slow_auth_, [this, copy = std::move(copy), respond = std::move(respond)] {
+        respond(Serve(copy, /*may_block=*/true));
+      });
+    };
+    return later;
+  }
+  if (!who) {
+    call.user = Anonymous();
+    return Finish(call, ErrorResponse(who.error()), /*refused=*/true);
+  }
+  call.user = std::move(*who);
+  if (!rate_.Admit(call.user, received)) {
+    HttpResponse r = StatusResponse(
+        429, "TooManyRequests",
+        fmt::format("too many requests from user \"{}\": each user may send {} a second ({} at once); retry after 1s",
+                    call.user.name, rate_.limit().per_second, rate_.limit().burst),
+        json{{"retryAfterSeconds", 1}});
+    r.headers.emplace_back("Retry-After", "1");
+    return Finish(call, std::move(r), /*refused=*/true);
+  }
+  const std::string field_selector = req.Query("fieldSelector");  // the facts hold views into it
+  NodeRequestFacts facts{.field_selector = field_selector};
+  std::string body_name;
+  if (call.info.verb == "create" && call.user.InGroup(kGroupNodes)) {
+    body_name = NameInBody(req.body);
+    facts.body_name = body_name;
+  }
+  call.decision = authorizer_.Authorize(call.user, call.info, facts);
+  if (!call.decision.allowed) return Finish(call, ForbiddenResponse(call.user, call.info), /*refused=*/true);
+  if (req.path == "/metrics" && metrics_) return Metrics();
+  return Finish(call, Dispatch(call));
+}
+
+HttpResponse ApiHandler::Finish(const Call& call, HttpResponse response, bool refused) {
+  const bool audited = security_.audit != nullptr &&
+                       (refused || (call.info.mutating() && (call.info.kind == nullptr || call.info.kind->stored)));
+  if (!audited) return response;
+  AuditEvent event = StartAudit(call);
+  if (!response.deferred) {
+    CompleteAudit(std::move(event), response);
+    return response;
+  }
+  // A create answered later, when the request may be gone: what the record
+  // needs of it is in `event` already.
+  auto deferred = std::move(response.deferred);
+  response.deferred = [this, deferred = std::move(deferred), event = std::move(event)](
+                          std::function<void(HttpResponse)> respond) mutable {
+    deferred([this, event = std::move(event), respond = std::move(respond)](HttpResponse answer) mutable {
+      CompleteAudit(std::move(event), answer);
+      respond(std::move(answer));
+    });
+  };
+  return response;
+}
+
+AuditEvent ApiHandler::StartAudit(const Call& call) const {
+  const RequestInfo& r = call.info;
+  AuditEvent e{.audit_id = AuditIds().Next(),  // only for what is audited: a UUID costs a lock and a draw
+               .request_uri = call.http.path,
+               .verb = r.verb,
+               .user = call.user,
+               .user_agent = call.http.Header("user-agent"),
+               .received = call.received};
+  char separator = '?';
+  for (const auto& [k, v] : call.http.query) {
+    e.request_uri += fmt::format("{}{}={}", separator, k, v);
+    separator = '&';
+  }
+  if (const auto colon = call.http.remote.rfind(':'); colon != std::string::npos) {
+    e.source_ips.push_back(call.http.remote.substr(0, colon));
+  }
+  if (r.resource_request) {
+    e.resource = r.resource;
+    e.ns = r.ns;
+    e.name = r.name.empty() ? call.created_name : r.name;
+    e.api_group = r.api_group;
+    e.api_version = r.api_version;
+    e.subresource = r.subresource;
+  }
+  if (!call.decision.reason.empty() || !call.decision.allowed) {
+    e.annotations.emplace_back("authorization.k8s.io/decision", call.decision.allowed ? "allow" : "forbid");
+    e.annotations.emplace_back("authorization.k8s.io/reason", call.decision.reason);
+  }
+  for (const auto& a : call.audit_annotations) e.annotations.push_back(a);
+  return e;
+}
+
+void ApiHandler::CompleteAudit(AuditEvent e, const HttpResponse& response) {
+  e.code = response.status;
+  e.completed = SystemNow();
+  if (response.status >= 400) {
+    const json status = json::parse(response.body, nullptr, false);
+    if (status.is_object()) {
+      e.status_reason = std::string(StringField(status, "reason"));
+      e.status_message = std::string(StringField(status, "message"));
+    }
+  }
+  security_.audit->Record(std::move(e));
+}
+
+HttpResponse ApiHandler::NonResource(Call& call) {
+  const std::string& path = call.http.path;
+  if (call.http.method == "GET" && path == "/.well-known/openid-configuration") {
+    return OpenIdConfiguration(*security_.issuer, server_url_);
+  }
+  if (call.http.method == "GET" && path == "/openid/v1/jwks") return OpenIdKeys(*security_.issuer);
+  if (path == "/api" || path.starts_with("/api/") || path == "/apis" || path.starts_with("/apis/")) {
+    return StatusResponse(404, "NotFound",
+                          fmt::format("{} names no resource; paths look like /api/v1/namespaces/NS/pods or "
+                                      "/apis/GROUP/VERSION/namespaces/NS/PLURAL",
+                                      path));
+  }
+  return StatusResponse(404, "NotFound",
+                        fmt::format("no API at {}; paths look like /api/v1/namespaces/NS/pods or "
+                                    "/apis/GROUP/VERSION/namespaces/NS/PLURAL",
+                                    path));
+}
+
+HttpResponse ApiHandler::Dispatch(Call& call) {
+  const RequestInfo& r = call.info;
+  const HttpRequest& req = call.http;
+  if (!r.resource_request) return NonResource(call);
+  if (r.resource.empty()) return StatusResponse(404, "NotFound", fmt::format("{}: no such resource path", req.path));
+  if (r.kind == nullptr) {
+    return StatusResponse(404, "NotFound",
+                          fmt::format("the server does not serve {} in {}/{}; {}", r.resource,
+                                      r.api_group.empty() ? "core" : r.api_group, r.api_version,
+                                      ServedResources(r.api_group, r.api_version)));
+  }
+  if (!ServesSubresource(*r.kind, r.subresource)) {
+    return StatusResponse(404, "NotFound", fmt::format("{}: unknown subresource", req.path));
+  }
+  if (!r.kind->namespaced && r.namespace_in_path) {
+    return StatusResponse(404, "NotFound",
+                          fmt::format("{} is cluster-scoped: drop /namespaces/{} from the path", r.kind->kind, r.ns));
+  }
+  const std::string_view key = r.kind->store_key;
+  if (!r.kind->stored) {
+    if (req.method != "POST" || !r.name.empty()) {
+      return StatusResponse(405, "MethodNotAllowed",
+                            fmt::format("{} are only created (POST to {}); they are answered, not stored",
+                                        r.kind->plural, req.path));
+    }
+    const std::string now = clock_();
+    if (key == "authorization.k8s.io/SelfSubjectAccessReview") {
+      return SelfSubjectAccessReview(authorizer_, store_, call.user, req, now);
+    }
+    if (key == "authorization.k8s.io/SelfSubjectRulesReview") return SelfSubjectRulesReview(authorizer_, call.user, req, now);
+    return SelfSubjectReview(call.user, req, now);
+  }
+  if (r.subresource == "log") {
+    if (req.method != "GET") return StatusResponse(405, "MethodNotAllowed", "pod logs are read with GET");
+    return PodLogResponse(store_, *security_.issuer, r.ns, r.name, req);
+  }
+  if (r.subresource == "token") {
+    if (req.method != "POST") return StatusResponse(405, "MethodNotAllowed", "tokens are requested with POST");
+    if (key == "/Node") return AnswerNodeToken(*security_.issuer, r, req, call.received);
+    return AnswerServiceAccountToken(store_, *security_.issuer, r, req,
+                                      call.decision.only_bound_to_node ? call.decision.node : "", call.received);
+  }
+  if (r.subresource == "approval") {
+    if (req.method == "GET") return Get(call);  // the request, as a subresource shows its object
+    if (req.method != "PUT" && req.method != "PATCH") {
+      return StatusResponse(405, "MethodNotAllowed", "approvals are given with PUT or PATCH (tessera approve NAME)");
+    }
+    std::string decision;
+    HttpResponse answer = AnswerApproval(store_, call.user, r, req, call.received, &decision);
+    if (answer.status == 200) {
+      call.audit_annotations.emplace_back("tessera.dev/approval", decision);
+      Written();
+    }
+    return answer;
+  }
+  if (req.method == "GET") {
+    if (r.verb == "get") return Get(call);
+    if (r.verb == "watch") return Watch(call);
+    return List(call);
+  }
+  if (req.method == "POST" && r.name.empty()) return Create(call);
+  if (req.method == "PUT" && !r.name.empty()) return Update(call);
+  if (req.method == "PATCH" && !r.name.empty()) return Patch(call);
+  if (req.method == "DELETE" && !r.name.empty()) return Delete(call);
+  return StatusResponse(405, "MethodNotAllowed", fmt::format("{} is not allowed on {}", req.method, req.path));
+}
+
+std::optional<HttpResponse> ApiHandler::EscalationError(const Call& call, const json& object) const {
+  Status s = authorizer_.CheckNoEscalation(call.user, *call.info.kind, object);
+  if (s.ok()) return std::nullopt;
+  if (s.code() != StatusCode::kPermissionDenied) return ErrorResponse(s);
+  return ForbiddenObjectResponse(*call.info.kind, StringAt(object, {"metadata", "name"}), s.message());
+}
+
+std::optional<HttpResponse> ApiHandler::NodeNameChangeError(const Call& call, const json& stored,
+                                                             const json& next) const {
+  if (call.info.kind->store_key != "/Pod" || call.user.InGroup(kGroupMasters)) return std::nullopt;
+  const std::string_view node = StringAt(next, {"spec", "nodeName"});
+  if (node.empty() || node == StringAt(stored, {"spec", "nodeName"})) return std::nullopt;
+  // A pod with a node would run there at once, past queues and quota: only
+  // the scheduler binds pods.
+  return StatusResponse(422, "Invalid",
+                        "spec.nodeName: Forbidden: only the scheduler binds pods to nodes; leave it empty, or "
+                        "submit a Job (tessera submit) so that the pod is queued and admitted");
+}
+
+HttpResponse ApiHandler::Get(Call& call) {
+  const RequestInfo& r = call.info;
+  if (r.kind->namespaced && r.ns.empty()) {
+    return StatusResponse(404, "NotFound", fmt::format("{} is namespaced: use /namespaces/NS/ in the path", r.kind->kind));
+  }
+  const bool named_by_pods = r.kind->store_key == "/Secret" || r.kind->store_key == "/ConfigMap" ||
+                             r.kind->store_key == "/PersistentVolumeClaim";
+  if (call.decision.only_bound_to_node && named_by_pods && !tessera::BoundToNode(store_, r, call.decision.node)) {
+    // Asked before it is read: a node learns nothing of an object its pods do not name.
+    return ForbiddenResponse(call.user, r,
+                             fmt::format("no pod bound to node \"{}\" names {} \"{}\" (imagePullSecrets, env, envFrom or volumes)",
+                                         call.decision.node, r.kind->singular, r.name));
+  }
+  auto got = store_.Get(r.Key());
+  if (!got) return ObjectErrorResponse(got.error(), *r.kind, r.name);
+  if (call.decision.only_bound_to_node && !named_by_pods &&
+      !BoundToNode(got->object, call.decision.node)) {
+    return ForbiddenResponse(call.user, r, fmt::format("the pod is not bound to node \"{}\"", call.decision.node));
+  }
+  return Json(200, got->object);
+}
+
+// What a node's agent sees of the pods not bound to it (node_authorizer.h).
+std::function<json(const json&)> ApiHandler::NodeProjection(const Call& call) const {
+  if (!call.user.InGroup(kGroupNodes) || !call.user.name.starts_with(kNodeUserPrefix)) return {};
+  const std::string node = call.user.name.substr(kNodeUserPrefix.size());
+  if (!NodeSeesNetworkViewOnly(node, call.info, call.http.Query("fieldSelector"))) return {};
+  return [](const json& pod) { return PodNetworkView(pod); };
+}
+
+HttpResponse ApiHandler::List(Call& call) {
+  const RequestInfo& r = call.info;
+  const HttpRequest& req = call.http;
+  auto selector = LabelSelector::Parse(req.Query("labelSelector"));
+  if (!selector) return StatusResponse(400, "BadRequest", selector.error().message());
+  auto fields = FieldSelector::Parse(req.Query("fieldSelector"));
+  if (!fields) return StatusResponse(400, "BadRequest", fields.error().message());
+  auto limit = ParseListLimit(req.Query("limit"));
+  if (!limit) return StatusResponse(400, "BadRequest", limit.error().message());
+  std::optional<ContinueToken> after;
+  if (const std::string text = req.Query("continue"); !text.empty()) {
+    auto token = DecodeContinueToken(text);
+    if (!token) return StatusResponse(400, "BadRequest", token.error().message());
+    if (token->kind != r.kind->store_key || token->ns != r.ns) {
+      return StatusResponse(400, "BadRequest",
+                            "the continue token belongs to another list; send it with the same path it came with");
+    }
+    // The pages report the first page's revision for a watch to start from; once
+    // the event log no longer reaches back to it, that watch is impossible.
+    if (auto events = store_.EventsSince(token->revision, 1);
+        !events && events.error().code() == StatusCode::kGone) {
+      return StatusResponse(410, "Expired",
+                            "The provided continue parameter is too old to display a consistent list result. You "
+                            "can start a new list without the continue parameter.");
+    }
+    after = std::move(*token);
+  }
+  auto list = store_.List(std::string(r.kind->store_key), r.ns);
+  if (!list) return ErrorResponse(list.error());
+  if (after && after->revision > list->revision) {
+    return StatusResponse(400, "BadRequest", "the continue token names a revision this server has not reached");
+  }
+  const int64_t revision = after ? after->revision : list->revision;
+  if (!fields->empty()) std::erase_if(list->items, [&](const StoredObject& o) { return !fields->Matches(o.object); });
+  ListPage page = CutListPage(std::move(list->items), *selector, after, *limit, revision, r.kind->store_key, r.ns);
+  if (const auto project = NodeProjection(call)) {
+    for (json& item : page.items) item = project(item);
+  }
+  json metadata{{"resourceVersion", std::to_string(revision)}};
+  if (page.next) {
+    metadata["continue"] = EncodeContinueToken(*page.next);
+    metadata["remainingItemCount"] = page.remaining;
+  }
+  return Json(200, json{{"apiVersion", std::string(r.kind->api_version)},
+                        {"kind", std::string(r.kind->kind) + "List"},
+                        {"metadata", std::move(metadata)},
+                        {"items", std::move(page.items)}});
+}
+
+HttpResponse ApiHandler::Watch(Call& call) {
+  const RequestInfo& r = call.info;
+  const HttpRequest& req = call.http;
+  auto selector = LabelSelector::Parse(req.Query("labelSelector"));
+  if (!selector) return StatusResponse(400, "BadRequest", selector.error().message());
+  auto fields = FieldSelector::Parse(req.Query("fieldSelector"));
+  if (!fields) return StatusResponse(400, "BadRequest", fields.error().message());
+  const std::string rv_text = req.Query("resourceVersion");
+  int64_t from = 0;
+  if (!rv_text.empty()) {
+    try {
+      from = std::stoll(rv_text);
+    } catch (const std::exception&) {
+      return StatusResponse(400, "BadRequest", fmt::format("resourceVersion \"{}\" is not a number", rv_text));
+    }
+  }
+  // resourceVersion unset or 0: the current objects as ADDED events, then changes.
+  std::vector<std::string> initial;
+  if (from == 0) {
+    auto list = store_.List(std::string(r.kind->store_key), r.ns);
+    if (!list) return ErrorResponse(list.error());
+    const auto project = NodeProjection(call);
+    for (StoredObject& o : list->items) {
+      if (!selector->MatchesObject(o.object) || !fields->Matches(o.object)) continue;
+      if (project) o.object = project(o.object);
+      initial.push_back(WatchHub::EncodeEvent(StoreEvent{o.revision, EventType::kAdded, std::move(o)}));
+    }
+    from = list->revision;
+  } else {
+    // Fail before streaming when the revision is compacted away: the client relists.
+    auto probe = store_.EventsSince(from, 1);
+    if (!probe) return ErrorResponse(probe.error());
+  }
+  WatchFilter filter{.kind = std::string(r.kind->store_key),
+                     .ns = r.ns,
+                     .selector = std::move(*selector),
+                     .fields = std::move(*fields),
+                     .project = NodeProjection(call)};
+  HttpResponse resp;
+  resp.content_type = "application/json";
+  resp.stream = [this, filter = std::move(filter), from, initial = std::move(initial)](
+                    std::shared_ptr<StreamSink> sink) mutable {
+    for (std::string& e : initial) sink->Write(std::move(e));
+    Status s = watches_.Subscribe(std::move(filter), from, sink);
+    if (!s.ok()) {
+      sink->Write(json{{"type", "ERROR"}, {"object", json::parse(ErrorResponse(s).body)}}.dump() + "\n");
+      sink->Close();
+    }
+  };
+  return resp;
+}
+
+Result<std::optional<uint32_t>> ApiHandler::AssignClusterIp(json& service) {
+  DefaultService(service);
+  json& spec = service["spec"];
+  const std::string asked = spec.value("clusterIP", "");
+  if (asked == kHeadlessClusterIp) return std::optional<uint32_t>();
+  if (service_ips_ == nullptr) {
+    return Err(Status::Internal("this server allocates no cluster IPs (no --service-cluster-ip-range)"));
+  }
+  uint32_t ip = 0;
+  if (asked.empty()) {
+    ASSIGN_OR_RETURN(ip, service_ips_->AllocateNext());
+  } else {
+    const std::optional<uint32_t> parsed = ParseIpv4Address(asked);
+    if (!parsed) return Err(Status::InvalidArgument(fmt::format("spec.clusterIP: Invalid value: \"{}\"", asked)));
+    RETURN_IF_ERROR(service_ips_->Allocate(*parsed));
+    ip = *parsed;
+  }
+  spec["clusterIP"] = FormatIpv4(ip);
+  spec["clusterIPs"] = json::array({FormatIpv4(ip)});
+  return std::optional<uint32_t>(ip);
+}
+
+HttpResponse ApiHandler::Create(Call& call) {
+  const RequestInfo& r = call.info;
+  const HttpRequest& req = call.http;
+  auto parsed = ParseSingleObject(req.body, BodyFormat(req));
+  if (!parsed) return StatusResponse(400, "BadRequest", parsed.error().message());
+  json obj = std::move(*parsed);
+  if (StringField(obj, "kind") != r.kind->kind || StringField(obj, "apiVersion") != r.kind->api_version) {
+    return StatusResponse(400, "BadRequest",
+                          fmt::format("the body is apiVersion \"{}\" kind \"{}\", but the path is for {} {}",
+                                      StringField(obj, "apiVersion"), StringField(obj, "kind"), r.kind->api_version,
+                                      r.kind->kind));
+  }
+  if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = json::object();
+  json& meta = obj["metadata"];
+  if (r.kind->namespaced) {
+    if (r.ns.empty()) {
+      return StatusResponse(400, "BadRequest",
+                            fmt::format("{} is namespaced: POST to /namespaces/NS/{}", r.kind->kind, r.kind->plural));
+    }
+    const std::string body_ns(StringField(meta, "namespace"));
+    if (!body_ns.empty() && body_ns != r.ns) {
+      return StatusResponse(400, "BadRequest",
+                            fmt::format("metadata.namespace is {} but the path is for namespace {}", body_ns, r.ns));
+    }
+    meta["namespace"] = r.ns;
+  }
+  std::optional<ObjectKey> ns_key;
+  if (r.kind->namespaced) ns_key = ObjectKey{"/Namespace", "", r.ns};
+  const KindInfo& ns_kind = *FindKindByStoreKey("/Namespace");
+  if (Status v = ValidateObject(*r.kind, obj); !v.ok()) {
+    // A missing namespace is the first thing to fix, as before validation.
+    if (ns_key) {
+      if (auto ns = store_.Get(*ns_key); !ns) return ObjectErrorResponse(ns.error(), ns_kind, r.ns);
+    }
+    return ErrorResponse(v);
+  }
+  if (auto refused = EscalationError(call, obj)) return std::move(*refused);
+  const bool masters = call.user.InGroup(kGroupMasters);
+  if (auto refused = NodeNameChangeError(call, json::object(), obj)) return std::move(*refused);
+  // The namespace's pod security level (api/pod_security.h), for pods and pod templates.
+  if (auto refused = PodSecurityAdmission(store_, *r.kind, obj)) return std::move(*refused);
+  // What only the server writes (who made it, a namespace's uid block) is
+  // not taken from a client's body (an admin may set the uid block).
+  KeepServerAnnotations(obj, json::object(), masters);
+  // Status is written by controllers and agents; on create only nodes (by
+  // their agents) and pods made by an admin bring theirs.
+  if (r.kind->kind != "Node" && !(r.kind->kind == "Pod" && masters)) obj.erase("status");
+  // Last before the write, so that no refusal after it leaves an address held.
+  std::optional<uint32_t> service_ip;
+  if (r.kind->store_key == kServiceKind) {
+    auto assigned = AssignClusterIp(obj);
+    if (!assigned) {
+      if (ns_key) {  // a missing namespace first, as for validation
+        if (auto ns = store_.Get(*ns_key); !ns) return ObjectErrorResponse(ns.error(), ns_kind, r.ns);
+      }
+      return ErrorResponse(assigned.error());
+    }
+    service_ip = *assigned;
+    obj["status"] = {{"loadBalancer", json::object()}};
+  }
+  meta.erase("resourceVersion");
+  meta["creationTimestamp"] = clock_();
+  meta["generation"] = 1;
+  // Who made it, where no client can forge it (usage is reported by it).
+  meta["annotations"][std::string(kCreatedByAnnotation)] = call.user.name;
+  std::string name(StringField(meta, "name"));
+  call.created_name = name;
+  // A claim is bound at once and counted against its namespace's quotas (claim_admission.h).
+  int64_t claim_bytes = -1;  // reserved until the store answers; -1: not a claim
+  if (r.kind->store_key == "/PersistentVolumeClaim") {
+    auto admitted = claims_.Admit(store_, obj);
+    if (!admitted && admitted.error().code() == StatusCode::kPermissionDenied) {
+      return ForbiddenObjectResponse(*r.kind, name, admitted.error().message());
+    }
+    if (!admitted) return ErrorResponse(admitted.error());
+    claim_bytes = *admitted;
+  }
+  // The write waits in the store's queue to share a commit with others; the
+  // I/O thread serves other connections meanwhile. The namespace must exist
+  // when the object is written (checked in the same transaction).
+  ObjectKey key{std::string(r.kind->store_key), r.ns, name};
+  HttpResponse resp;
+  resp.deferred = [this, key = std::move(key), obj = std::move(obj), ns_key = std::move(ns_key), kind = r.kind,
+                   &ns_kind, service_ip, claim_bytes](std::function<void(HttpResponse)> respond) mutable {
+    pending_writes_.fetch_add(1);
+    store_.CreateAsync(key, std::move(obj), std::move(ns_key),
+                       [this, kind, &ns_kind, key, service_ip, claim_bytes, respond = std::move(respond)](
+                           Result<int64_t> created, std::string_view text) {
+                         if (claim_bytes >= 0) claims_.Release(key.ns, claim_bytes);
+                         if (!created) {
+                           if (service_ip) service_ips_->Release(*service_ip);  // nothing holds it
+                           const Status& error = created.error();
+                           // Only the namespace check makes a create fail with NotFound.
+                           if (error.code() == StatusCode::kNotFound && kind->namespaced) {
+                             respond(ObjectErrorResponse(error, ns_kind, key.ns));
+                           } else {
+                             respond(ObjectErrorResponse(error, *kind, key.name));
+                           }
+                         } else {
+                           if (AuthState::Follows(key.kind)) {
+                             security_.auth->Apply(StoredObject{key, *created, json::parse(text, nullptr, false)});
+                           }
+                           Written();
+                           // The stored text is the object's compact JSON: no second dump.
+                           HttpResponse r;
+                           r.status = 201;
+                           r.body = std::string(text);
+                           respond(std::move(r));
+                         }
+                         if (pending_writes_.fetch_sub(1) == 1) {
+                           std::lock_guard lock(pending_mu_);
+                           pending_cv_.notify_all();
+                         }
+                       });
+  };
+  return resp;
+}
+
+HttpResponse ApiHandler::Update(Call& call) {
+  const RequestInfo& r = call.info;
+  auto parsed = ParseSingleObject(call.http.body, BodyFormat(call.http));
+  if (!parsed) return StatusResponse(400, "BadRequest", parsed.error().message());
+  json obj = std::move(*parsed);
+  if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = json::object();
+  if (!StringField(obj["metadata"], "name").empty() && StringField(obj["metadata"], "name") != r.name) {
+    return StatusResponse(400, "BadRequest", "metadata.name does not match the name in the path");
+  }
+  obj["metadata"]["name"] = r.name;
+  if (r.kind->namespaced) obj["metadata"]["namespace"] = r.ns;
+  const int64_t expected = ParseRevision(obj);
+  if (expected < 0) return StatusResponse(400, "BadRequest", "metadata.resourceVersion must be a number");
+  if (r.kind->store_key == kServiceKind && r.subresource.empty()) {
+    // What the server allocated is kept when the body leaves it out (a manifest applied again).
+    if (auto stored = store_.Get(r.Key())) KeepAllocatedServiceFields(obj, stored->object);
+  }
+  if (Status v = ValidateObject(*r.kind, obj); !v.ok()) return ErrorResponse(v);
+  auto current = store_.Get(r.Key());
+  if (!current) return ObjectErrorResponse(current.error(), *r.kind, r.name);
+  if (call.decision.only_bound_to_node && !BoundToNode(current->object, call.decision.node)) {
+    return ForbiddenResponse(call.user, r, fmt::format("the pod is not bound to node \"{}\"", call.decision.node));
+  }
+  json& stored = current->object;  // a stored object always has metadata
+  // As in Kubernetes: /status writes only status; the object itself keeps the stored status.
+  json next = r.subresource == "status" ? stored : obj;
+  if (r.subresource == "status") {
+    next["status"] = obj.value("status", json::object());
+  } else if (stored.contains("status")) {
+    next["status"] = stored["status"];
+  } else {
+    next.erase("status");
+  }
+  for (const char* f : {"uid", "creationTimestamp"}) {
+    if (stored["metadata"].contains(f)) next["metadata"][f] = stored["metadata"][f];
+  }
+  KeepServerAnnotations(next, stored, call.user.InGroup(kGroupMasters));
+  if (r.subresource != "status") {
+    if (r.kind->store_key == kServiceKind) {
+      KeepAllocatedServiceFields(next, stored);
+      DefaultService(next);
+    }
+    if (Status v = ValidateUpdate(*r.kind, stored, next); !v.ok()) return ErrorResponse(v);
+    if (auto refused = NodeNameChangeError(call, stored, next)) return std::move(*refused);
+    if (auto refused = EscalationError(call, next)) return std::move(*refused);
+    if (auto refused = PodSecurityAdmission(store_, *r.kind, next, &stored)) return std::move(*refused);
+  }
+  const int64_t generation = stored["metadata"].value("generation", 1);
+  const bool spec_changed = r.subresource != "status" && next.value("spec", json()) != stored.value("spec", json());
+  next["metadata"]["generation"] = generation + (spec_changed ? 1 : 0);
+  auto updated = store_.Update(r.Key(), std::move(next), expected == 0 ? current->revision : expected);
+  if (!updated) return ObjectErrorResponse(updated.error(), *r.kind, r.name);
+  WrittenObject(*updated);
+  return Json(200, updated->object);
+}
+
+HttpResponse ApiHandler::Patch(Call& call) {
+  const RequestInfo& r = call.info;
+  const std::string type = call.http.Header("content-type");
+  if (!type.empty() && type.find("merge-patch") == std::string::npos && type.find("application/json") == std::string::npos) {
+    return StatusResponse(415, "UnsupportedMediaType",
+                          fmt::format("patch type {} is not supported; use application/merge-patch+json", type));
+  }
+  auto parsed = ParseSingleObject(call.http.body, ManifestFormat::kJson);
+  if (!parsed) return StatusResponse(400, "BadRequest", parsed.error().message());
+  const json& patch = *parsed;
+  const int64_t pinned = ParseRevision(patch);
+  for (int attempt = 0; attempt < kConflictRetries; ++attempt) {
+    auto current = store_.Get(r.Key());
+    if (!current) return ObjectErrorResponse(current.error(), *r.kind, r.name);
+    if (call.decision.only_bound_to_node && !BoundToNode(current->object, call.decision.node)) {
+      return ForbiddenResponse(call.user, r, fmt::format("the pod is not bound to node \"{}\"", call.decision.node));
+    }
+    json& stored = current->object;  // a stored object always has metadata
+    if (pinned > 0 && pinned != current->revision) return ObjectConflict(*r.kind, r.name);
+    json next = stored;
+    if (r.subresource == "status") {
+      if (!next.contains("status") || !next["status"].is_object()) next["status"] = json::object();
+      next["status"].merge_patch(patch.value("status", json::object()));
+    } else {
+      next.merge_patch(patch);
+      // As PUT does: status changes only through /status.
+      if (stored.contains("status")) {
+        next["status"] = stored["status"];
+      } else {
+        next.erase("status");
+      }
+    }
+    for (const char* f : {"name", "namespace", "uid", "creationTimestamp"}) {
+      if (stored["metadata"].contains(f)) next["metadata"][f] = stored["metadata"][f];
+    }
+    KeepServerAnnotations(next, stored, call.user.InGroup(kGroupMasters));
+    next["metadata"]["resourceVersion"] = std::to_string(current->revision);
+    if (r.kind->store_key == kServiceKind && r.subresource != "status") KeepAllocatedServiceFields(next, stored);
+    if (Status v = ValidateObject(*r.kind, next); !v.ok()) return ErrorResponse(v);
+    if (r.subresource != "status") {
+      if (r.kind->store_key == kServiceKind) {
+        KeepAllocatedServiceFields(next, stored);
+        DefaultService(next);
+      }
+      if (Status v = ValidateUpdate(*r.kind, stored, next); !v.ok()) return ErrorResponse(v);
+      if (auto refused = NodeNameChangeError(call, stored, next)) return std::move(*refused);
+      if (auto refused = EscalationError(call, next)) return std::move(*refused);
+      if (auto refused = PodSecurityAdmission(store_, *r.kind, next, &stored)) return std::move(*refused);
+    }
+    if (next.value("spec", json()) != stored.value("spec", json())) {
+      next["metadata"]["generation"] = stored["metadata"].value("generation", 1) + 1;
+    }
+    auto updated = store_.Update(r.Key(), std::move(next), current->revision);
+    if (updated) {
+      WrittenObject(*updated);
+      return Json(200, updated->object);
+    }
+    if (updated.error().code() != StatusCode::kConflict) return ObjectErrorResponse(updated.error(), *r.kind, r.name);
+  }
+  return ObjectConflict(*r.kind, r.name);  // it kept changing under the patch
+}
+
+HttpResponse ApiHandler::Delete(Call& call) {
+  const RequestInfo& r = call.info;
+  int64_t expected = 0;
+  if (!call.http.body.empty()) {
+    auto options = ParseSingleObject(call.http.body);  // DeleteOptions, with preconditions.resourceVersion
+    if (options) {
+      const auto& pre = options->value("preconditions", json::object());
+      if (pre.is_object() && pre.contains("resourceVersion")) {
+        expected = ParseRevision(json{{"metadata", {{"resourceVersion", pre["resourceVersion"]}}}});
+        if (expected < 0) return StatusResponse(400, "BadRequest", "preconditions.resourceVersion must be a number");
+      }
+    }
+  }
+  if (call.decision.only_bound_to_node) {
+    // Deleted only as it is now, and only while bound to the agent's node.
+    auto current = store_.Get(r.Key());
+    if (!current) return ObjectErrorResponse(current.error(), *r.kind, r.name);
+    if (!BoundToNode(current->object, call.decision.node)) {
+      return ForbiddenResponse(call.user, r, fmt::format("the pod is not bound to node \"{}\"", call.decision.node));
+    }
+    if (expected == 0) expected = current->revision;
+  }
+  auto deleted = store_.Delete(r.Key(), expected);
+  if (!deleted && deleted.error().code() == StatusCode::kConflict) {
+    auto current = store_.Get(r.Key());
+    if (!current) return ObjectErrorResponse(current.error(), *r.kind, r.name);
+    return ObjectConflict(*r.kind, r.name,
+                          fmt::format("the ResourceVersion in the precondition ({}) does not match the ResourceVersion "
+                                      "in record ({}). The object might have been modified",
+                                      expected, current->revision));
+  }
+  if (!deleted) return ObjectErrorResponse(deleted.error(), *r.kind, r.name);
+  if (AuthState::Follows(deleted->key.kind)) security_.auth->Remove(deleted->key, deleted->revision);
+  if (deleted->key.kind == "/Pod") security_.auth->ForgetPod(deleted->key.ns, deleted->key.name);  // its tokens end now
+  if (deleted->key.kind == kServiceKind && service_ips_ != nullptr) {
+    if (auto ip = ParseIpv4Address(StringAt(deleted->object, {"spec", "clusterIP"}))) service_ips_->Release(*ip);
+  }
+  Written();
+  return Json(200, deleted->object);
+}
+
+}  // namespace tessera

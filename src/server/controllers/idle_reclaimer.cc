@@ -1,0 +1,111 @@
+#include "server/controllers/idle_reclaimer.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "common/time_format.h"
+#include "server/object_json.h"
+#include "server/controllers/workload_lifecycle.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kTypeAnnotation = "tessera.dev/type";
+constexpr const char* kIdleTimeoutAnnotation = "tessera.dev/idle-timeout";
+constexpr const char* kIdleSinceAnnotation = "tessera.dev/idle-since";
+
+std::string Annotation(const json& obj, const char* key) { return StringAt(obj, {"metadata", "annotations", key}); }
+
+Duration IdleTimeout(const ObjectCache& cache, const json& workload) {
+  std::string text = Annotation(workload, kIdleTimeoutAnnotation);
+  if (text.empty()) {
+    const std::string cq = StringAt(workload, {"status", "admission", "clusterQueue"});
+    if (const StoredObject* q = cache.Find(ObjectKey{"kueue.x-k8s.io/ClusterQueue", "", cq})) {
+      text = Annotation(q->object, kIdleTimeoutAnnotation);
+    }
+  }
+  if (auto d = ParseDuration(text); !text.empty() && d) return *d;
+  return kDefaultIdleTimeout;
+}
+
+// Every device the workload holds, idle in its last sample; false when one has none.
+bool AllDevicesIdle(const json& workload, const GpuUsageByDevice& usage) {
+  bool any = false;
+  for (const json& psa : workload["status"]["admission"].value("podSetAssignments", json::array())) {
+    for (const json& pod : psa.value("placements", json::array())) {
+      for (const json& d : pod.value("devices", json::array())) {
+        auto it = usage.find({pod.value("node", ""), d.value("index", 0)});
+        if (it == usage.end() || it->second.utilization >= kIdleUtilization) return false;
+        any = true;
+      }
+    }
+  }
+  return any;
+}
+
+}  // namespace
+
+bool WorkloadInactive(const json& workload) {
+  auto spec = workload.find("spec");
+  if (spec == workload.end() || !spec->is_object()) return false;
+  auto it = spec->find("active");
+  return it != spec->end() && it->is_boolean() && !it->get<bool>();
+}
+
+void ReconcileIdleWorkloads(const ObjectCache& cache, const WorkloadSubsets& subsets, const PodIndex& pods,
+                            const GpuUsageByDevice& usage, Timestamp now, BatchedWriter& writer, EventRecorder& events) {
+  const std::string now_text = FormatRfc3339(now);
+  std::set<std::pair<std::string, std::string>> resumed;
+  for (const auto& [key, held] : subsets.suspended()) {
+    const StoredObject& w = *held;
+    // Resumed (spec.active true again) after a suspension: say so, once.
+    if (WorkloadInactive(w.object)) continue;
+    json next = w.object;
+    SetCondition(next, "Suspended", false, "Resumed", "resumed; waiting in its queue", now_text);
+    writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = w.key, .object = std::move(next), .expected_revision = w.revision},
+               fmt::format("resume workload {}/{}", key.first, key.second));
+    events.Record(writer, w, EventRecorder::Type::kNormal, "Resumed", "resumed; waiting in its queue", now);
+    resumed.insert(key);
+  }
+  for (const auto& [key, held] : subsets.admitted()) {
+    const StoredObject& w = *held;
+    if (resumed.contains(key) || Annotation(w.object, kTypeAnnotation) != "notebook") continue;
+    if (ConditionTrue(w.object, "Evicted") || WorkloadInactive(w.object)) continue;
+    const std::string since_text = Annotation(w.object, kIdleSinceAnnotation);
+    const bool idle = AllDevicesIdle(w.object, usage);
+    if (!idle) {
+      if (since_text.empty()) continue;
+      json next = w.object;
+      next["metadata"]["annotations"].erase(kIdleSinceAnnotation);
+      writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = w.key, .object = std::move(next), .expected_revision = w.revision},
+                 fmt::format("busy again: workload {}/{}", key.first, key.second));
+      continue;
+    }
+    auto since = ParseRfc3339(since_text);
+    if (!since) {
+      json next = w.object;
+      next["metadata"]["annotations"][kIdleSinceAnnotation] = now_text;
+      writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = w.key, .object = std::move(next), .expected_revision = w.revision},
+                 fmt::format("idle: workload {}/{}", key.first, key.second));
+      continue;
+    }
+    const Duration timeout = IdleTimeout(cache, w.object);
+    if (now - *since < timeout) continue;
+    const std::string message = fmt::format(
+        "suspended: its GPUs were idle (under {:.0f} % utilisation) for {} s, longer than its idle timeout of {} s; "
+        "its checkpoint directory is kept; `tessera resume {}` brings it back",
+        kIdleUtilization * 100, (now - *since).ms / 1000, timeout.ms / 1000, key.second);
+    StoredObject suspended = w;
+    suspended.object["spec"]["active"] = false;
+    suspended.object["metadata"]["annotations"].erase(kIdleSinceAnnotation);
+    SetCondition(suspended.object, "Suspended", true, "Idle", message, now_text);
+    writer.Add(EvictionOps(suspended, pods, "Suspended", message, now_text),
+               fmt::format("suspend idle workload {}/{}", key.first, key.second));
+    events.Record(writer, w, EventRecorder::Type::kNormal, "Suspended", message, now);
+  }
+}
+
+}  // namespace tessera

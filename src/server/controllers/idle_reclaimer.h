@@ -1,0 +1,45 @@
+// Idle reclaim: interactive workloads (Jobs annotated tessera.dev/type: notebook,
+// as `tessera submit --type notebook` writes them) whose GPUs all stay under 5 %
+// utilisation for longer than their idle timeout are suspended: their GPUs are
+// freed (the workload is evicted and made inactive, spec.active: false, as
+// Kueue's deactivation), their checkpoint directory is kept, and an event says
+// why. `tessera resume` sets spec.active back to true and they queue again.
+//
+// The timeout: the workload's annotation tessera.dev/idle-timeout (from its Job;
+// "30m", "2h"), else its ClusterQueue's, else kDefaultIdleTimeout. The idle clock
+// (annotation tessera.dev/idle-since) starts at the first pass that sees every
+// device of the workload idle in its agent's last sample, and resets when one is
+// busy or a sample is missing.
+#pragma once
+
+#include "common/time.h"
+#include "server/batched_writer.h"
+#include "server/cluster_gauges.h"
+#include "server/event_recorder.h"
+#include "server/controllers/job_controller.h"
+#include "server/object_cache.h"
+#include "server/workload_subsets.h"
+#include "server/controllers/controller.h"
+
+namespace tessera {
+
+inline constexpr Duration kDefaultIdleTimeout = Duration::Seconds(3600);
+inline constexpr double kIdleUtilization = 0.05;
+
+// `subsets`: the unfinished Workloads it may act on (admitted notebooks,
+// suspended workloads that may have been resumed).
+void ReconcileIdleWorkloads(const ObjectCache& cache, const WorkloadSubsets& subsets, const PodIndex& pods,
+                            const GpuUsageByDevice& usage, Timestamp now, BatchedWriter& writer, EventRecorder& events);
+
+// Inactive (spec.active: false): suspended, not to be admitted until resumed.
+bool WorkloadInactive(const nlohmann::json& workload);
+
+class IdleReclaimer final : public Controller {
+ public:
+  std::string_view name() const override { return "idle-reclaimer"; }
+  void Reconcile(PassContext& pass) override {
+    ReconcileIdleWorkloads(pass.cache, pass.workloads, pass.pods, pass.gpu_usage(), pass.now, pass.writer, pass.events);
+  }
+};
+
+}  // namespace tessera

@@ -1,0 +1,37 @@
+// The job controller: batch/v1 Jobs and Volcano Jobs become Workloads.
+//
+// A Job without its Workload gets one (queue from the kueue.x-k8s.io/queue-name
+// label or the Volcano queue, else the namespace's only LocalQueue; gang size
+// from minAvailable). A job-owned Workload whose Job is gone is deleted, with
+// its Pods.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/batched_writer.h"
+#include "server/object_cache.h"
+#include "server/pod_index.h"
+#include "server/controllers/controller.h"
+
+namespace tessera {
+
+// The job controller. Completed and failed Jobs are settled in the cache (the
+// owner gives it the tests), so a pass walks only the Jobs in flight; the
+// Workloads whose Job is gone are looked for only after a Job was removed.
+class JobController final : public Controller {
+ public:
+  std::string_view name() const override { return "job-controller"; }
+  void Reconcile(PassContext& pass) override { Reconcile(pass.cache, pass.pods, pass.now_text, pass.writer); }
+  // Adds the controller's writes to `writer`.
+  void Reconcile(const ObjectCache& cache, const PodIndex& pods, const std::string& now_text, BatchedWriter& writer);
+
+ private:
+  // The sum of the Job kinds' ObjectCache::removals at the last orphan scan.
+  std::optional<uint64_t> orphans_checked_at_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,41 @@
+// The workload lifecycle controller: what the Pods of an admitted Workload did
+// becomes the Workload's state and its Job's status.
+//
+//   - every Pod Succeeded            -> Workload Finished=True (Succeeded); its
+//                                       quota is released; Job Complete
+//   - a Pod Failed (the agent gave   -> Workload Finished=True (Failed) with the
+//     up restarting it)                 pod's reason; Job Failed
+// Finished Workloads keep their Pods (for logs and exit codes) but hold no quota.
+#pragma once
+
+#include <string>
+
+#include "common/time.h"
+#include "server/batched_writer.h"
+#include "server/event_recorder.h"
+#include "server/controllers/job_controller.h"
+#include "server/object_cache.h"
+#include "server/controllers/controller.h"
+
+namespace tessera {
+
+// Adds the controller's writes to `writer`. `admitted`: the unfinished
+// Workloads with an admission (WorkloadSubsets), the only ones it acts on.
+void ReconcileWorkloadLifecycle(const ObjectCache& cache, const ObjectCache::Active& admitted, const PodIndex& pods,
+                                Timestamp now, BatchedWriter& writer, EventRecorder& events);
+
+// Evicts an admitted Workload: Evicted=True with `reason`, and its Pods marked
+// for termination (the agents send SIGTERM, wait the grace period, SIGKILL,
+// then delete them); once they are gone the Workload returns to its queue.
+std::vector<WriteOp> EvictionOps(const StoredObject& workload, const PodIndex& pods, const std::string& reason,
+                                 const std::string& message, const std::string& now_text);
+
+class WorkloadLifecycleController final : public Controller {
+ public:
+  std::string_view name() const override { return "workload-lifecycle-controller"; }
+  void Reconcile(PassContext& pass) override {
+    ReconcileWorkloadLifecycle(pass.cache, pass.workloads.admitted(), pass.pods, pass.now, pass.writer, pass.events);
+  }
+};
+
+}  // namespace tessera
