@@ -18,7 +18,7 @@
 #include "client/client_config.h"
 #include "common/atomic_file.h"
 #include "common/time_format.h"
-#include "server/api_handler.h"
+#include "server/api/api_handler.h"
 
 namespace tessera {
 namespace {

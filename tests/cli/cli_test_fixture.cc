@@ -11,7 +11,7 @@
 #include "agent/node_registration.h"
 #include "cli/commands/apply_command.h"
 #include "cli/commands/client_commands.h"
-#include "server/api_handler.h"
+#include "server/api/api_handler.h"
 #include "tests/testing/test_dirs.h"
 #include "tests/testing/test_server.h"
 

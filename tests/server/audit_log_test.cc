@@ -1,4 +1,4 @@
-#include "server/audit_log.h"
+#include "server/api/audit_log.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -7,9 +7,9 @@
 #include <filesystem>
 
 #include "server/batched_writer.h"
-#include "server/claim_reclaimer.h"
+#include "server/controllers/claim_reclaimer.h"
 #include "server/event_recorder.h"
-#include "server/job_controller.h"
+#include "server/controllers/job_controller.h"
 #include "server/object_cache.h"
 #include "server/object_json.h"
 #include "server/workload_subsets.h"

@@ -3,7 +3,7 @@
 // a Service's slice holds, how it follows its pods (Ready or not, labels,
 // deletion, a named targetPort), that an unchanged slice is not written again,
 // and that the slices go with their Service.
-#include "server/endpointslice_controller.h"
+#include "server/controllers/endpointslice_controller.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

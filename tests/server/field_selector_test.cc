@@ -1,4 +1,4 @@
-#include "server/field_selector.h"
+#include "server/api/field_selector.h"
 
 #include <gtest/gtest.h>
 

@@ -15,7 +15,7 @@
 #include "agent/node_registration.h"
 #include "api/manifest.h"
 #include "client/api_client.h"
-#include "server/api_handler.h"
+#include "server/api/api_handler.h"
 #include "server/server.h"
 #include "tests/testing/api_polling.h"
 #include "tests/testing/read_file.h"

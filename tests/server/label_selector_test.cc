@@ -1,5 +1,5 @@
 // Label selectors in Kubernetes syntax.
-#include "server/label_selector.h"
+#include "server/api/label_selector.h"
 
 #include <gtest/gtest.h>
 

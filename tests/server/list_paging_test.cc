@@ -1,7 +1,7 @@
 // List paging on its own: the continue token round-trips and refuses what it
 // did not make; pages are cut in key order, after the token's key, counting
 // only objects the selector matches.
-#include "server/list_paging.h"
+#include "server/api/list_paging.h"
 
 #include <gtest/gtest.h>
 

@@ -12,7 +12,7 @@
 #include "client/api_client.h"
 #include "common/time_format.h"
 #include "domain/ipv4_cidr.h"
-#include "server/api_handler.h"
+#include "server/api/api_handler.h"
 #include "server/server.h"
 #include "tests/testing/api_polling.h"
 #include "tests/testing/test_dirs.h"

@@ -10,7 +10,7 @@
 
 #include "agent/node_registration.h"
 #include "common/time_format.h"
-#include "server/job_controller.h"
+#include "server/controllers/job_controller.h"
 #include "server/object_json.h"
 #include "server/scheduler_loop.h"
 #include "tests/testing/fresh_store.h"

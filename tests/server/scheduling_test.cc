@@ -15,7 +15,7 @@
 #include "cli/commands/usage_report.h"
 #include "client/api_client.h"
 #include "common/time_format.h"
-#include "server/api_handler.h"
+#include "server/api/api_handler.h"
 #include "server/server.h"
 #include "tests/testing/api_polling.h"
 #include "tests/testing/test_dirs.h"

@@ -1,7 +1,7 @@
 // The Services' address allocator (server/service_ip_allocator.h) on its own:
 // which addresses it gives, in what order, what it refuses, and that many
 // threads asking at once never get the same one.
-#include "server/service_ip_allocator.h"
+#include "server/api/service_ip_allocator.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The watch dispatcher on a real SQLite store, without HTTP: what a watcher
 // receives when it subscribes after writes that woke nobody (Notify is a no-op
 // without watchers) and while another thread keeps writing.
-#include "server/watch_hub.h"
+#include "server/api/watch_hub.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
