@@ -25,6 +25,7 @@
 #include "server/cluster_gauges.h"
 #include "server/controllers/clusterrole_aggregation.h"
 #include "server/controllers/job_controller.h"
+#include "server/controllers/job_lifecycle_controller.h"
 #include "server/controllers/namespace_controller.h"
 #include "server/controllers/node_lifecycle.h"
 #include "server/controllers/idle_reclaimer.h"
@@ -225,6 +226,9 @@ json PodFor(const StoredObject& so, const Workload& w, size_t p, const PodSetAss
   pod["metadata"]["labels"]["tessera.dev/workload"] = so.key.name;
   pod["spec"]["nodeName"] = node.name;
   pod["spec"]["schedulerName"] = "tessera";
+  if (StringAt(so.object, {"metadata", "annotations", kCompletionModeAnnotation}) == "Indexed") {
+    SetCompletionIndex(pod, static_cast<int64_t>(index));
+  }
   return pod;
 }
 
@@ -277,6 +281,7 @@ void SchedulerLoop::BuildControllers() {
   if (volume_root_) own(std::make_unique<ClaimReclaimer>(*volume_root_));
   own(std::make_unique<ClusterRoleAggregationController>(aggregated_rules_));
   own(std::make_unique<JobController>());
+  own(std::make_unique<JobLifecycleController>());
   own(std::make_unique<WorkloadLifecycleController>());
   own(std::make_unique<NodeLifecycleController>());
   controllers_.push_back(endpoint_slices_.get());
@@ -326,7 +331,11 @@ void SchedulerLoop::Run() {
   std::unique_lock lock(mu_);
   PassPacer pacer;
   while (!stop_) {
-    cv_.wait_for(lock, kResyncPeriod, [this] { return kicked_ || stop_; });
+    // At least every kResyncPeriod, sooner when a controller asked (a deadline,
+    // a back-off's end).
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(kResyncPeriod);
+    if (wake_at_) wait = std::clamp(std::chrono::milliseconds((*wake_at_ - clock_()).ms), std::chrono::milliseconds(0), wait);
+    cv_.wait_for(lock, wait, [this] { return kicked_ || stop_; });
     if (stop_) break;
     // A write after a quiet spell is scheduled at once; after a pass, the
     // pacer spaces the next (see PassPacer).
@@ -503,6 +512,10 @@ Status SchedulerLoop::RunOnce() {
     }
   }
   const GpuUsageByDevice& usage = pass.gpu_usage();
+  {
+    std::lock_guard lock(mu_);
+    wake_at_ = pass.wake_at();
+  }
 
   // 2. The snapshot; 3. decide.
   const PassInput in = BuildSnapshot(cache_, converted_, *approvals_, *budgets_);

@@ -178,6 +178,7 @@ class SchedulerLoop {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool kicked_ = false;
+  std::optional<Timestamp> wake_at_;  // the pass a controller asked for (PassContext::WakeAt)
   int64_t writes_since_pass_ = 0;  // API writes (Kick) since the last pass started
   bool stop_ = false;
   std::thread thread_;

@@ -180,7 +180,9 @@ TEST_F(AgentTest, TheServerProxiesLogsFromTheAgentAndFollowEndsWithThePod) {
 
 TEST_F(AgentTest, AFailingCommandEndsFailedWithItsExitCode) {
   StartAgent();
-  SubmitJob(Job("fails", "exit 3"));
+  json job = Job("fails", "exit 3");
+  job["spec"]["backoffLimit"] = 0;  // the first failure fails the Job (the default, 6, retries it)
+  SubmitJob(job);
   const json pod = WaitFor("/api/v1/namespaces/default/pods/job-fails-main-0", [](const json& p) { return Phase(p) == "Failed"; });
   EXPECT_EQ(pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 3);
   const json wl = WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-fails",

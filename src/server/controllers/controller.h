@@ -53,8 +53,16 @@ class PassContext {
   // asked for in a pass).
   const GpuUsageByDevice& gpu_usage();
 
+  // Asks for a pass no later than `t` (a deadline, the end of a back-off);
+  // without it the next pass comes when something changes, or within seconds.
+  void WakeAt(Timestamp t) {
+    if (!wake_at_ || t < *wake_at_) wake_at_ = t;
+  }
+  std::optional<Timestamp> wake_at() const { return wake_at_; }
+
  private:
   std::optional<GpuUsageByDevice> gpu_usage_;
+  std::optional<Timestamp> wake_at_;
 };
 
 class Controller {

@@ -33,6 +33,9 @@ void JobController::Reconcile(const ObjectCache& cache, const PodIndex& pods, co
                                !StringAt(job.object, {"spec", "queue"}).empty();
       const auto& queues = queues_in[job.key.ns];
       if (!names_queue && queues.size() == 1) (*wl)["spec"]["queueName"] = queues.front();
+      if (StringAt(job.object, {"spec", "completionMode"}) == "Indexed") {
+        (*wl)["metadata"]["annotations"][kCompletionModeAnnotation] = "Indexed";
+      }
       (*wl)["metadata"]["creationTimestamp"] = now_text;
       (*wl)["metadata"]["generation"] = 1;
       writer.Add(WriteOp{.op = WriteOp::Kind::kCreate, .key = ObjectKey{kWorkloadKind, job.key.ns, name}, .object = std::move(*wl)},

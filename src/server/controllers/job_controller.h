@@ -19,6 +19,9 @@
 
 namespace tessera {
 
+// On a Workload: "Indexed" when its Job's pods each take a completion index.
+inline constexpr const char* kCompletionModeAnnotation = "tessera.dev/completion-mode";
+
 // The job controller. Completed and failed Jobs are settled in the cache (the
 // owner gives it the tests), so a pass walks only the Jobs in flight; the
 // Workloads whose Job is gone are looked for only after a Job was removed.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/time_format.h"
+#include "server/controllers/job_lifecycle_controller.h"
 #include "server/object_json.h"
 
 namespace tessera {
@@ -12,22 +13,24 @@ using nlohmann::json;
 
 int64_t AdmittedPodCount(const json& workload) {
   int64_t n = 0;
-  const json& assignments = workload["status"]["admission"].value("podSetAssignments", json::array());
-  for (const json& a : assignments) n += a.value("count", 0);
+  for (const json& a : ArrayAt(workload, {"status", "admission", "podSetAssignments"})) {
+    if (a.is_object()) n += a.value("count", 0);
+  }
   return n;
 }
 
-// The terminated state of a pod's (first) container, if any.
+// The terminated state of a pod's (first) container, if any: a pointer into
+// the pod.
 const json* Terminated(const json& pod) {
-  const json& statuses = pod["status"].value("containerStatuses", json::array());
+  const json& statuses = ArrayAt(pod, {"status", "containerStatuses"});
   if (statuses.empty()) return nullptr;
-  auto state = statuses[0].find("state");
-  if (state == statuses[0].end()) return nullptr;
-  auto t = state->find("terminated");
-  return t == state->end() ? nullptr : &*t;
+  const json& t = ObjectAt(statuses[0], {"state", "terminated"});
+  return t.empty() ? nullptr : &t;
 }
 
-std::string FailureOf(const StoredObject& pod) {
+}  // namespace
+
+std::string PodFailureMessage(const StoredObject& pod) {
   std::string why = StringAt(pod.object, {"status", "message"});
   if (why.empty()) {
     if (const json* t = Terminated(pod.object)) {
@@ -38,9 +41,12 @@ std::string FailureOf(const StoredObject& pod) {
   return fmt::format("pod {} failed: {}", pod.key.name, why.empty() ? "no reason reported" : why);
 }
 
+namespace {
+
 // The owning Job's status, as the Job controllers of Kubernetes and Volcano show it.
 void AddJobStatus(const ObjectCache& cache, const StoredObject& workload, bool succeeded, int64_t pods_succeeded,
-                  int64_t pods_failed, const std::string& message, const std::string& now_text, BatchedWriter& writer) {
+                  int64_t pods_failed, const std::string& message, const std::string& now_text, BatchedWriter& writer,
+                  const std::string& failure_reason = "PodFailed") {
   const std::string job_name = StringAt(workload.object, {"metadata", "labels", "tessera.dev/job-name"});
   if (job_name.empty()) return;
   const json& owners = ObjectAt(workload.object, {"metadata"}).value("ownerReferences", json::array());
@@ -58,7 +64,7 @@ void AddJobStatus(const ObjectCache& cache, const StoredObject& workload, bool s
     status["succeeded"] = pods_succeeded;
     status["failed"] = pods_failed;
     status["completionTime"] = now_text;
-    SetCondition(next, succeeded ? "Complete" : "Failed", true, succeeded ? "Completed" : "PodFailed", message, now_text);
+    SetCondition(next, succeeded ? "Complete" : "Failed", true, succeeded ? "Completed" : failure_reason, message, now_text);
   }
   if (next == job->object) return;
   writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = job->key, .object = std::move(next), .expected_revision = job->revision},
@@ -87,14 +93,36 @@ std::vector<WriteOp> EvictionOps(const StoredObject& workload, const PodIndex& p
   return unit;
 }
 
-void ReconcileWorkloadLifecycle(const ObjectCache& cache, const ObjectCache::Active& admitted, const PodIndex& pods,
-                                Timestamp now, BatchedWriter& writer, EventRecorder& events) {
-  const std::string now_text = FormatRfc3339(now);
-  for (const auto& [key, held] : admitted) {
+bool IsBatchJobWorkload(const json& workload) {
+  const json& owners = ArrayAt(workload, {"metadata", "ownerReferences"});
+  return !owners.empty() && owners[0].is_object() && owners[0].value("apiVersion", "") == "batch/v1" &&
+         owners[0].value("kind", "") == "Job";
+}
+
+void ReconcileWorkloadLifecycle(PassContext& pass) {
+  const std::string& now_text = pass.now_text;
+  for (const auto& [key, held] : pass.workloads.admitted()) {
     const StoredObject& w = *held;
-    if (ConditionTrue(w.object, "Evicted")) continue;
-    auto it = pods.find(key);
-    if (it == pods.end()) continue;
+    if (ConditionTrue(w.object, "Evicted") || IsBatchJobWorkload(w.object)) continue;
+    auto it = pass.pods.find(key);
+    // Past its run-time limit: it ends, and what still runs stops.
+    if (std::optional<Timestamp> deadline = WorkloadDeadline(w.object)) {
+      if (pass.now < *deadline) {
+        pass.WakeAt(*deadline);
+      } else {
+        const std::string message = "the workload ran longer than its run-time limit (activeDeadlineSeconds)";
+        // Its pods stop as an eviction's do, but the workload is Finished, not
+        // Evicted: it does not go back to its queue.
+        std::vector<WriteOp> unit = EvictionOps(w, pass.pods, "DeadlineExceeded", message, now_text);
+        unit.front().object = w.object;
+        SetCondition(unit.front().object, "Finished", true, "DeadlineExceeded", message, now_text);
+        pass.writer.Add(std::move(unit), fmt::format("deadline of workload {}/{}", key.first, key.second));
+        pass.events.Record(pass.writer, w, EventRecorder::Type::kWarning, "DeadlineExceeded", message, pass.now);
+        AddJobStatus(pass.cache, w, false, 0, 0, message, now_text, pass.writer, "DeadlineExceeded");
+        continue;
+      }
+    }
+    if (it == pass.pods.end()) continue;
     int64_t succeeded = 0, failed = 0;
     const StoredObject* first_failed = nullptr;
     for (const StoredObject* pod : it->second) {
@@ -109,14 +137,15 @@ void ReconcileWorkloadLifecycle(const ObjectCache& cache, const ObjectCache::Act
     const bool all_succeeded = succeeded > 0 && succeeded == AdmittedPodCount(w.object);
     if (!all_succeeded && failed == 0) continue;
     const std::string message =
-        all_succeeded ? fmt::format("all {} pods succeeded", succeeded) : FailureOf(*first_failed);
+        all_succeeded ? fmt::format("all {} pods succeeded", succeeded) : PodFailureMessage(*first_failed);
     json next = w.object;
     SetCondition(next, "Finished", true, all_succeeded ? "Succeeded" : "Failed", message, now_text);
-    writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = w.key, .object = std::move(next), .expected_revision = w.revision},
-               fmt::format("finish workload {}/{}", key.first, key.second));
-    events.Record(writer, w, all_succeeded ? EventRecorder::Type::kNormal : EventRecorder::Type::kWarning,
-                  all_succeeded ? "Succeeded" : "Failed", message, now);
-    AddJobStatus(cache, w, all_succeeded, succeeded, failed, message, now_text, writer);
+    pass.writer.Add(
+        WriteOp{.op = WriteOp::Kind::kUpdate, .key = w.key, .object = std::move(next), .expected_revision = w.revision},
+        fmt::format("finish workload {}/{}", key.first, key.second));
+    pass.events.Record(pass.writer, w, all_succeeded ? EventRecorder::Type::kNormal : EventRecorder::Type::kWarning,
+                       all_succeeded ? "Succeeded" : "Failed", message, pass.now);
+    AddJobStatus(pass.cache, w, all_succeeded, succeeded, failed, message, now_text, pass.writer);
   }
 }
 

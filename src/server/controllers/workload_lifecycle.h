@@ -5,6 +5,10 @@
 //                                       quota is released; Job Complete
 //   - a Pod Failed (the agent gave   -> Workload Finished=True (Failed) with the
 //     up restarting it)                 pod's reason; Job Failed
+//   - its run-time limit passed      -> Workload Finished=True (Failed,
+//     (tessera.dev/max-run-seconds)     DeadlineExceeded); its Pods stopped
+// batch/v1 Jobs' Workloads are the job lifecycle controller's instead
+// (job_lifecycle_controller.h: completions, retries, the same deadline).
 // Finished Workloads keep their Pods (for logs and exit codes) but hold no quota.
 #pragma once
 
@@ -19,10 +23,9 @@
 
 namespace tessera {
 
-// Adds the controller's writes to `writer`. `admitted`: the unfinished
-// Workloads with an admission (WorkloadSubsets), the only ones it acts on.
-void ReconcileWorkloadLifecycle(const ObjectCache& cache, const ObjectCache::Active& admitted, const PodIndex& pods,
-                                Timestamp now, BatchedWriter& writer, EventRecorder& events);
+// Adds the controller's writes to `pass.writer`. It acts only on the
+// unfinished Workloads with an admission (pass.workloads.admitted()).
+void ReconcileWorkloadLifecycle(PassContext& pass);
 
 // Evicts an admitted Workload: Evicted=True with `reason`, and its Pods marked
 // for termination (the agents send SIGTERM, wait the grace period, SIGKILL,
@@ -30,12 +33,17 @@ void ReconcileWorkloadLifecycle(const ObjectCache& cache, const ObjectCache::Act
 std::vector<WriteOp> EvictionOps(const StoredObject& workload, const PodIndex& pods, const std::string& reason,
                                  const std::string& message, const std::string& now_text);
 
+// "pod NAME failed: exit code 3" (or the pod's own message, or the signal).
+std::string PodFailureMessage(const StoredObject& pod);
+
+// Whether the workload is a batch/v1 Job's (its lifecycle is the job lifecycle
+// controller's: completions, retries, deadline).
+bool IsBatchJobWorkload(const nlohmann::json& workload);
+
 class WorkloadLifecycleController final : public Controller {
  public:
   std::string_view name() const override { return "workload-lifecycle-controller"; }
-  void Reconcile(PassContext& pass) override {
-    ReconcileWorkloadLifecycle(pass.cache, pass.workloads.admitted(), pass.pods, pass.now, pass.writer, pass.events);
-  }
+  void Reconcile(PassContext& pass) override { ReconcileWorkloadLifecycle(pass); }
 };
 
 }  // namespace tessera

@@ -1,0 +1,221 @@
+// The batch/v1 Job lifecycle through the API, with the test as the node's
+// agent: it registers a node and writes the pods' phases and exit codes; the
+// server's loop (job_lifecycle_controller) does the rest: completions and
+// Indexed Jobs, backoffLimit with its back-off, podFailurePolicy, and
+// activeDeadlineSeconds.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "agent/node_registration.h"
+#include "client/api_client.h"
+#include "common/time_format.h"
+#include "server/api/api_handler.h"
+#include "server/server.h"
+#include "tests/testing/api_polling.h"
+#include "tests/testing/test_dirs.h"
+#include "tests/testing/test_server.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kPods = "/api/v1/namespaces/team/pods/";
+constexpr const char* kJobs = "/apis/batch/v1/namespaces/team/jobs/";
+
+class JobLifecycleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::FreshTestDir("tessera-joblife");
+    server_ = testing::StartLocalServer(dir_.string());
+    ASSERT_NE(server_, nullptr);
+    client_ = std::make_unique<ApiClient>(server_->url(), server_->admin_token());
+    Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}});
+    Create({{"apiVersion", "kueue.x-k8s.io/v1beta1"}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "gpu"}}}});
+    Create({{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+            {"kind", "ClusterQueue"},
+            {"metadata", {{"name", "cq"}}},
+            {"spec",
+             {{"namespaceSelector", json::object()},
+              {"resourceGroups",
+               {{{"coveredResources", {"nvidia.com/gpu"}},
+                 {"flavors", {{{"name", "gpu"}, {"resources", {{{"name", "nvidia.com/gpu"}, {"nominalQuota", 8}}}}}}}}}}}}});
+    Create({{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+            {"kind", "LocalQueue"},
+            {"metadata", {{"name", "default"}, {"namespace", "team"}}},
+            {"spec", {{"clusterQueue", "cq"}}}});
+    Node n{.name = "node-1", .cpu_milli = 64000, .memory_bytes = int64_t{512} << 30};
+    for (int g = 0; g < 8; ++g) {
+      n.gpus.push_back(GpuDevice{.index = g, .uuid = "gpu" + std::to_string(g), .model = "A100-80GB",
+                                 .memory_bytes = int64_t{80} << 30});
+    }
+    Create(NodeObject(n, true, Rfc3339Now()));
+  }
+  void TearDown() override {
+    client_.reset();
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void Create(const json& obj) {
+    auto r = client_->Request("POST", ObjectPath(obj, false), obj.dump());
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->status, 201) << obj.dump() << "\n" << r->body;
+  }
+  static json Job(const std::string& name, int parallelism, std::optional<int> completions) {
+    json container{{"name", "main"}, {"command", {"sleep", "3600"}},
+                   {"resources", {{"requests", {{"nvidia.com/gpu", 1}}}, {"limits", {{"nvidia.com/gpu", 1}}}}}};
+    json spec{{"parallelism", parallelism},
+              {"template", {{"spec", {{"containers", {container}}, {"restartPolicy", "Never"}}}}}};
+    if (completions) spec["completions"] = *completions;
+    return json{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", {{"name", name}, {"namespace", "team"}}},
+                {"spec", spec}};
+  }
+  json WaitFor(const std::string& path, const std::function<bool(const json&)>& ready) {
+    return WaitForObject(*client_, path, ready);
+  }
+  json WaitForPod(const std::string& name) {
+    return WaitFor(kPods + name, [](const json& p) { return p.contains("metadata"); });
+  }
+  // As the agent reports a pod's end: its phase and its container's exit code,
+  // `ended_ago` seconds ago.
+  void EndPod(const std::string& name, int exit_code, int ended_ago = 0) {
+    json pod = WaitForPod(name);
+    const std::string at = FormatRfc3339(SystemNow() + Duration::Seconds(-ended_ago));
+    pod["status"]["phase"] = exit_code == 0 ? "Succeeded" : "Failed";
+    pod["status"]["containerStatuses"] = {
+        {{"name", "main"}, {"state", {{"terminated", {{"exitCode", exit_code}, {"finishedAt", at}}}}}}};
+    auto r = client_->Request("PUT", std::string(kPods) + name + "/status", pod.dump());
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->status, 200) << r->body;
+  }
+  void RunPod(const std::string& name) {
+    json pod = WaitForPod(name);
+    pod["status"]["phase"] = "Running";
+    auto r = client_->Request("PUT", std::string(kPods) + name + "/status", pod.dump());
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->status, 200) << r->body;
+  }
+  static std::string IndexEnv(const json& pod) {
+    for (const json& e : pod["spec"]["containers"][0].value("env", json::array())) {
+      if (e.value("name", "") == "JOB_COMPLETION_INDEX") return e.value("value", "");
+    }
+    return "";
+  }
+  static std::string JobCondition(const json& job, const char* type, const char* field) {
+    return ConditionField(job, type, field);
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<ApiClient> client_;
+};
+
+TEST_F(JobLifecycleTest, AnIndexedJobRunsEveryIndexOnItsSlotsAndCompletes) {
+  // completions 4, parallelism 2: slots 0 and 1 start indexes 0 and 1; each
+  // slot whose pod succeeds takes the next index left (2, then 3).
+  json job = Job("array", 2, 4);
+  job["spec"]["completionMode"] = "Indexed";
+  Create(job);
+  EXPECT_EQ(IndexEnv(WaitForPod("job-array-main-0")), "0");
+  EXPECT_EQ(IndexEnv(WaitForPod("job-array-main-1")), "1");
+  EndPod("job-array-main-0", 0);
+  const json third = WaitForPod("job-array-main-0-1");
+  EXPECT_EQ(IndexEnv(third), "2");
+  EXPECT_EQ(third["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"], "2");
+  EXPECT_EQ(third["spec"]["nodeName"], "node-1") << "the slot's placement is kept";
+  EndPod("job-array-main-1", 0);
+  EXPECT_EQ(IndexEnv(WaitForPod("job-array-main-1-1")), "3");
+  EndPod("job-array-main-0-1", 0);
+  EndPod("job-array-main-1-1", 0);
+  const json done = WaitFor(std::string(kJobs) + "array", [](const json& j) { return JobCondition(j, "Complete", "status") == "True"; });
+  EXPECT_EQ(done["status"]["succeeded"], 4);
+  EXPECT_EQ(done["status"]["completedIndexes"], "0-3");
+  EXPECT_EQ(done["status"]["active"], 0);
+}
+
+TEST_F(JobLifecycleTest, AFailedPodIsRetriedUntilTheBackoffLimitIsPassed) {
+  // backoffLimit 1: the first failure is retried (its back-off, 10 s, has
+  // passed: it ended 11 s ago); the second (2 > 1) fails the Job.
+  json job = Job("flaky", 1, 1);
+  job["spec"]["backoffLimit"] = 1;
+  Create(job);
+  EndPod("job-flaky-main-0", 3, 11);
+  const json retry = WaitForPod("job-flaky-main-0-1");
+  EXPECT_EQ(retry["metadata"]["annotations"]["tessera.dev/attempt"], "1");
+  EXPECT_EQ(WaitFor(std::string(kJobs) + "flaky", [](const json& j) { return j.value("status", json::object()).value("failed", 0) == 1; })
+                ["status"]["active"],
+            1);
+  EndPod("job-flaky-main-0-1", 3);
+  const json failed = WaitFor(std::string(kJobs) + "flaky", [](const json& j) { return JobCondition(j, "Failed", "status") == "True"; });
+  EXPECT_EQ(JobCondition(failed, "Failed", "reason"), "BackoffLimitExceeded");
+  EXPECT_EQ(JobCondition(failed, "Failed", "message"), "Job has reached the specified backoff limit");
+  EXPECT_EQ(failed["status"]["failed"], 2);
+  const json wl = WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/team/workloads/job-flaky",
+                          [](const json& w) { return ConditionField(w, "Finished", "status") == "True"; });
+  EXPECT_NE(ConditionField(wl, "Finished", "message").find("exit code 3"), std::string::npos)
+      << ConditionField(wl, "Finished", "message");
+}
+
+TEST_F(JobLifecycleTest, ARetryWaitsForItsBackoff) {
+  // A failure that just happened is retried only after 10 s: a pass now
+  // creates no replacement (checked 2 s on, several passes later).
+  json job = Job("patient", 1, 1);
+  Create(job);
+  EndPod("job-patient-main-0", 1);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  auto r = client_->Request("GET", std::string(kPods) + "job-patient-main-0-1");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 404) << "retried before its back-off ended";
+}
+
+TEST_F(JobLifecycleTest, PodFailurePolicyFailJobEndsTheJobAtOnceAndIgnoreRetriesWithoutCounting) {
+  // Exit 42 is FailJob, exit 7 Ignore: the 7 is retried with no failure
+  // counted (and no back-off), then the 42 fails the Job though backoffLimit is 6.
+  json job = Job("policy", 1, 1);
+  job["spec"]["podFailurePolicy"] = {
+      {"rules",
+       {{{"action", "FailJob"}, {"onExitCodes", {{"containerName", "main"}, {"operator", "In"}, {"values", {42}}}}},
+        {{"action", "Ignore"}, {"onExitCodes", {{"operator", "In"}, {"values", {7}}}}}}}};
+  Create(job);
+  EndPod("job-policy-main-0", 7);
+  WaitForPod("job-policy-main-0-1");
+  EndPod("job-policy-main-0-1", 42);
+  const json failed = WaitFor(std::string(kJobs) + "policy", [](const json& j) { return JobCondition(j, "Failed", "status") == "True"; });
+  EXPECT_EQ(JobCondition(failed, "Failed", "reason"), "PodFailurePolicy");
+  EXPECT_EQ(JobCondition(failed, "Failed", "message"),
+            "Container main for pod team/job-policy-main-0-1 failed with exit code 42 matching FailJob rule at index 0");
+  EXPECT_EQ(failed["status"]["failed"], 1) << "the ignored failure is not counted";
+}
+
+TEST_F(JobLifecycleTest, ActiveDeadlineSecondsFailsTheJobAndStopsItsPods) {
+  // activeDeadlineSeconds 2: two seconds after its admission the Job fails
+  // (DeadlineExceeded) and its running pod is told to stop; the loop wakes
+  // for the deadline instead of waiting for its resync.
+  json job = Job("overrun", 1, 1);
+  job["spec"]["activeDeadlineSeconds"] = 2;
+  Create(job);
+  RunPod("job-overrun-main-0");
+  const json failed = WaitFor(std::string(kJobs) + "overrun", [](const json& j) { return JobCondition(j, "Failed", "status") == "True"; });
+  EXPECT_EQ(JobCondition(failed, "Failed", "reason"), "DeadlineExceeded");
+  EXPECT_EQ(JobCondition(failed, "Failed", "message"), "Job was active longer than specified deadline");
+  const json pod = WaitFor(std::string(kPods) + "job-overrun-main-0",
+                           [](const json& p) { return p["metadata"].contains("deletionTimestamp"); });
+  EXPECT_EQ(pod["status"]["reason"], "DeadlineExceeded");
+}
+
+TEST_F(JobLifecycleTest, ANonIndexedJobStartsANewPodPerCompletionLeft) {
+  // completions 3, parallelism 1: one slot runs three pods in turn.
+  Create(Job("serial", 1, 3));
+  EndPod("job-serial-main-0", 0);
+  EndPod("job-serial-main-0-1", 0);
+  EndPod("job-serial-main-0-2", 0);
+  const json done = WaitFor(std::string(kJobs) + "serial", [](const json& j) { return JobCondition(j, "Complete", "status") == "True"; });
+  EXPECT_EQ(done["status"]["succeeded"], 3);
+  EXPECT_FALSE(done["status"].contains("completedIndexes"));
+}
+
+}  // namespace
+}  // namespace tessera
