@@ -1,0 +1,287 @@
+// The repository's examples/ as a newcomer applies them (examples/README.md):
+// every manifest under examples/ goes through the real `tessera apply` to a
+// real `tessera server`, the quickstart first, on two simulated GPU nodes run
+// by real agents (8 x H100-80GB and 4 x A100-80GB, the models the quickstart's
+// ResourceFlavors select by the label nvidia.com/gpu.product). Each manifest
+// outside examples/quickstart/ is one workload whose first line states its
+// outcome:
+//
+//   # expect: admitted
+//   # expect: pending <Reason> "<text>"
+//
+// "admitted": every Workload the object owns has its Admitted condition True.
+// "pending": none is admitted, and its QuotaReserved condition has reason
+// <Reason> and a message containing <text> (what `tessera describe workload`
+// prints as "Pending:").
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "api/manifest.h"
+#include "client/api_client.h"
+#include "tests/integration/tessera_processes.h"
+#include "tests/testing/read_file.h"
+#include "tests/testing/test_dirs.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+fs::path ExamplesDir() { return fs::path(TESSERA_SOURCE_DIR) / "examples"; }
+
+bool IsManifest(const fs::path& p) {
+  const std::string ext = p.extension().string();
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
+// The manifest files of one directory of examples/, sorted, as `tessera apply
+// -f DIR` reads them.
+std::vector<fs::path> ManifestsIn(const fs::path& dir) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.is_regular_file() && IsManifest(e.path())) files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The directories of examples/ that hold manifests, the quickstart first and
+// the others in name order (workloads/, and those added later).
+std::vector<fs::path> ExampleDirs() {
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::recursive_directory_iterator(ExamplesDir())) {
+    if (e.is_directory() && !ManifestsIn(e.path()).empty()) dirs.push_back(e.path());
+  }
+  std::sort(dirs.begin(), dirs.end(), [](const fs::path& a, const fs::path& b) {
+    const bool qa = a.filename() == "quickstart", qb = b.filename() == "quickstart";
+    return qa != qb ? qa : a < b;
+  });
+  return dirs;
+}
+
+// What a workload file's first line promises.
+struct Expectation {
+  bool admitted = false;
+  std::string reason;  // pending: the QuotaReserved condition's reason
+  std::string text;    // pending: a part of its message
+};
+
+std::optional<Expectation> ParseExpectation(const std::string& first_line) {
+  static const std::regex kAdmitted(R"(# expect: admitted\s*)");
+  static const std::regex kPending(R"re(# expect: pending ([A-Za-z]+) "([^"]+)"\s*)re");
+  std::smatch m;
+  if (std::regex_match(first_line, kAdmitted)) return Expectation{.admitted = true};
+  if (std::regex_match(first_line, m, kPending)) return Expectation{.reason = m[1], .text = m[2]};
+  return std::nullopt;
+}
+
+// One file of examples/ outside the quickstart: its one object and what it expects.
+struct WorkloadExample {
+  fs::path file;
+  std::string stated;  // its first line
+  Expectation expect;
+  std::string api_version, kind, ns, name;
+};
+
+// Every workload example, or a failure naming the file that breaks the
+// convention (no `# expect:` line, or not exactly one object).
+std::vector<WorkloadExample> WorkloadExamples() {
+  std::vector<WorkloadExample> out;
+  for (const fs::path& dir : ExampleDirs()) {
+    if (dir.filename() == "quickstart") continue;
+    for (const fs::path& file : ManifestsIn(dir)) {
+      const std::string text = testing::ReadFile(file);
+      const std::string first = text.substr(0, text.find('\n'));
+      auto expect = ParseExpectation(first);
+      EXPECT_TRUE(expect.has_value()) << file << ": the first line must be `# expect: admitted` or `# expect: pending "
+                                      << "<Reason> \"<text>\"` (examples/README.md); it is: " << first;
+      auto docs = ParseManifests(text);
+      EXPECT_TRUE(docs.has_value()) << file << ": " << (docs ? "" : docs.error().ToString());
+      if (!expect || !docs) continue;
+      EXPECT_EQ(docs->size(), 1u) << file << ": one workload per file, so that its first line speaks for it";
+      if (docs->size() != 1) continue;
+      const json& obj = docs->front().object;
+      const json meta = obj.value("metadata", json::object());
+      out.push_back(WorkloadExample{.file = file,
+                                    .stated = first,
+                                    .expect = *expect,
+                                    .api_version = obj.value("apiVersion", ""),
+                                    .kind = obj.value("kind", ""),
+                                    .ns = meta.value("namespace", "default"),
+                                    .name = meta.value("name", "")});
+    }
+  }
+  return out;
+}
+
+// Every example file's first line states its outcome in the form above, and
+// holds one object: a file that does not is named, with what to write.
+TEST(ExamplesFilesTest, EveryWorkloadFileStatesItsOutcomeOnItsFirstLine) {
+  ASSERT_TRUE(fs::is_directory(ExamplesDir())) << ExamplesDir();
+  const std::vector<WorkloadExample> examples = WorkloadExamples();
+  // Today: a batch/v1 Job on a fraction, a Volcano gang, and a Job over its queue's quota.
+  EXPECT_GE(examples.size(), 3u);
+  const bool some_pending = std::any_of(examples.begin(), examples.end(),
+                                        [](const WorkloadExample& e) { return !e.expect.admitted; });
+  EXPECT_TRUE(some_pending) << "at least one example shows a workload waiting, and why";
+}
+
+class ExamplesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::FreshTestDir("tessera-examples");
+    server_ = StartServer((dir_ / "server").string());
+    ASSERT_FALSE(server_.url.empty());
+    token_ = ReadToken((dir_ / "server").string());
+    client_ = std::make_unique<ApiClient>(server_.url, token_);
+    // The nodes the quickstart's flavors select: each agent labels its node
+    // nvidia.com/gpu.product with the model of its simulated GPUs.
+    for (const auto& [node, gpus] : std::map<std::string, std::string>{{"node-h100", "8xH100-80GB"},
+                                                                       {"node-a100", "4xA100-80GB"}}) {
+      agents_[node] = StartAgent(server_.url, token_, node, (dir_ / node).string(), {"--gpus", gpus});
+      ASSERT_GT(agents_[node], 0) << node;
+    }
+  }
+  void TearDown() override {
+    const std::vector<pid_t> fences = AgentFences(dir_, agents_);
+    for (const auto& [node, pid] : agents_) {
+      KillProcess(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    KillProcess(server_.pid, SIGKILL);
+    waitpid(server_.pid, nullptr, 0);
+    // The fences see their agents' directories go and end the examples' pods.
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+    EXPECT_TRUE(WaitUntil([&] { return std::none_of(fences.begin(), fences.end(), ProcessAlive); }, 10))
+        << "a fence (and the pods it guards) outlived the test";
+  }
+
+  // `tessera apply -f PATH` with the real binary, as the admin: its exit code and output.
+  std::pair<int, std::string> Apply(const fs::path& path) {
+    const std::string command = fmt::format("'{}' apply -f '{}' --server '{}' --token-file '{}' 2>&1", TESSERA_BINARY,
+                                            path.string(), server_.url, (dir_ / "server" / "admin.token").string());
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) return {-1, "popen failed"};
+    std::string out;
+    std::array<char, 4096> buf{};
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+    const int status = pclose(pipe);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  }
+
+  // The Workloads that `example`'s object owns (by its ownerReferences).
+  std::vector<json> OwnedWorkloads(const WorkloadExample& example) {
+    std::vector<json> owned;
+    auto r = client_->Request("GET", fmt::format("/apis/kueue.x-k8s.io/v1beta1/namespaces/{}/workloads", example.ns));
+    if (!r || r->status != 200) return owned;
+    const json list = json::parse(r->body, nullptr, false);
+    if (!list.is_object()) return owned;
+    for (const json& w : list.value("items", json::array())) {
+      for (const json& owner : w.value("metadata", json::object()).value("ownerReferences", json::array())) {
+        if (owner.value("apiVersion", "") == example.api_version && owner.value("kind", "") == example.kind &&
+            owner.value("name", "") == example.name) {
+          owned.push_back(w);
+        }
+      }
+    }
+    return owned;
+  }
+
+  static std::optional<json> Condition(const json& workload, const std::string& type) {
+    for (const json& c : workload.value("status", json::object()).value("conditions", json::array())) {
+      if (c.value("type", "") == type) return c;
+    }
+    return std::nullopt;
+  }
+
+  // "" when `workload` is as `expect` says; else what it is instead.
+  static std::string Mismatch(const json& workload, const Expectation& expect) {
+    const std::optional<json> admitted = Condition(workload, "Admitted");
+    const bool is_admitted = admitted && admitted->value("status", "") == "True";
+    const std::optional<json> reserved = Condition(workload, "QuotaReserved");
+    const std::string reason = reserved ? reserved->value("reason", "") : "";
+    const std::string message = reserved ? reserved->value("message", "") : "";
+    const std::string now = is_admitted ? "admitted" : fmt::format("pending {} \"{}\"", reason, message);
+    if (expect.admitted) return is_admitted ? "" : now;
+    if (is_admitted || reason != expect.reason || message.find(expect.text) == std::string::npos) return now;
+    return "";
+  }
+
+  // "" when every Workload of `example` is as its file says; else what is not.
+  std::string Check(const WorkloadExample& example) {
+    const std::vector<json> owned = OwnedWorkloads(example);
+    if (owned.empty()) return "no Workload owned by it (yet)";
+    for (const json& w : owned) {
+      if (std::string m = Mismatch(w, example.expect); !m.empty()) {
+        return fmt::format("Workload {}: {}", w["metadata"].value("name", ""), m);
+      }
+    }
+    return "";
+  }
+
+  fs::path dir_;
+  ServerProcess server_;
+  std::string token_;
+  std::unique_ptr<ApiClient> client_;
+  std::map<std::string, pid_t> agents_;
+};
+
+// The quickstart (namespaces, priority classes, flavors, cluster and local
+// queues, RBAC, network policies) applies to a fresh server without an error:
+// every object is created.
+TEST_F(ExamplesTest, TheQuickstartAppliesToAFreshServer) {
+  auto [rc, out] = Apply(ExamplesDir() / "quickstart");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(out.find("error"), std::string::npos) << out;
+  for (size_t at = 0; at < out.size();) {
+    const size_t nl = out.find('\n', at);
+    const std::string line = out.substr(at, nl - at);
+    EXPECT_TRUE(line.ends_with(" created")) << line;
+    at = nl == std::string::npos ? out.size() : nl + 1;
+  }
+}
+
+// Every example applied in the README's order (the quickstart, then each
+// other directory of examples/): each workload ends admitted, or waits with
+// the reason and words its first line states. The outcomes hold whatever
+// order the scheduler takes the workloads in: the admitted ones fit in their
+// queues' quota (borrowing included) and on the nodes together, and the
+// pending one asks for more than its queue may ever hold.
+TEST_F(ExamplesTest, EachWorkloadIsAdmittedOrWaitsForTheReasonItsFileStates) {
+  const std::vector<WorkloadExample> examples = WorkloadExamples();
+  ASSERT_FALSE(examples.empty());
+  for (const fs::path& dir : ExampleDirs()) {
+    auto [rc, out] = Apply(dir);
+    ASSERT_EQ(rc, 0) << dir << ":\n" << out;
+  }
+  std::map<fs::path, std::string> mismatch;
+  WaitUntil(
+      [&] {
+        for (const WorkloadExample& e : examples) mismatch[e.file] = Check(e);
+        return std::all_of(mismatch.begin(), mismatch.end(), [](const auto& m) { return m.second.empty(); });
+      },
+      60);
+  for (const WorkloadExample& e : examples) {
+    EXPECT_EQ(mismatch[e.file], "") << e.file.filename().string() << " (" << e.kind << " " << e.ns << "/" << e.name
+                                    << ") states " << e.stated;
+  }
+}
+
+}  // namespace
+}  // namespace tessera
