@@ -9,10 +9,10 @@
 //   # expect: admitted
 //   # expect: pending <Reason> "<text>"
 //
-// "admitted": every Workload the object owns has its Admitted condition True.
-// "pending": none is admitted, and its QuotaReserved condition has reason
-// <Reason> and a message containing <text> (what `tessera describe workload`
-// prints as "Pending:").
+// "admitted": every Workload the object owns has its Admitted condition True,
+// and its pods (as many as its pod sets count) run. "pending": none is
+// admitted, and its QuotaReserved condition has reason <Reason> and a message
+// containing <text> (what `tessera describe workload` prints as "Pending:").
 //
 // And examples/traces/small.csv, the README's `tessera sim` example: it is
 // what its generator writes, and the built-in policies come out apart on it.
@@ -23,16 +23,21 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "api/manifest.h"
 #include "client/api_client.h"
@@ -181,11 +186,20 @@ class ExamplesTest : public ::testing::Test {
     }
     KillProcess(server_.pid, SIGKILL);
     waitpid(server_.pid, nullptr, 0);
-    // The fences see their agents' directories go and end the examples' pods.
+    // Each fence reads its agent's list of pods every 100 ms and, when the
+    // directory goes, kills the pods of the list it read last: give it a read
+    // of the final list (the agents are dead, it changes no more).
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     std::error_code ec;
     fs::remove_all(dir_, ec);
     EXPECT_TRUE(WaitUntil([&] { return std::none_of(fences.begin(), fences.end(), ProcessAlive); }, 10))
         << "a fence (and the pods it guards) outlived the test";
+    // None of the examples' pods outlives the test, whatever a fence missed.
+    const std::map<pid_t, std::string> left = PodsOfThisServer();
+    for (const auto& [pid, pod] : left) {
+      KillProcess(pid, SIGKILL);
+      std::cerr << "note: process " << pid << " of pod " << pod << " outlived its node's fence; killed\n";
+    }
   }
 
   // `tessera apply -f PATH` with the real binary, as the admin: its exit code and output.
@@ -232,16 +246,63 @@ class ExamplesTest : public ::testing::Test {
     return "";
   }
 
+  // "" when the pods of admitted `workload` all run, as many as its pod sets
+  // count; else what they are instead.
+  std::string PodsNotRunning(const json& workload, const std::string& ns) {
+    const std::string name = workload["metadata"].value("name", "");
+    int64_t expected = 0;
+    for (const json& ps : workload.value("spec", json::object()).value("podSets", json::array())) {
+      expected += ps.value("count", 1);
+    }
+    auto r = client_->Request(
+        "GET", fmt::format("/api/v1/namespaces/{}/pods?labelSelector=tessera.dev/workload%3D{}", ns, name));
+    const json list = r && r->status == 200 ? json::parse(r->body, nullptr, false) : json();
+    std::vector<std::string> phases;
+    for (const json& pod : list.is_object() ? list.value("items", json::array()) : json::array()) {
+      phases.push_back(pod.value("status", json::object()).value("phase", "(no phase)"));
+    }
+    const bool all_running =
+        std::all_of(phases.begin(), phases.end(), [](const std::string& p) { return p == "Running"; });
+    if (static_cast<int64_t>(phases.size()) == expected && all_running) return "";
+    return fmt::format("admitted, but its pods are not all running: {} of {} pods, phases {}", phases.size(), expected,
+                       ::testing::PrintToString(phases));
+  }
+
   // "" when every Workload of `example` is as its file says; else what is not.
   std::string Check(const WorkloadExample& example) {
     const std::vector<json> owned = OwnedWorkloads(example);
     if (owned.empty()) return "no Workload owned by it (yet)";
     for (const json& w : owned) {
-      if (std::string m = Mismatch(w, example.expect); !m.empty()) {
-        return fmt::format("Workload {}: {}", w["metadata"].value("name", ""), m);
-      }
+      std::string m = Mismatch(w, example.expect);
+      if (m.empty() && example.expect.admitted) m = PodsNotRunning(w, example.ns);
+      if (!m.empty()) return fmt::format("Workload {}: {}", w["metadata"].value("name", ""), m);
     }
     return "";
+  }
+
+  // The processes whose environment names this test's server (TESSERA_SERVER,
+  // which the agents give every pod of host networking), by pid, with their
+  // pod's name (TESSERA_POD_NAME).
+  std::map<pid_t, std::string> PodsOfThisServer() const {
+    std::map<pid_t, std::string> pods;
+    const std::string server = "TESSERA_SERVER=" + server_.url, pod = "TESSERA_POD_NAME=";
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc", ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+      const std::string environ = testing::ReadFile(e.path() / "environ");
+      bool ours = false;
+      std::string pod_name;
+      for (size_t at = 0; at < environ.size();) {
+        const size_t end = std::min(environ.find('\0', at), environ.size());
+        const std::string_view var(environ.data() + at, end - at);
+        ours = ours || var == server;
+        if (var.starts_with(pod)) pod_name = var.substr(pod.size());
+        at = end + 1;
+      }
+      if (ours) pods[std::stoi(name)] = pod_name;
+    }
+    return pods;
   }
 
   fs::path dir_;
