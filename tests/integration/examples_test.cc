@@ -285,6 +285,7 @@ class ExamplesTest : public ::testing::Test {
   // pod's name (TESSERA_POD_NAME).
   std::map<pid_t, std::string> PodsOfThisServer() const {
     std::map<pid_t, std::string> pods;
+    if (server_.url.empty()) return pods;  // no server started, so no pod of its
     const std::string server = "TESSERA_SERVER=" + server_.url, pod = "TESSERA_POD_NAME=";
     std::error_code ec;
     for (const auto& e : fs::directory_iterator("/proc", ec)) {
