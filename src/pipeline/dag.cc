@@ -44,9 +44,7 @@ Bindings EarlyBindings(const Step& step, const ParameterValues& values, const js
   return out;
 }
 
-std::string_view SummaryName(NodeState s) {
-  return s == NodeState::kCached ? "Succeeded" : NodeStateName(s);
-}
+std::string_view SummaryName(NodeState s) { return s == NodeState::kCached ? "Succeeded" : NodeStateName(s); }
 
 }  // namespace
 
@@ -68,8 +66,8 @@ Result<Dag> Expand(const PipelineSpec& spec, const ParameterValues& values) {
   // 1. Values for every parameter.
   for (const Parameter& p : spec.parameters) {
     if (!values.contains(p.name)) {
-      return Err(Status::InvalidArgument(fmt::format(
-          "spec.parameters: no value for parameter \"{}\" (resolve the run's parameters first)", p.name)));
+      return Err(Status::InvalidArgument(
+          fmt::format("spec.parameters: no value for parameter \"{}\" (resolve the run's parameters first)", p.name)));
     }
   }
 
@@ -145,9 +143,9 @@ Result<Dag> Expand(const PipelineSpec& spec, const ParameterValues& values) {
     dag.steps[node.step].nodes.emplace_back(static_cast<int32_t>(i));
     dag.by_name.emplace(node.name, NodeId(static_cast<int32_t>(i)));
   }
-  for (DagStep& step : dag.steps) std::sort(step.nodes.begin(), step.nodes.end(), [&](NodeId a, NodeId b) {
-    return dag.node(a).item < dag.node(b).item;
-  });
+  for (DagStep& step : dag.steps)
+    std::sort(step.nodes.begin(), step.nodes.end(),
+              [&](NodeId a, NodeId b) { return dag.node(a).item < dag.node(b).item; });
   for (DagNode& node : dag.nodes) {
     std::set<std::string> inputs;
     for (NodeId d : node.deps) inputs.insert(dag.node(d).name);
@@ -173,7 +171,8 @@ std::string StepStatusText(const Dag& dag, size_t step, const NodeStates& states
     any_started |= s != NodeState::kPending;
     all_skipped &= s == NodeState::kSkipped;
   }
-  if (dag.steps[step].nodes.size() == 1) return std::string(SummaryName(StatusOf(states, dag.node(dag.steps[step].nodes[0]).name).state));
+  if (dag.steps[step].nodes.size() == 1)
+    return std::string(SummaryName(StatusOf(states, dag.node(dag.steps[step].nodes[0]).name).state));
   if (any_failed) return "Failed";
   if (any_omitted) return "Omitted";
   if (any_unfinished) return any_started ? "Running" : "Pending";

@@ -46,13 +46,13 @@ namespace tessera::pipeline {
 using NodeId = StrongId<struct DagNodeTag>;
 
 struct DagNode {
-  std::string name;              // "train-1"; the step's name when it is not fanned out
-  size_t step = 0;               // index into Dag::steps
-  std::optional<size_t> item;    // index into the step's withItems
-  nlohmann::json pod_template;   // params and item substituted; {{steps.*}} as written
-  Bindings bindings;             // the values of the params and item references its step makes
-  std::string when;              // its step's condition as written; "" when none
-  std::vector<NodeId> deps;      // direct upstream nodes, ascending
+  std::string name;             // "train-1"; the step's name when it is not fanned out
+  size_t step = 0;              // index into Dag::steps
+  std::optional<size_t> item;   // index into the step's withItems
+  nlohmann::json pod_template;  // params and item substituted; {{steps.*}} as written
+  Bindings bindings;            // the values of the params and item references its step makes
+  std::string when;             // its step's condition as written; "" when none
+  std::vector<NodeId> deps;     // direct upstream nodes, ascending
   std::vector<NodeId> dependents;
   // The nodes whose outputs it reads: its deps and the nodes of every step its
   // {{steps.*}} references name. Sorted by name; what CacheKey hashes.
@@ -67,7 +67,7 @@ struct DagStep {
   std::optional<WhenExpr> when;
   std::set<std::string> references;  // Reference::Key() of every reference it makes
   bool fanned_out = false;
-  std::vector<NodeId> nodes;         // in item order
+  std::vector<NodeId> nodes;  // in item order
 };
 
 struct Dag {

@@ -20,9 +20,10 @@ namespace {
 bool IsDone(NodeState s) { return s == NodeState::kSucceeded || s == NodeState::kCached || s == NodeState::kSkipped; }
 
 std::string FailureText(const DagNode& node, const NodeStatus& status) {
-  std::string out = status.attempts > 0 && !status.permanent
-                        ? fmt::format("{} failed after {} attempt{}", node.name, status.attempts, status.attempts == 1 ? "" : "s")
-                        : fmt::format("{} failed", node.name);
+  std::string out =
+      status.attempts > 0 && !status.permanent
+          ? fmt::format("{} failed after {} attempt{}", node.name, status.attempts, status.attempts == 1 ? "" : "s")
+          : fmt::format("{} failed", node.name);
   if (!status.message.empty()) out += ": " + status.message;
   return out;
 }

@@ -41,9 +41,9 @@ std::optional<NodeState> ParseNodeState(std::string_view name);
 struct NodeStatus {
   NodeState state = NodeState::kPending;
   int32_t attempts = 0;
-  Timestamp finished_at;   // when the last attempt ended; the back-off counts from it
-  bool permanent = false;  // Failed, and not to be retried whatever attempts remain
-  std::string message;     // why it failed, was skipped or omitted
+  Timestamp finished_at;                    // when the last attempt ended; the back-off counts from it
+  bool permanent = false;                   // Failed, and not to be retried whatever attempts remain
+  std::string message;                      // why it failed, was skipped or omitted
   std::optional<std::string> resumed_from;  // the run whose outputs it carries over
 };
 

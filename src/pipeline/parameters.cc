@@ -38,7 +38,8 @@ Result<ParameterValues> ResolveParameters(const PipelineSpec& spec, const nlohma
         } else {
           hint = fmt::format(" (it declares {})", fmt::join(declared, ", "));
         }
-        return Err(Status::InvalidArgument(fmt::format("{}.name: the pipeline has no parameter \"{}\"{}", at, name, hint)));
+        return Err(
+            Status::InvalidArgument(fmt::format("{}.name: the pipeline has no parameter \"{}\"{}", at, name, hint)));
       }
       if (auto [it, fresh] = given_at.emplace(name, i); !fresh) {
         return Err(Status::InvalidArgument(
@@ -46,7 +47,8 @@ Result<ParameterValues> ResolveParameters(const PipelineSpec& spec, const nlohma
       }
       const nlohmann::json* v = JsonFind(item, "value");
       if (v == nullptr) return Err(Status::InvalidArgument(fmt::format("{}.value: is required", at)));
-      if (!v->is_string() && !v->is_number() && !v->is_boolean()) return Err(JsonTypeError(at + ".value", "a string", *v));
+      if (!v->is_string() && !v->is_number() && !v->is_boolean())
+        return Err(JsonTypeError(at + ".value", "a string", *v));
       values[name] = BindingText(*v);
     }
   }

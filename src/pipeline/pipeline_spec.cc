@@ -75,7 +75,8 @@ Result<std::vector<Parameter>> ParseParameters(const json& spec, std::string_vie
     }
     Parameter p{name, std::nullopt};
     if (const json* v = JsonFind(item, "value")) {
-      if (!v->is_string() && !v->is_number() && !v->is_boolean()) return Err(JsonTypeError(at + ".value", "a string", *v));
+      if (!v->is_string() && !v->is_number() && !v->is_boolean())
+        return Err(JsonTypeError(at + ".value", "a string", *v));
       p.default_value = BindingText(*v);
     }
     out.push_back(std::move(p));
@@ -91,7 +92,8 @@ Result<int64_t> ReadCount(const json& object, const char* key, std::string_view 
   if (v == nullptr) return fallback;
   if (!v->is_number_integer()) return Err(JsonTypeError(at, "an integer", *v));
   if (v->is_number_unsigned()) {
-    if (v->get<uint64_t>() > static_cast<uint64_t>(max)) return Err(Invalid(at, fmt::format("must be at most {}{}", max, why_max)));
+    if (v->get<uint64_t>() > static_cast<uint64_t>(max))
+      return Err(Invalid(at, fmt::format("must be at most {}{}", max, why_max)));
     return static_cast<int64_t>(v->get<uint64_t>());
   }
   const int64_t n = v->get<int64_t>();
@@ -149,7 +151,8 @@ Result<Step> ParseStep(const json& object, const std::string& at) {
   for (size_t k = 0; k < step.depends_on.size(); ++k) {
     for (size_t j = 0; j < k; ++j) {
       if (step.depends_on[j] == step.depends_on[k]) {
-        return Err(Invalid(fmt::format("{}.dependsOn[{}]", at, k), fmt::format("\"{}\" is listed twice", step.depends_on[k])));
+        return Err(
+            Invalid(fmt::format("{}.dependsOn[{}]", at, k), fmt::format("\"{}\" is listed twice", step.depends_on[k])));
       }
     }
   }
@@ -189,7 +192,8 @@ std::optional<std::vector<size_t>> FindCycle(const std::vector<std::vector<size_
   enum Color { kWhite, kGrey, kBlack };
   std::vector<Color> color(deps.size(), kWhite);
   std::vector<size_t> stack;
-  std::function<std::optional<std::vector<size_t>>(size_t)> visit = [&](size_t u) -> std::optional<std::vector<size_t>> {
+  std::function<std::optional<std::vector<size_t>>(size_t)> visit =
+      [&](size_t u) -> std::optional<std::vector<size_t>> {
     color[u] = kGrey;
     stack.push_back(u);
     for (size_t v : deps[u]) {
@@ -292,9 +296,7 @@ Duration RetryPolicy::DelayAfter(int32_t failed_attempts) const {
   return Duration::Millis(std::min(ms, kMaxBackoff.ms));
 }
 
-std::string Step::NodeName(std::optional<size_t> item) const {
-  return item ? fmt::format("{}-{}", name, *item) : name;
-}
+std::string Step::NodeName(std::optional<size_t> item) const { return item ? fmt::format("{}-{}", name, *item) : name; }
 
 const Step* PipelineSpec::FindStep(std::string_view name) const {
   for (const Step& s : steps) {
@@ -328,8 +330,8 @@ Result<PipelineSpec> ParsePipelineSpec(const json& spec, std::string_view path) 
   std::map<std::string, size_t, std::less<>> step_index;
   for (size_t i = 0; i < out.steps.size(); ++i) {
     if (auto [it, fresh] = step_index.emplace(out.steps[i].name, i); !fresh) {
-      return Err(Invalid(at[i] + ".name", fmt::format("duplicate step name \"{}\" (also {}.name)", out.steps[i].name,
-                                                      at[it->second])));
+      return Err(Invalid(at[i] + ".name",
+                         fmt::format("duplicate step name \"{}\" (also {}.name)", out.steps[i].name, at[it->second])));
     }
   }
   struct NodeOwner {
@@ -351,10 +353,11 @@ Result<PipelineSpec> ParsePipelineSpec(const json& spec, std::string_view path) 
                            fmt::format("node name \"{}\" is taken by step \"{}\" ({}); rename one of the steps", name,
                                        out.steps[owner.step].name, at[owner.step])));
       }
-      return Err(Invalid(at[i] + ".name", fmt::format("\"{}\" is also the name of node {} of step \"{}\" ({}.withItems[{}]); "
-                                                      "rename one of the steps",
-                                                      name, owner.item.value_or(0), out.steps[owner.step].name,
-                                                      at[owner.step], owner.item.value_or(0))));
+      return Err(
+          Invalid(at[i] + ".name", fmt::format("\"{}\" is also the name of node {} of step \"{}\" ({}.withItems[{}]); "
+                                               "rename one of the steps",
+                                               name, owner.item.value_or(0), out.steps[owner.step].name, at[owner.step],
+                                               owner.item.value_or(0))));
     }
   }
 

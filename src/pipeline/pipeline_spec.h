@@ -46,7 +46,7 @@ inline constexpr Duration kMaxBackoff = Duration::Seconds(360);
 inline constexpr size_t kMaxNodeNameLength = 63;
 
 struct RetryPolicy {
-  int32_t limit = 0;                  // retries after the first attempt
+  int32_t limit = 0;                   // retries after the first attempt
   Duration backoff = kDefaultBackoff;  // before the first retry
 
   int32_t max_attempts() const { return limit + 1; }

@@ -50,6 +50,7 @@ std::string Reference::Key() const {
 
 Result<Reference> ParseReference(std::string_view raw) {
   const std::string_view inner = Trim(raw);
+  if (inner.empty()) return Err(RefError(inner, fmt::format("empty reference; {}", kForms)));
   const std::vector<std::string_view> parts = SplitDots(inner);
   for (std::string_view p : parts) {
     if (p.empty()) return Err(RefError(inner, fmt::format("empty name between dots; {}", kForms)));
@@ -69,9 +70,10 @@ Result<Reference> ParseReference(std::string_view raw) {
     if (parts.size() == 4 && parts[2] == "outputs" && parts[3] == "result") {
       return Reference{ReferenceKind::kStepResult, std::string(parts[1])};
     }
-    if (parts.size() < 2) return Err(RefError(inner, "name the step: {{steps.STEP.status}} or {{steps.STEP.outputs.result}}"));
-    return Err(RefError(inner, fmt::format("a step offers {{{{steps.{0}.status}}}} and {{{{steps.{0}.outputs.result}}}}",
-                                           parts[1])));
+    if (parts.size() < 2)
+      return Err(RefError(inner, "name the step: {{steps.STEP.status}} or {{steps.STEP.outputs.result}}"));
+    return Err(RefError(
+        inner, fmt::format("a step offers {{{{steps.{0}.status}}}} and {{{{steps.{0}.outputs.result}}}}", parts[1])));
   }
   std::string hint;
   if (auto s = Suggest(root, {"params", "item", "steps"})) hint = fmt::format(" (did you mean \"{}\"?)", *s);
@@ -149,7 +151,8 @@ Status VisitJsonStrings(const nlohmann::json& doc, const std::string& path,
                         const std::function<Status(const std::string& path, const std::string& value)>& visit) {
   if (doc.is_string()) return visit(path, doc.get_ref<const std::string&>());
   if (doc.is_array()) {
-    for (size_t i = 0; i < doc.size(); ++i) RETURN_IF_ERROR(VisitJsonStrings(doc[i], fmt::format("{}[{}]", path, i), visit));
+    for (size_t i = 0; i < doc.size(); ++i)
+      RETURN_IF_ERROR(VisitJsonStrings(doc[i], fmt::format("{}[{}]", path, i), visit));
   } else if (doc.is_object()) {
     for (auto it = doc.begin(); it != doc.end(); ++it) {
       RETURN_IF_ERROR(VisitJsonStrings(*it, fmt::format("{}.{}", path, it.key()), visit));

@@ -17,7 +17,8 @@ namespace {
 
 size_t DisplayWidth(std::string_view s) {
   // Code points: every byte that is not a UTF-8 continuation byte.
-  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  return static_cast<size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 std::string PadRight(std::string s, size_t width) {
@@ -47,7 +48,6 @@ std::string DepList(const Dag& dag, const DagNode& node) {
 std::string Details(const DagNode& node, const NodeStatus& status) {
   std::vector<std::string> parts;
   if (status.resumed_from) parts.push_back("resumed from " + *status.resumed_from);
-  if (status.state == NodeState::kCached) parts.push_back("cached");
   if (status.attempts > 0) parts.push_back(fmt::format("attempt {}/{}", status.attempts, node.retries.max_attempts()));
   if (WillRetry(node, status)) parts.push_back("will retry");
   std::string out = fmt::format("{}", fmt::join(parts, ", "));

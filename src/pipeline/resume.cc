@@ -15,8 +15,8 @@ ResumePlan ResumeStates(const Dag& now, const PreviousRun& previous) {
     auto it = previous.nodes.find(node.name);
     if (it == previous.nodes.end()) continue;
     const PreviousNode& prev = it->second;
-    const bool finished_well = prev.state == NodeState::kSucceeded || prev.state == NodeState::kCached ||
-                               prev.state == NodeState::kSkipped;
+    const bool finished_well =
+        prev.state == NodeState::kSucceeded || prev.state == NodeState::kCached || prev.state == NodeState::kSkipped;
     if (!finished_well || prev.cache_key.empty()) continue;
     const bool deps_carried = std::all_of(node.deps.begin(), node.deps.end(),
                                           [&](NodeId d) { return plan.states.contains(now.node(d).name); });

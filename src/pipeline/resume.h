@@ -35,7 +35,7 @@ struct PreviousNode {
   // which carries nothing over.
   std::string cache_key;
   std::string output_digest;
-  std::string result;  // what it wrote to TESSERA_OUTPUT_DIR/result
+  std::string result;                       // what it wrote to TESSERA_OUTPUT_DIR/result
   std::optional<std::string> resumed_from;  // when it was itself carried over
 };
 

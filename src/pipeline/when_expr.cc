@@ -24,8 +24,8 @@ struct Token {
 };
 
 bool IsBareWordStop(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(' || c == ')' || c == '!' || c == '&' ||
-         c == '|' || c == '=' || c == '<' || c == '>' || c == '\'' || c == '"';
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(' || c == ')' || c == '!' || c == '&' || c == '|' ||
+         c == '=' || c == '<' || c == '>' || c == '\'' || c == '"';
 }
 
 Status ColumnError(size_t column, std::string_view what) {
@@ -49,8 +49,11 @@ Result<std::vector<Token>> Lex(std::string_view text) {
     } else if (c == ')') {
       push(Token::Kind::kRParen, 1);
     } else if (c == '!') {
-      if (next == '=') push(Token::Kind::kCompare, 2, CompareOp::kNe);
-      else push(Token::Kind::kNot, 1);
+      if (next == '=') {
+        push(Token::Kind::kCompare, 2, CompareOp::kNe);
+      } else {
+        push(Token::Kind::kNot, 1);
+      }
     } else if (c == '&' || c == '|') {
       if (next != c) return Err(ColumnError(i + 1, fmt::format("'{0}' is not an operator; did you mean '{0}{0}'?", c)));
       push(c == '&' ? Token::Kind::kAnd : Token::Kind::kOr, 2);
@@ -93,8 +96,10 @@ Result<std::vector<Token>> Lex(std::string_view text) {
 
 std::string Describe(const Token& t) {
   if (t.kind == Token::Kind::kEnd) return "the end";
-  if (t.kind == Token::Kind::kValue) return t.spelled.front() == '\'' || t.spelled.front() == '"' ? t.spelled
-                                                                                                   : "\"" + t.spelled + "\"";
+  if (t.kind == Token::Kind::kValue) {
+    const bool quoted = t.spelled.front() == '\'' || t.spelled.front() == '"';
+    return quoted ? t.spelled : "\"" + t.spelled + "\"";
+  }
   return "'" + t.spelled + "'";
 }
 
@@ -152,8 +157,9 @@ class Parser {
       ASSIGN_OR_RETURN(int inner, ParseOr());
       const Token& close = Peek();
       if (close.kind != Token::Kind::kRParen) {
-        return Err(ColumnError(close.column, fmt::format("expected '&&', '||' or ')' to close '(' at column {}, found {}",
-                                                         open_column, Describe(close))));
+        return Err(
+            ColumnError(close.column, fmt::format("expected '&&', '||' or ')' to close '(' at column {}, found {}",
+                                                  open_column, Describe(close))));
       }
       Take();
       return inner;
@@ -168,8 +174,8 @@ class Parser {
     const Token& op = Take();
     const Token& right = Peek();
     if (right.kind != Token::Kind::kValue) {
-      return Err(ColumnError(right.column,
-                             fmt::format("expected a value after '{}', found {}", op.spelled, Describe(right))));
+      return Err(
+          ColumnError(right.column, fmt::format("expected a value after '{}', found {}", op.spelled, Describe(right))));
     }
     Take();
     return Add({WhenExpr::Node::Kind::kCompare, op.op, -1, -1, left.value, right.value});
@@ -190,10 +196,8 @@ std::optional<double> AsNumber(std::string_view s) {
 bool Compare(CompareOp op, const std::string& a, const std::string& b) {
   const std::optional<double> x = AsNumber(a);
   const std::optional<double> y = AsNumber(b);
-  // <=> on doubles is a partial order, but both are finite here.
-  const std::partial_ordering order =
-      x && y ? (*x <=> *y) : (a < b ? std::partial_ordering::less
-                                    : a == b ? std::partial_ordering::equivalent : std::partial_ordering::greater);
+  // Numbers compare as numbers (both finite, so never unordered); else bytes.
+  const std::partial_ordering order = x && y ? (*x <=> *y) : (a.compare(b) <=> 0);
   switch (op) {
     case CompareOp::kEq: return order == 0;
     case CompareOp::kNe: return order != 0;

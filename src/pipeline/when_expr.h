@@ -52,8 +52,8 @@ class WhenExpr {
     enum class Kind { kOr, kAnd, kNot, kCompare, kValue };
     Kind kind = Kind::kValue;
     CompareOp op = CompareOp::kEq;
-    int lhs = -1;  // kOr, kAnd, kNot (operand); indices into nodes_
-    int rhs = -1;  // kOr, kAnd
+    int lhs = -1;             // kOr, kAnd, kNot (operand); indices into nodes_
+    int rhs = -1;             // kOr, kAnd
     std::string left, right;  // kCompare: both values; kValue: left (quotes removed, references kept)
   };
 

@@ -66,7 +66,8 @@ TEST(ParsePipelineSpec, ErrorsArePathedBelowTheGivenPrefix) {
 
 TEST(ParsePipelineSpec, RefusesASpecWithoutSteps) {
   // Parameters alone are not a pipeline.
-  EXPECT_EQ(ErrorOf(MakePipeline().Param("x", "1").Build()), "spec.steps: is required: a pipeline has at least one step");
+  EXPECT_EQ(ErrorOf(MakePipeline().Param("x", "1").Build()),
+            "spec.steps: is required: a pipeline has at least one step");
   EXPECT_EQ(ErrorOf(json{{"steps", json::array()}}), "spec.steps: must have at least one step");
 }
 
@@ -114,9 +115,10 @@ TEST(ParsePipelineSpec, RefusesAFannedOutStepNameWithNoRoomForItsSuffixes) {
 TEST(ParsePipelineSpec, RefusesAStepNamedLikeANodeOfAFannedOutStep) {
   // train's items make nodes train-0 and train-1; a step "train-1" would share a name.
   json spec = MakePipeline().Step(MakeStep("train").WithItems({"a", "b"})).Step(MakeStep("train-1")).Build();
-  EXPECT_EQ(ErrorOf(spec),
-            "spec.steps[1].name: \"train-1\" is also the name of node 1 of step \"train\" (spec.steps[0].withItems[1]); "
-            "rename one of the steps");
+  EXPECT_EQ(
+      ErrorOf(spec),
+      "spec.steps[1].name: \"train-1\" is also the name of node 1 of step \"train\" (spec.steps[0].withItems[1]); "
+      "rename one of the steps");
   json reversed = MakePipeline().Step(MakeStep("train-1")).Step(MakeStep("train").WithItems({"a", "b"})).Build();
   EXPECT_EQ(ErrorOf(reversed),
             "spec.steps[1].withItems[1]: node name \"train-1\" is taken by step \"train-1\" (spec.steps[0]); rename "
@@ -260,8 +262,9 @@ TEST(ParsePipelineSpec, RefusesAnItemKeyMissingFromAnItem) {
 
 TEST(ParsePipelineSpec, RefusesAnItemKeyOnAScalarItem) {
   json spec = MakePipeline().Step(MakeStep("train").WithItems({"0.1"}).Command("train --lr {{item.lr}}")).Build();
-  EXPECT_EQ(ErrorOf(spec),
-            "spec.steps[0].template.spec.containers[0].command[2]: {{item.lr}}: withItems[0] is a string, not an object");
+  EXPECT_EQ(
+      ErrorOf(spec),
+      "spec.steps[0].template.spec.containers[0].command[2]: {{item.lr}}: withItems[0] is a string, not an object");
 }
 
 TEST(ParsePipelineSpec, RefusesAStepReferenceToAStepThatIsNotUpstream) {

@@ -23,25 +23,51 @@ using nlohmann::json;
 
 // A pod template running `command` in a shell.
 inline json PodRunning(const std::string& command) {
-  return {{"metadata", {{"labels", {{"app", "pipeline"}}}}},
-          {"spec", {{"containers", json::array({{{"name", "main"}, {"image", "busybox"},
-                                                 {"command", json::array({"sh", "-c", command})}}})}}}};
+  return {
+      {"metadata", {{"labels", {{"app", "pipeline"}}}}},
+      {"spec",
+       {{"containers",
+         json::array({{{"name", "main"}, {"image", "busybox"}, {"command", json::array({"sh", "-c", command})}}})}}}};
 }
 
 class StepBuilder {
  public:
-  explicit StepBuilder(std::string name) { step_["name"] = std::move(name); step_["template"] = PodRunning("true"); }
-  StepBuilder& Command(const std::string& command) { step_["template"] = PodRunning(command); return *this; }
-  StepBuilder& Template(json t) { step_["template"] = std::move(t); return *this; }
-  StepBuilder& DependsOn(std::vector<std::string> deps) { step_["dependsOn"] = std::move(deps); return *this; }
-  StepBuilder& WithItems(json items) { step_["withItems"] = std::move(items); return *this; }
-  StepBuilder& When(std::string expr) { step_["when"] = std::move(expr); return *this; }
+  explicit StepBuilder(std::string name) {
+    step_["name"] = std::move(name);
+    step_["template"] = PodRunning("true");
+  }
+  StepBuilder& Command(const std::string& command) {
+    step_["template"] = PodRunning(command);
+    return *this;
+  }
+  StepBuilder& Template(json t) {
+    step_["template"] = std::move(t);
+    return *this;
+  }
+  StepBuilder& DependsOn(std::vector<std::string> deps) {
+    step_["dependsOn"] = std::move(deps);
+    return *this;
+  }
+  StepBuilder& WithItems(json items) {
+    step_["withItems"] = std::move(items);
+    return *this;
+  }
+  StepBuilder& When(std::string expr) {
+    step_["when"] = std::move(expr);
+    return *this;
+  }
   StepBuilder& Retries(int64_t limit, int64_t backoff_seconds) {
     step_["retries"] = {{"limit", limit}, {"backoffSeconds", backoff_seconds}};
     return *this;
   }
-  StepBuilder& Cache(bool on) { step_["cache"] = on; return *this; }
-  StepBuilder& Set(const std::string& key, json value) { step_[key] = std::move(value); return *this; }
+  StepBuilder& Cache(bool on) {
+    step_["cache"] = on;
+    return *this;
+  }
+  StepBuilder& Set(const std::string& key, json value) {
+    step_[key] = std::move(value);
+    return *this;
+  }
   json Build() const { return step_; }
 
  private:
@@ -58,7 +84,10 @@ class PipelineBuilder {
     spec_["parameters"].push_back(std::move(p));
     return *this;
   }
-  PipelineBuilder& Step(json step) { spec_["steps"].push_back(std::move(step)); return *this; }
+  PipelineBuilder& Step(json step) {
+    spec_["steps"].push_back(std::move(step));
+    return *this;
+  }
   PipelineBuilder& Step(const StepBuilder& step) { return Step(step.Build()); }
   json Build() const { return spec_; }
 
