@@ -118,5 +118,42 @@ TEST_F(SubmitTest, WarnsAboutAMissingQueue) {
   EXPECT_NE(again.err.find("Error from server (AlreadyExists)"), std::string::npos) << again.err;
 }
 
+// Without --queue the job goes to the namespace's LocalQueue named default,
+// else to its only LocalQueue; with neither, the error says how to make one.
+TEST_F(SubmitTest, WithoutQueueUsesTheNamespacesDefaultOrOnlyLocalQueue) {
+  ASSERT_EQ(ApplyText("apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n").rc, 0);
+  CommandRun none = Submit({.name = "x", .command = {"true"}}, "team-a");
+  EXPECT_EQ(none.rc, 2);
+  EXPECT_NE(none.err.find("namespace team-a has no LocalQueue to submit to: ask an admin to create one named "
+                          "\"default\""),
+            std::string::npos)
+      << none.err;
+
+  const std::string queue = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: NAME, namespace: "
+                            "team-a}\nspec: {clusterQueue: cq}\n";
+  auto named = [&](const std::string& name) {
+    std::string text = queue;
+    return text.replace(text.find("NAME"), 4, name);
+  };
+  ASSERT_EQ(ApplyText(named("research")).rc, 0);
+  CommandRun only = Submit({.name = "y", .command = {"true"}}, "team-a");
+  ASSERT_EQ(only.rc, 0) << only.err;
+  EXPECT_NE(only.out.find("submitted to queue research"), std::string::npos) << only.out;
+  EXPECT_EQ(GetJson("/apis/batch/v1/namespaces/team-a/jobs/y")["metadata"]["labels"]["kueue.x-k8s.io/queue-name"],
+            "research");
+
+  ASSERT_EQ(ApplyText(named("urgent")).rc, 0);
+  CommandRun two = Submit({.name = "z", .command = {"true"}}, "team-a");
+  EXPECT_EQ(two.rc, 2);
+  EXPECT_NE(two.err.find("has 2 LocalQueues and none named \"default\": pass --queue with one of research, urgent"),
+            std::string::npos)
+      << two.err;
+
+  ASSERT_EQ(ApplyText(named("default")).rc, 0);
+  CommandRun dflt = Submit({.name = "w", .command = {"true"}}, "team-a");
+  ASSERT_EQ(dflt.rc, 0) << dflt.err;
+  EXPECT_NE(dflt.out.find("submitted to queue default"), std::string::npos) << dflt.out;
+}
+
 }  // namespace
 }  // namespace tessera

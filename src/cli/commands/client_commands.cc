@@ -243,7 +243,7 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       "      --type training --priority training --max-run 86400 -- python train.py --epochs 10");
   submit->add_option("NAME", submit_.name, "Job name (also the container's)")->required()->type_name("");
   submit->add_option("COMMAND", submit_.command, "The command and its arguments, after --")->type_name("");
-  submit->add_option("--queue", submit_.queue, "LocalQueue to submit to (`tessera get localqueues`)")
+  submit->add_option("--queue", submit_.queue, "LocalQueue to submit to (default: the namespace's LocalQueue named default, else its only one)")
       ->required()
       ->type_name("QUEUE");
   submit->add_option("--gpu", submit_.gpu, "GPUs per pod: 0.25, 0.5, 1, 4 ...")->type_name("N");

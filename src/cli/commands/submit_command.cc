@@ -26,9 +26,6 @@ Result<json> BuildSubmitJob(const SubmitOptions& o, const std::string& ns) {
     return Err(Status::InvalidArgument(fmt::format("NAME \"{}\": {} (it also names the container)", o.name,
                                                    s.message())));
   }
-  if (o.queue.empty()) {
-    return Err(Status::InvalidArgument("--queue is required: the LocalQueue to submit to (`tessera get localqueues`)"));
-  }
   if (o.command.empty()) {
     return Err(Status::InvalidArgument("no command: put it after --, as in `tessera submit NAME --queue Q -- python "
                                        "train.py`"));
@@ -74,16 +71,50 @@ Result<json> BuildSubmitJob(const SubmitOptions& o, const std::string& ns) {
            {"metadata",
             {{"name", o.name},
              {"namespace", ns},
-             {"labels", {{"kueue.x-k8s.io/queue-name", o.queue}}},
              {"annotations", {{"tessera.dev/type", o.type}}}}},
            {"spec", spec}};
+  if (!o.queue.empty()) job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = o.queue;
   if (Status s = ValidateObject(*FindKindByApiVersion("batch/v1", "Job"), job); !s.ok()) {
     return Err(Status::InvalidArgument(fmt::format("the job would be refused: {}", s.message())));
   }
   return job;
 }
 
-int RunSubmit(const CommandContext& ctx, const SubmitOptions& options) {
+Result<std::string> DefaultQueueIn(ApiClient& client, const std::string& ns) {
+  const KindInfo* lq_kind = FindKindByApiVersion("kueue.x-k8s.io/v1beta1", "LocalQueue");
+  auto r = client.Request("GET", CollectionPath(*lq_kind, ns));
+  if (!r) return Err(r.error());
+  if (r->status != 200) return Err(Status::Unavailable(fmt::format("listing the LocalQueues of {}: HTTP {}", ns, r->status)));
+  std::vector<std::string> names;
+  const json list = json::parse(r->body, nullptr, false);
+  if (list.is_object() && list.contains("items") && list["items"].is_array()) {
+    for (const json& item : list["items"]) names.push_back(item.value("metadata", json::object()).value("name", ""));
+  }
+  // Kueue's default local queue, else the namespace's only one.
+  if (std::find(names.begin(), names.end(), "default") != names.end()) return std::string("default");
+  if (names.size() == 1) return names.front();
+  if (names.empty()) {
+    return Err(Status::InvalidArgument(fmt::format(
+        "namespace {} has no LocalQueue to submit to: ask an admin to create one named \"default\" "
+        "(`tessera apply -f` a kueue.x-k8s.io/v1beta1 LocalQueue with metadata.name: default and spec.clusterQueue: "
+        "CQ; `tessera get clusterqueues` lists them), or pass --queue",
+        ns)));
+  }
+  return Err(Status::InvalidArgument(fmt::format(
+      "namespace {} has {} LocalQueues and none named \"default\": pass --queue with one of {}", ns, names.size(),
+      fmt::join(names, ", "))));
+}
+
+int RunSubmit(const CommandContext& ctx, const SubmitOptions& given) {
+  SubmitOptions options = given;
+  if (options.queue.empty()) {
+    auto queue = DefaultQueueIn(*ctx.Client(), ctx.ns);
+    if (!queue) {
+      *ctx.err << LocalError(queue.error()) << "\n";
+      return queue.error().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+    }
+    options.queue = *queue;
+  }
   auto job = BuildSubmitJob(options, ctx.ns);
   if (!job) {
     *ctx.err << LocalError(job.error()) << "\n";

@@ -1,4 +1,4 @@
-// `tessera submit NAME --queue Q [--gpu 0.25] [--cpu 1] [--memory 4Gi]
+// `tessera submit NAME [--queue Q] [--gpu 0.25] [--cpu 1] [--memory 4Gi]
 //  [--gpu-memory 20Gi] [--priority development] [--type job|notebook|training|inference]
 //  [--workers N] [--max-run SECONDS] [-n NS] -- CMD ARGS...`
 //
@@ -15,6 +15,9 @@
 // `--gpu 1.5` is refused (exit 2) because a GPU request is a fraction below one
 // or a whole number.
 //
+// Without --queue, Q is the namespace's LocalQueue named `default` (Kueue's
+// default local queue), else its only LocalQueue; with neither, the error says
+// how to create one.
 // Prints `job.batch/NAME submitted to queue Q` and how to follow it.
 #pragma once
 
