@@ -294,12 +294,13 @@ struct Agent::Impl {
   // TESSERA_CHECKPOINT_DIR: <checkpoint root>/<namespace>/<workload, or the pod's name>,
   // shared by the workload's pods and kept across its restarts and preemptions.
   fs::path CheckpointDir(const json& pod) const {
-    const fs::path root =
-        options.checkpoint_root.empty() ? fs::path(options.data_dir) / "checkpoints" : fs::path(options.checkpoint_root);
+    const fs::path root = options.checkpoint_root.empty() ? fs::path(options.data_dir) / "checkpoints"
+                                                          : fs::path(options.checkpoint_root);
     const json meta = pod.value("metadata", json::object());
     const json labels = meta.value("labels", json::object());
     const std::string workload = labels.is_object() ? labels.value("tessera.dev/workload", "") : "";
-    return root / SafePathPart(meta.value("namespace", "")) / SafePathPart(workload.empty() ? meta.value("name", "") : workload);
+    return root / SafePathPart(meta.value("namespace", "")) /
+           SafePathPart(workload.empty() ? meta.value("name", "") : workload);
   }
 
   Status Register();

@@ -127,7 +127,8 @@ TEST_F(DescribeTest, WorkloadShowsItsLastCheckpoint) {
   ASSERT_EQ(r->status, 200) << r->body;
   CommandContext ctx = Context();
   ctx.now_unix = *ParseTimeSeconds("2026-12-02T10:04:00Z");  // 4 minutes later
-  CommandRun d = RunWith(ctx, [](const CommandContext& c) { return RunDescribe(c, {.args = {"workload", "job-train"}}); });
+  CommandRun d =
+      RunWith(ctx, [](const CommandContext& c) { return RunDescribe(c, {.args = {"workload", "job-train"}}); });
   ASSERT_EQ(d.rc, 0) << d.err;
   EXPECT_TRUE(Has(d.out, "Last Checkpoint:     4m ago (2026-12-02T10:00:00Z)\n")) << d.out;
 }
@@ -166,7 +167,8 @@ TEST_F(DescribeTest, JobShowsTheNewestCheckpointOfItsPods) {
   ASSERT_EQ(job.rc, 0) << job.err;
   EXPECT_TRUE(Has(job.out, "Workload:            job-ddp\n")) << job.out;
   EXPECT_TRUE(Has(job.out, "Last Checkpoint:     4m ago (2026-12-02T10:00:00Z)\n")) << job.out;
-  CommandRun wl = RunWith(ctx, [](const CommandContext& c) { return RunDescribe(c, {.args = {"workload", "job-ddp"}}); });
+  CommandRun wl =
+      RunWith(ctx, [](const CommandContext& c) { return RunDescribe(c, {.args = {"workload", "job-ddp"}}); });
   EXPECT_TRUE(Has(wl.out, "Last Checkpoint:     4m ago (2026-12-02T10:00:00Z)\n")) << wl.out;
 }
 
