@@ -78,6 +78,12 @@ std::string ImageId(const ImageInfo& image) {
   return (ref ? ref->Name() : image.name) + "@" + image.manifest_digest;
 }
 constexpr Duration kDefaultGrace = Duration::Seconds(30);
+// A checkpoint a pod reports (docs/agent.md "Checkpoints"): the file it writes
+// or touches in its checkpoint directory, and the Pod annotation the agent
+// sets to that file's time. The annotation's name is the Workload's too
+// (kLastCheckpointAnnotation in api/convert.h, which the agent may not include).
+constexpr const char* kCheckpointFile = ".tessera-checkpoint";
+constexpr const char* kLastCheckpointAnnotation = "tessera.dev/last-checkpoint";
 // A pod's token lives an hour and is renewed at 80 % of that, as the kubelet renews projected tokens.
 constexpr Duration kPodTokenLifetime = Duration::Seconds(3600);
 constexpr Duration kPodTokenRenewAfter = Duration::Seconds(2880);
@@ -206,6 +212,9 @@ struct Agent::Impl {
     // Its network namespace and address (pod network kBridge; not hostNetwork),
     // from its first start until it ends: restarts keep them, as a sandbox's.
     std::optional<PodAttachment> net;
+    // The mtime (whole seconds) of its checkpoint file that the Pod's
+    // annotation last took: the file is reported again only once it changes.
+    std::optional<int64_t> checkpoint_seen_s;
   };
   std::map<std::string, Run> runs;  // by pod uid
   // Container images (image_store.h), pulled by one worker off the loop.
@@ -227,6 +236,9 @@ struct Agent::Impl {
   // GPU utilisation, published every options.usage_interval by the loop thread.
   std::unique_ptr<SimulatedGpuSampler> sampler;  // with a simulated inventory
   int64_t next_usage_ms = 0;
+  // Running pods' checkpoint files, looked at every options.checkpoint_interval.
+  int64_t next_checkpoint_ms = 0;
+  std::string checkpoint_error;  // the last refusal logged, so that it is logged once
 
   // The server's signing keys and issuer, for the log endpoint's check of the
   // server's calls (fetched at start and again for a key not among them).
@@ -278,6 +290,17 @@ struct Agent::Impl {
   std::string PodDir(const json& pod) const {
     return PodDirectory((fs::path(options.data_dir) / "pods").string(), pod["metadata"].value("namespace", ""),
                         pod["metadata"].value("name", ""), Uid(pod));
+  }
+  // TESSERA_CHECKPOINT_DIR: <checkpoint root>/<namespace>/<workload, or the pod's name>,
+  // shared by the workload's pods and kept across its restarts and preemptions.
+  fs::path CheckpointDir(const json& pod) const {
+    const fs::path root = options.checkpoint_root.empty() ? fs::path(options.data_dir) / "checkpoints"
+                                                          : fs::path(options.checkpoint_root);
+    const json meta = pod.value("metadata", json::object());
+    const json labels = meta.value("labels", json::object());
+    const std::string workload = labels.is_object() ? labels.value("tessera.dev/workload", "") : "";
+    return root / SafePathPart(meta.value("namespace", "")) /
+           SafePathPart(workload.empty() ? meta.value("name", "") : workload);
   }
 
   Status Register();
@@ -346,6 +369,9 @@ struct Agent::Impl {
   void OnExit(Run& run, const ProcessExit& exit, Timestamp now);
   void Report(ApiClient& client, Run& run);
   void PublishUsage(ApiClient& client);
+  // Sets the annotation tessera.dev/last-checkpoint of each running pod whose
+  // checkpoint file changed since the Pod last took it: one stat per running pod.
+  void ReportCheckpoints(ApiClient& client);
   bool Bridged(const json& pod) const {
     return options.pod_network == AgentOptions::PodNetworkMode::kBridge &&
            !pod.value("spec", json::object()).value("hostNetwork", false);
@@ -1001,9 +1027,7 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
   fs::create_directories(dir, ec);
   ::chmod(dir.c_str(), 0700);
   OwnDirectory(fs::path(dir) / "work", uid, gid, 0700);
-  const fs::path checkpoint_root =
-      options.checkpoint_root.empty() ? fs::path(options.data_dir) / "checkpoints" : fs::path(options.checkpoint_root);
-  const fs::path checkpoint = checkpoint_root / SafePathPart(ns) / SafePathPart(workload.empty() ? pod["metadata"].value("name", "") : workload);
+  const fs::path checkpoint = CheckpointDir(pod);
   OwnDirectory(checkpoint, uid, gid, 0700);
   // Its ServiceAccount's token, unless it asks for none.
   const json automount = pod["spec"].value("automountServiceAccountToken", json());
@@ -1789,6 +1813,41 @@ void Agent::Impl::PublishUsage(ApiClient& client) {
   }
 }
 
+void Agent::Impl::ReportCheckpoints(ApiClient& client) {
+  const Timestamp now = SystemNow();
+  for (auto& [uid, run] : runs) {
+    // Pods the server listed (an adopted pod's own fields come with that), while they run.
+    if (!run.process || run.done || run.terminating || !current.contains(uid)) continue;
+    struct stat st {};
+    if (::stat((CheckpointDir(run.pod) / kCheckpointFile).c_str(), &st) != 0) continue;
+    const int64_t mtime_s = static_cast<int64_t>(st.st_mtim.tv_sec);
+    if (run.checkpoint_seen_s == mtime_s) continue;
+    // The file's time, never ahead of this node's clock (a skewed shared
+    // filesystem, or a `touch -d` into the future).
+    const std::string at = FormatRfc3339(Timestamp::FromSeconds(std::min(mtime_s, now.seconds())));
+    const json meta = run.pod.value("metadata", json::object());
+    const json annotations = meta.value("annotations", json::object());
+    if (annotations.is_object() && annotations.value(kLastCheckpointAnnotation, "") == at) {
+      run.checkpoint_seen_s = mtime_s;  // already there (a restarted agent, or another pod's report)
+      continue;
+    }
+    const std::string ns = meta.value("namespace", "");
+    const std::string name = meta.value("name", "");
+    const json patch{{"metadata", {{"annotations", {{kLastCheckpointAnnotation, at}}}}}};
+    auto r = client.Request("PATCH", PodPath(ns, name), patch.dump(), "application/merge-patch+json");
+    if (r && (r->status / 100 == 2 || r->status == 404)) {
+      run.checkpoint_seen_s = mtime_s;
+      continue;
+    }
+    // Tried again next time; said once for as long as it fails the same way.
+    const std::string error = r ? fmt::format("HTTP {}: {}", r->status, r->body) : r.error().message();
+    if (error != checkpoint_error) {
+      spdlog::warn("agent {}: reporting the checkpoint of pod {}/{}: {}", options.node_name, ns, name, error);
+      checkpoint_error = error;
+    }
+  }
+}
+
 void Agent::Impl::Loop() {
   pthread_setname_np(pthread_self(), "agent-loop");
   ApiClient client(options.server, options.token, options.tls);
@@ -1801,6 +1860,10 @@ void Agent::Impl::Loop() {
     if (options.usage_interval.ms > 0 && SteadyMs() >= next_usage_ms) {
       next_usage_ms = SteadyMs() + options.usage_interval.ms;
       PublishUsage(client);
+    }
+    if (options.checkpoint_interval.ms > 0 && SteadyMs() >= next_checkpoint_ms) {
+      next_checkpoint_ms = SteadyMs() + options.checkpoint_interval.ms;
+      ReportCheckpoints(client);
     }
     // A container being created is looked at every 5 ms: it is Running once runc says so.
     bool creating = false;

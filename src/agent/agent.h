@@ -35,6 +35,13 @@
 // ServiceAccount's token (the namespace's "default" unless it names one),
 // bound to the pod and renewed before it expires, as the file named by
 // TESSERA_TOKEN_FILE (and /var/run/secrets/... is not used: process pods have no image).
+//
+// Checkpoints: a pod reports one by writing or touching
+// $TESSERA_CHECKPOINT_DIR/.tessera-checkpoint. The loop looks at each running
+// pod's file every checkpoint_interval, and sets the file's time (whole
+// seconds, never later than the node's clock) on the Pod as the annotation
+// tessera.dev/last-checkpoint, with a merge patch, when it changed; the server
+// carries the newest onto the Workload, for least-waste preemption.
 #pragma once
 
 #include <map>
@@ -72,6 +79,10 @@ struct AgentOptions {
   // How often GPU utilisation and memory use are sampled (NVML, or the simulated
   // inventory's model) and published on the Node (annotation tessera.dev/gpu-usage).
   Duration usage_interval = Duration::Seconds(10);
+  // How often running pods' checkpoint files ($TESSERA_CHECKPOINT_DIR/.tessera-checkpoint)
+  // are looked at (one stat each); a changed one's time is set on the Pod as the
+  // annotation tessera.dev/last-checkpoint (docs/agent.md "Checkpoints"). 0: never.
+  Duration checkpoint_interval = Duration::Seconds(2);
   // Who pods run as when they do not say (securityContext.runAsUser): empty,
   // the first uid of their namespace's block; else "UID[:GID]" for every pod
   // (weaker: pods of different namespaces then share a uid).

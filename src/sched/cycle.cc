@@ -119,7 +119,11 @@ class Cycle {
   std::vector<QueueWork> queues_;
   std::vector<bool> released_;  // admitted workloads already chosen as victims this cycle
   std::vector<HeldReservation> reservations_;
+  // Preemptors waiting for their victims: each holds, from now, the room it was
+  // placed on (the victims' included), so no estimate counts that room as free.
+  std::vector<HeldReservation> preemption_holds_;
   std::vector<std::pair<Timestamp, int32_t>> ends_;  // admitted work by end time, built lazily
+  std::vector<int32_t> unbounded_;                   // admitted work without a run-time limit, with ends_
   bool ends_built_ = false;
   bool any_evicting_ = false;
 };
@@ -624,6 +628,7 @@ bool Cycle::TryPreempt(const Entry& e, int32_t cq, PendingReason* why) {
       hold.reservation = Reservation{.workload = WorkloadId(w), .flavor = FlavorId(f), .start = now_};
       hold.admission = std::move(*placement);
       HoldReservation(hold);
+      preemption_holds_.push_back(std::move(hold));
     }
     why->code = PendingCode::kWaitingForPreemption;
     why->victims = 0;
@@ -690,7 +695,11 @@ void Cycle::Reserve(int32_t w, int32_t cq, int32_t flavor, PendingReason* why) {
       const Workload& v = snap_.workloads[i];
       if (!v.admitted()) continue;
       const Timestamp end = EndOf(v);
-      if (!end.never()) ends_.emplace_back(std::max(end, now_), i);
+      if (end.never()) {
+        unbounded_.push_back(i);
+      } else {
+        ends_.emplace_back(std::max(end, now_), i);
+      }
     }
     std::sort(ends_.begin(), ends_.end());
   }
@@ -700,13 +709,19 @@ void Cycle::Reserve(int32_t w, int32_t cq, int32_t flavor, PendingReason* why) {
   for (const PodSet& ps : wl.pod_sets) whole_needed += (ps.requests.gpu() / 1000) * ps.MinCount();
 
   // Replay the ends of running work in time order until the workload fits.
-  // Victims chosen this cycle end now. Earlier reservations claim, from their
-  // start, the part of their devices that was still busy when they were made.
+  // Victims chosen this cycle end now, and their room goes first to the
+  // preemptors waiting for them. Earlier reservations claim, from their start,
+  // the part of their devices that was still busy when they were made.
   const size_t cp = state_.Checkpoint();
   std::optional<Admission> found;
   Timestamp start = Timestamp::Never();
   std::vector<bool> claimed(reservations_.size(), false);
+  bool holds_claimed = false;
   auto claim_started = [&](Timestamp t) {
+    if (!holds_claimed) {
+      holds_claimed = true;
+      for (const HeldReservation& hold : preemption_holds_) ClaimUnheld(hold);
+    }
     for (size_t r = 0; r < reservations_.size(); ++r) {
       if (claimed[r] || reservations_[r].reservation.start > t) continue;
       claimed[r] = true;
@@ -734,8 +749,17 @@ void Cycle::Reserve(int32_t w, int32_t cq, int32_t flavor, PendingReason* why) {
     if (i + 1 < ends_.size() && ends_[i + 1].first == end) continue;  // release all that end together
     try_at(end);
   }
+  if (!found) {
+    // No end that is known makes room. Would the end of the work without a
+    // run-time limit? Then that is why no estimate exists; the user is told.
+    for (int32_t v : unbounded_) {
+      if (!released_[v]) state_.Apply(snap_.workloads[v], *snap_.workloads[v].admission, -1);
+    }
+    try_at(Timestamp::Never());
+    why->waits_for_unbounded_work = found.has_value();
+  }
   state_.Rollback(cp);
-  if (!found) return;
+  if (!found || start.never()) return;
 
   HeldReservation r;
   r.cq = cq;

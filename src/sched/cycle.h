@@ -16,8 +16,11 @@
 //           borrowers first, least work lost since checkpoint, newest first),
 //           minimised; the preemptor holds the freed room and waits for the victims;
 //        c. backfill: a workload blocked by capacity gets a reservation at its
-//           earliest start (from the runtime limits of running work); later work
-//           may use reserved room only if it ends before the reservation starts;
+//           earliest start (from the runtime limits of running work; the room
+//           of victims goes first to the preemptors waiting for them); later work
+//           may use reserved room only if it ends before the reservation starts.
+//           When only the end of work without a runtime limit would make room,
+//           there is no estimate, and the reason says so;
 //        d. otherwise pending, with the numbers of what held it back.
 //      StrictFIFO queues stop at the first workload that cannot be admitted.
 //   4. Report fragmentation of the capacity left.

@@ -224,6 +224,8 @@ std::string DescribePendingProgress(const ClusterSnapshot& s, WorkloadId workloa
   std::string out;
   if (!r.estimated_start.never()) {
     out += fmt::format("; estimated start in {} (capacity reserved)", FormatDuration(r.estimated_start - now));
+  } else if (r.waits_for_unbounded_work) {
+    out += "; no start estimate: the running work it waits for has no time limit (activeDeadlineSeconds)";
   }
   if (r.queue_position > 0) {
     const Workload& w = s.workload(workload);

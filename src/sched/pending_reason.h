@@ -20,6 +20,10 @@ std::string DescribePending(const ClusterSnapshot& snapshot, WorkloadId workload
 
 // The part of DescribePending that moves while nothing else changes: "; estimated
 // start in 40s (capacity reserved); position 3 in ClusterQueue team-a", or "".
+// An estimate is given only when the cycle computed one from known end times;
+// when the room is held by work without a run-time limit it says so instead:
+// "; no start estimate: the running work it waits for has no time limit
+// (activeDeadlineSeconds)".
 // Writers refresh it at a slower pace than the cause, which it follows.
 std::string DescribePendingProgress(const ClusterSnapshot& snapshot, WorkloadId workload, const PendingReason& reason,
                                     Timestamp now);

@@ -84,7 +84,12 @@ struct PendingReason {
   int32_t victims = 0;  // kWaitingForPreemption: victims still terminating
   bool preemption_never = false;       // preemptionPolicy Never kept it from preempting
   bool no_victims = false;             // preemption was searched and found no victim set
-  Timestamp estimated_start = Timestamp::Never();  // from a reservation, when one is held
+  // From a reservation, when one is held: computed from the run-time limits
+  // (Workload::max_run) of the running work whose ends make room, never guessed.
+  Timestamp estimated_start = Timestamp::Never();
+  // No estimate exists because the room it needs is held by running work
+  // without a run-time limit (it would fit once that work ended).
+  bool waits_for_unbounded_work = false;
   int32_t queue_position = 0;          // 1-based among the pending of its ClusterQueue
 
   // The same cause: everything but the progress (estimated start, queue

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,7 +19,9 @@
 
 #include "agent/pod_launch.h"
 #include "agent/spawn_report.h"
+#include "api/convert.h"
 #include "client/api_client.h"
+#include "common/time_format.h"
 #include "server/server.h"
 #include "tests/testing/api_polling.h"
 #include "tests/testing/test_dirs.h"
@@ -59,7 +62,7 @@ class AgentTest : public ::testing::Test {
   void StartAgent(const std::string& node = "node-1", const std::string& gpus = "2xA100-80GB") {
     AgentOptions o;
     o.server = server_->url();
-    o.token = server_->admin_token();
+    o.token = agent_token_.empty() ? server_->admin_token() : agent_token_;
     o.node_name = node;
     o.data_dir = (dir_ / node).string();
     o.checkpoint_root = (dir_ / "checkpoints").string();
@@ -67,6 +70,7 @@ class AgentTest : public ::testing::Test {
     o.gpus.preference = GpuPreference::kSimulated;
     o.lease_duration = Duration::Seconds(4);
     o.restart_backoff = Duration::Millis(100);
+    o.checkpoint_interval = Duration::Millis(50);
     auto a = Agent::Start(o);
     ASSERT_TRUE(a.has_value()) << a.error().ToString();
     agent_ = std::move(*a);
@@ -107,7 +111,25 @@ class AgentTest : public ::testing::Test {
   std::unique_ptr<Server> server_;
   std::unique_ptr<ApiClient> client_;
   std::unique_ptr<Agent> agent_;
+  std::string agent_token_;  // the agent's credential; empty: the admin's
 };
+
+// A node's own credential (system:node:NAME), as `tessera up` mints it, so
+// that what the agent does passes the server's node authorizer.
+std::string MintNodeToken(ApiClient& admin, const std::string& node) {
+  const json request{{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenRequest"}, {"spec", json::object()}};
+  auto r = admin.Request("POST", "/api/v1/nodes/" + node + "/token", request.dump());
+  if (!r || r->status != 201) {
+    ADD_FAILURE() << "minting the token of node " << node << ": " << (r ? r->body : r.error().ToString());
+    return "";
+  }
+  return json::parse(r->body, nullptr, false).value("status", json::object()).value("token", "");
+}
+
+std::string Annotation(const json& obj, std::string_view key) {
+  const json annotations = obj.value("metadata", json::object()).value("annotations", json::object());
+  return annotations.value(std::string(key), "");
+}
 
 TEST_F(AgentTest, RegistersItsNodeWithALeaseAndTheSimulatedInventory) {
   StartAgent();
@@ -343,6 +365,53 @@ TEST_F(AgentTest, APreemptedPodGetsSigtermThenSigkillAndResumesFromItsCheckpoint
   EXPECT_GE(resumed_at, step_at_kill - 1) << log;
   EXPECT_NE(resumed["metadata"]["uid"], json()) << "a new pod";
   (void)serving;
+}
+
+// A pod reports a checkpoint by touching $TESSERA_CHECKPOINT_DIR/.tessera-checkpoint.
+// The agent, with its node's own credential, sets the file's time on the Pod
+// as tessera.dev/last-checkpoint; a later touch moves the annotation to the
+// file's new time.
+TEST_F(AgentTest, APodsCheckpointFileTimeBecomesItsLastCheckpointAnnotation) {
+  agent_token_ = MintNodeToken(*client_, "node-1");
+  ASSERT_FALSE(agent_token_.empty());
+  StartAgent();
+  const std::string pod_path = "/api/v1/namespaces/default/pods/job-ckpt-main-0";
+  const fs::path checkpoint = dir_ / "checkpoints" / "default" / "job-ckpt";
+  // First a checkpoint dated 1700000000 (2023-11-14T22:13:20Z); then, once
+  // told (the file "go"), one now.
+  SubmitJob(Job("ckpt",
+                "touch -d @1700000000 $TESSERA_CHECKPOINT_DIR/.tessera-checkpoint; "
+                "while [ ! -e $TESSERA_CHECKPOINT_DIR/go ]; do sleep 0.05; done; "
+                "touch $TESSERA_CHECKPOINT_DIR/.tessera-checkpoint; sleep 30"));
+  WaitFor(pod_path, [&](const json& p) { return Annotation(p, kLastCheckpointAnnotation) == "2023-11-14T22:13:20Z"; });
+  EXPECT_EQ(Annotation(Pod("job-ckpt-main-0"), kLastCheckpointAnnotation), "2023-11-14T22:13:20Z");
+
+  std::ofstream(checkpoint / "go") << "go\n";
+  const json pod = WaitFor(pod_path, [&](const json& p) {
+    const std::string at = Annotation(p, kLastCheckpointAnnotation);
+    return !at.empty() && at != "2023-11-14T22:13:20Z";
+  });
+  struct stat st {};
+  ASSERT_EQ(::stat((checkpoint / ".tessera-checkpoint").c_str(), &st), 0);
+  // Whole seconds of the file's mtime, as Kubernetes writes times.
+  EXPECT_EQ(Annotation(pod, kLastCheckpointAnnotation), FormatRfc3339(Timestamp::FromSeconds(st.st_mtim.tv_sec)));
+  EXPECT_EQ(Phase(pod), "Running");
+}
+
+// A checkpoint file dated in the future (a skewed clock on shared storage) is
+// reported at the agent's now, never later.
+TEST_F(AgentTest, ACheckpointFileFromTheFutureIsReportedAtTheAgentsNow) {
+  StartAgent();
+  const Timestamp before = Timestamp::FromSeconds(SystemNow().seconds());
+  // 4102444800: 2100-01-01T00:00:00Z.
+  SubmitJob(Job("future", "touch -d @4102444800 $TESSERA_CHECKPOINT_DIR/.tessera-checkpoint; sleep 30"));
+  const json pod = WaitFor("/api/v1/namespaces/default/pods/job-future-main-0",
+                           [](const json& p) { return !Annotation(p, kLastCheckpointAnnotation).empty(); });
+  const Timestamp after = SystemNow();
+  auto at = ParseRfc3339(Annotation(pod, kLastCheckpointAnnotation));
+  ASSERT_TRUE(at.has_value()) << Annotation(pod, kLastCheckpointAnnotation);
+  EXPECT_GE(*at, before);
+  EXPECT_LE(*at, after);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // look for (why a workload waits, where it runs, a queue's quota, ...).
 #include <gtest/gtest.h>
 
+#include "cli/commands/age.h"
 #include "cli/commands/describe_command.h"
 #include "cli/commands/submit_command.h"
 #include "tests/cli/cli_test_fixture.h"
@@ -107,6 +108,82 @@ TEST_F(DescribeTest, AdmittedWorkloadShowsPlacement) {
   EXPECT_TRUE(Has(r.out, "Admission:\n  Cluster Queue:  default\n")) << r.out;
   EXPECT_TRUE(Has(r.out, "    main  1      default\n")) << r.out;  // pod set, count, flavor
   EXPECT_TRUE(Has(r.out, "    main     0    gpu-node-1  0 (0.25)\n")) << r.out;
+}
+
+// A workload that reported a checkpoint (its annotation
+// tessera.dev/last-checkpoint, which least-waste preemption reads) shows how
+// long ago that was, and when.
+TEST_F(DescribeTest, WorkloadShowsItsLastCheckpoint) {
+  CommandRun submitted = Run([](const CommandContext& ctx) {
+    return RunSubmit(ctx, {.name = "train", .queue = "default", .command = {"python", "train.py"}});
+  });
+  ASSERT_EQ(submitted.rc, 0) << submitted.err;
+  const std::string path = "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-train";
+  ASSERT_TRUE(Eventually([&] { return GetJson(path).is_object(); })) << "the job controller made no workload";
+  ApiClient admin = Admin();
+  const json patch{{"metadata", {{"annotations", {{"tessera.dev/last-checkpoint", "2026-12-02T10:00:00Z"}}}}}};
+  auto r = admin.Request("PATCH", path, patch.dump(), "application/merge-patch+json");
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->status, 200) << r->body;
+  CommandContext ctx = Context();
+  ctx.now_unix = *ParseTimeSeconds("2026-12-02T10:04:00Z");  // 4 minutes later
+  CommandRun d =
+      RunWith(ctx, [](const CommandContext& c) { return RunDescribe(c, {.args = {"workload", "job-train"}}); });
+  ASSERT_EQ(d.rc, 0) << d.err;
+  EXPECT_TRUE(Has(d.out, "Last Checkpoint:     4m ago (2026-12-02T10:00:00Z)\n")) << d.out;
+}
+
+// A workload without the annotation shows the newest of its pods' checkpoints
+// (each pod's agent sets them), and describing its Job shows the same.
+TEST_F(DescribeTest, JobShowsTheNewestCheckpointOfItsPods) {
+  RegisterNode("gpu-node-1", "8xH100-80GB");
+  CommandRun submitted = Run([](const CommandContext& ctx) {
+    return RunSubmit(ctx, {.name = "ddp", .queue = "default", .gpu = "1", .workers = 2, .command = {"torchrun"}});
+  });
+  ASSERT_EQ(submitted.rc, 0) << submitted.err;
+  const std::string pods_path = "/api/v1/namespaces/default/pods?labelSelector=tessera.dev/workload%3Djob-ddp";
+  std::vector<std::string> pods;
+  ASSERT_TRUE(Eventually([&] {
+    pods.clear();
+    const json list = GetJson(pods_path);
+    for (const json& p : list.is_object() ? list.value("items", json::array()) : json::array()) {
+      pods.push_back(p["metadata"].value("name", ""));
+    }
+    return pods.size() == 2;
+  })) << "the workload's two pods were not made";
+  ApiClient admin = Admin();
+  // Rank order does not matter: the newer of the two is shown.
+  const std::vector<std::string> times = {"2026-12-02T09:00:00Z", "2026-12-02T10:00:00Z"};
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const json patch{{"metadata", {{"annotations", {{"tessera.dev/last-checkpoint", times[i]}}}}}};
+    auto r = admin.Request("PATCH", "/api/v1/namespaces/default/pods/" + pods[i], patch.dump(),
+                           "application/merge-patch+json");
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->status, 200) << r->body;
+  }
+  CommandContext ctx = Context();
+  ctx.now_unix = *ParseTimeSeconds("2026-12-02T10:04:00Z");
+  CommandRun job = RunWith(ctx, [](const CommandContext& c) { return RunDescribe(c, {.args = {"job", "ddp"}}); });
+  ASSERT_EQ(job.rc, 0) << job.err;
+  EXPECT_TRUE(Has(job.out, "Workload:            job-ddp\n")) << job.out;
+  EXPECT_TRUE(Has(job.out, "Last Checkpoint:     4m ago (2026-12-02T10:00:00Z)\n")) << job.out;
+  CommandRun wl =
+      RunWith(ctx, [](const CommandContext& c) { return RunDescribe(c, {.args = {"workload", "job-ddp"}}); });
+  EXPECT_TRUE(Has(wl.out, "Last Checkpoint:     4m ago (2026-12-02T10:00:00Z)\n")) << wl.out;
+}
+
+// A workload that never reported a checkpoint shows no such line.
+TEST_F(DescribeTest, WorkloadWithoutACheckpointShowsNone) {
+  CommandRun submitted = Run([](const CommandContext& ctx) {
+    return RunSubmit(ctx, {.name = "fresh", .queue = "default", .command = {"python", "train.py"}});
+  });
+  ASSERT_EQ(submitted.rc, 0) << submitted.err;
+  ASSERT_TRUE(Eventually([&] {
+    return GetJson("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-fresh").is_object();
+  }));
+  CommandRun d = Describe({"workload", "job-fresh"});
+  ASSERT_EQ(d.rc, 0) << d.err;
+  EXPECT_FALSE(Has(d.out, "Last Checkpoint:")) << d.out;
 }
 
 // A workload that names no PriorityClass shows the priority it runs at and
