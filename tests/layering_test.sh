@@ -30,5 +30,6 @@ check client domain sched store api server agent sim cli
 check http domain sched store api server agent sim cli client
 check agent sched store server sim cli api
 check net sched store api auth server agent sim cli client http
+check sweep sched store api server agent sim cli client http auth net
 echo "layering: $([ $fail -eq 0 ] && echo ok || echo BROKEN)"
 exit $fail
