@@ -7,6 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sweep/early_stopping.h"
+#include "sweep/rng.h"
+#include "sweep/suggest_trials.h"
+#include "sweep/sweep_status.h"
 #include "sweep_testing.h"
 
 namespace tessera::sweep {
@@ -298,6 +302,94 @@ TEST(ParseSweepSpec, ARangeWiderThanADoubleIsRefused) {
   EXPECT_THAT(ErrorOf(OneParameter(R"({"name": "x", "parameterType": "double",
                                        "feasibleSpace": {"min": "-1e308", "max": "1e308"}})")),
               HasSubstr("spec.parameters[0].feasibleSpace: the range [-1e308, 1e308] is too wide"));
+}
+
+// Replaces one leaf of `doc` (chosen by `rng`) by a value of a random kind.
+void MutateOneLeaf(json& doc, Rng& rng) {
+  std::vector<json*> leaves;
+  std::vector<json*> stack = {&doc};
+  while (!stack.empty()) {
+    json* j = stack.back();
+    stack.pop_back();
+    if (j->is_object() || j->is_array()) {
+      if (j->empty()) leaves.push_back(j);
+      for (auto& child : *j) stack.push_back(&child);
+    } else {
+      leaves.push_back(j);
+    }
+  }
+  json* leaf = leaves[rng.Below(leaves.size())];
+  static const std::vector<json> kValues = {json(nullptr),
+                                            json(0),
+                                            json(-1),
+                                            json(1),
+                                            json(2),
+                                            json(1e308),
+                                            json(-1e308),
+                                            json(0.5),
+                                            json(""),
+                                            json("0"),
+                                            json("-1"),
+                                            json("1e-300"),
+                                            json("1e300"),
+                                            json("x"),
+                                            json("grid"),
+                                            json("tpe"),
+                                            json("asha"),
+                                            json("logUniform"),
+                                            json(true),
+                                            json::array(),
+                                            json::object(),
+                                            json::array({"a", "a"}),
+                                            json("${params.lr}"),
+                                            json("${params.nope}"),
+                                            json("${params."),
+                                            json(9007199254740993LL)};
+  *leaf = kValues[rng.Below(kValues.size())];
+}
+
+TEST(ParseSweepSpec, SeededMutationsParseOrFailCleanlyAndWhatParsesCanBeSearched) {
+  // 3,000 specs (seeds 1..3000), each the full example with one to three leaves replaced:
+  // the parser answers a value or a field-path error, never a crash, and every spec it
+  // accepts can be searched, rendered and judged.
+  json base = json::parse(Spec(R"({"algorithmName": "tpe", "algorithmSettings": [{"name": "n_startup_trials",
+      "value": "2"}]})",
+                               R"([
+      {"name": "lr", "parameterType": "double",
+       "feasibleSpace": {"min": "0.0001", "max": "0.1", "distribution": "logUniform"}},
+      {"name": "layers", "parameterType": "int", "feasibleSpace": {"min": "1", "max": "8", "step": "1"}},
+      {"name": "opt", "parameterType": "categorical", "feasibleSpace": {"list": ["sgd", "adam"]}},
+      {"name": "bs", "parameterType": "discrete", "feasibleSpace": {"list": ["16", "32", "64"]}}])",
+                               R"(, "earlyStopping": {"algorithmName": "asha", "algorithmSettings": [
+      {"name": "eta", "value": "3"}, {"name": "max_resource", "value": "9"}]},
+      "trialTemplate": {"command": ["train", "--lr=${params.lr}", "--opt=${params.opt}"]})"));
+  int accepted = 0;
+  for (uint64_t seed = 1; seed <= 3000; ++seed) {
+    Rng rng(seed);
+    json doc = base;
+    for (uint64_t m = 0; m <= rng.Below(3); ++m) MutateOneLeaf(doc, rng);
+    Result<SweepSpec> spec = ParseSweepSpec(doc);
+    if (!spec.has_value()) {
+      ASSERT_EQ(spec.error().code(), StatusCode::kInvalidArgument) << doc.dump();
+      ASSERT_TRUE(spec.error().message().starts_with("spec")) << spec.error().message();
+      continue;
+    }
+    ++accepted;
+    std::vector<TrialRecord> history;
+    for (int round = 0; round < 3; ++round) {
+      for (Assignment& a : SuggestTrials(*spec, history, 2, seed)) {
+        ASSERT_TRUE(RenderTrial(*spec, a).has_value()) << doc.dump();
+        TrialRecord t = testing::MakeTrial("t" + std::to_string(history.size())).Running().Build();
+        t.assignment = std::move(a);
+        t.observations.try_emplace(spec->objective.metric).first->second.Add(1, rng.Uniform());
+        if (history.size() % 2 == 0) t.state = TrialState::kSucceeded;
+        history.push_back(std::move(t));
+      }
+      TrialsToStop(*spec, history);
+      EvaluateSweep(*spec, history);
+    }
+  }
+  EXPECT_GT(accepted, 100);  // the mutations do not all break the spec
 }
 
 TEST(ParseAssignment, ReadsAStoredAssignmentBackInTheSpecsOrder) {
