@@ -31,5 +31,6 @@ check http domain sched store api server agent sim cli client
 check agent sched store server sim cli api
 check net sched store api auth server agent sim cli client http
 check pipeline sched store api server agent sim cli client http auth net
+check sweep sched store api server agent sim cli client http auth net
 echo "layering: $([ $fail -eq 0 ] && echo ok || echo BROKEN)"
 exit $fail
