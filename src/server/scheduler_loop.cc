@@ -26,6 +26,7 @@
 #include "server/controllers/clusterrole_aggregation.h"
 #include "server/controllers/job_controller.h"
 #include "server/controllers/job_lifecycle_controller.h"
+#include "server/controllers/checkpoint_controller.h"
 #include "server/controllers/namespace_controller.h"
 #include "server/controllers/node_lifecycle.h"
 #include "server/controllers/idle_reclaimer.h"
@@ -283,6 +284,7 @@ void SchedulerLoop::BuildControllers() {
   own(std::make_unique<JobController>());
   own(std::make_unique<JobLifecycleController>());
   own(std::make_unique<WorkloadLifecycleController>());
+  own(std::make_unique<CheckpointController>());
   own(std::make_unique<NodeLifecycleController>());
   controllers_.push_back(endpoint_slices_.get());
   own(std::make_unique<RequeueController>());

@@ -217,5 +217,32 @@ TEST_F(JobLifecycleTest, ANonIndexedJobStartsANewPodPerCompletionLeft) {
   EXPECT_FALSE(done["status"].contains("completedIndexes"));
 }
 
+TEST_F(JobLifecycleTest, ThePodsNewestCheckpointBecomesTheWorkloads) {
+  // The agent annotates a pod when it checkpoints; the Workload takes the
+  // newest time, which the scheduler reads for least-waste preemption, and an
+  // older one never moves it back.
+  Create(Job("ckpt", 2, 2));
+  auto annotate = [&](const std::string& pod, const std::string& at) {
+    WaitForPod(pod);
+    json patch{{"metadata", {{"annotations", {{"tessera.dev/last-checkpoint", at}}}}}};
+    auto r = client_->Request("PATCH", std::string(kPods) + pod, patch.dump(), "application/merge-patch+json");
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->status, 200) << r->body;
+  };
+  const std::string workload = "/apis/kueue.x-k8s.io/v1beta1/namespaces/team/workloads/job-ckpt";
+  auto checkpoint_is = [](const std::string& at) {
+    return [at](const json& w) {
+      return w.value("metadata", json::object()).value("annotations", json::object()).value("tessera.dev/last-checkpoint", "") == at;
+    };
+  };
+  annotate("job-ckpt-main-0", "2026-12-02T10:00:00Z");
+  WaitFor(workload, checkpoint_is("2026-12-02T10:00:00Z"));
+  annotate("job-ckpt-main-1", "2026-12-02T10:05:00Z");
+  WaitFor(workload, checkpoint_is("2026-12-02T10:05:00Z"));
+  annotate("job-ckpt-main-0", "2026-12-02T10:01:00Z");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_TRUE(checkpoint_is("2026-12-02T10:05:00Z")(WaitFor(workload, [](const json&) { return true; })));
+}
+
 }  // namespace
 }  // namespace tessera
