@@ -265,7 +265,8 @@ SchedulerLoop::SchedulerLoop(Store& store, SchedulerConfig config, Clock clock, 
       events_("tessera-scheduler"),
       approvals_(std::make_unique<ApprovalController>()),
       budgets_(std::make_unique<BudgetController>(cache_)),
-      endpoint_slices_(std::make_unique<EndpointSliceController>(cache_)) {}
+      endpoint_slices_(std::make_unique<EndpointSliceController>(cache_)),
+      ttl_after_finished_(std::make_unique<TtlAfterFinishedController>(cache_)) {}
 
 void SchedulerLoop::BuildControllers() {
   // The order matters where one controller reads what another wrote: a
@@ -285,6 +286,7 @@ void SchedulerLoop::BuildControllers() {
   own(std::make_unique<JobLifecycleController>());
   own(std::make_unique<WorkloadLifecycleController>());
   own(std::make_unique<CheckpointController>());
+  controllers_.push_back(ttl_after_finished_.get());  // after the Jobs' ends this pass, to wake for their expiry
   own(std::make_unique<NodeLifecycleController>());
   controllers_.push_back(endpoint_slices_.get());
   own(std::make_unique<RequeueController>());

@@ -98,6 +98,10 @@ class JobLifecycleTest : public ::testing::Test {
     ASSERT_TRUE(r.has_value());
     ASSERT_EQ(r->status, 200) << r->body;
   }
+  json Get(const std::string& path) {
+    auto r = client_->Request("GET", path);
+    return r && r->status == 200 ? json::parse(r->body) : json();
+  }
   static std::string IndexEnv(const json& pod) {
     for (const json& e : pod["spec"]["containers"][0].value("env", json::array())) {
       if (e.value("name", "") == "JOB_COMPLETION_INDEX") return e.value("value", "");
@@ -242,6 +246,54 @@ TEST_F(JobLifecycleTest, ThePodsNewestCheckpointBecomesTheWorkloads) {
   annotate("job-ckpt-main-0", "2026-12-02T10:01:00Z");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_TRUE(checkpoint_is("2026-12-02T10:05:00Z")(WaitFor(workload, [](const json&) { return true; })));
+}
+
+TEST_F(JobLifecycleTest, AFinishedJobIsDeletedAfterItsTtlWithItsWorkloadAndPods) {
+  // ttlSecondsAfterFinished 1: a second after it completed the Job is gone,
+  // and the Job controller removes its Workload and Pods.
+  json job = Job("short-lived", 1, 1);
+  job["spec"]["ttlSecondsAfterFinished"] = 1;
+  Create(job);
+  EndPod("job-short-lived-main-0", 0);
+  WaitFor(std::string(kJobs) + "short-lived", [](const json& j) { return JobCondition(j, "Complete", "status") == "True"; });
+  auto gone = [&](const std::string& path) {
+    for (int i = 0; i < 100; ++i) {
+      auto r = client_->Request("GET", path);
+      if (r && r->status == 404) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  };
+  EXPECT_TRUE(gone(std::string(kJobs) + "short-lived"));
+  EXPECT_TRUE(gone("/apis/kueue.x-k8s.io/v1beta1/namespaces/team/workloads/job-short-lived"));
+  EXPECT_TRUE(gone(std::string(kPods) + "job-short-lived-main-0"));
+}
+
+TEST_F(JobLifecycleTest, SuspendingAJobStopsItsPodsAndResumingQueuesItAgain) {
+  // spec.suspend true on a running Job: its Workload is deactivated and its
+  // pods told to stop (quota released once they are gone); false again: it
+  // is queued, admitted, and its pod runs anew.
+  Create(Job("pausable", 1, 1));
+  RunPod("job-pausable-main-0");
+  auto set_suspend = [&](bool suspend) {
+    json patch{{"spec", {{"suspend", suspend}}}};
+    auto r = client_->Request("PATCH", std::string(kJobs) + "pausable", patch.dump(), "application/merge-patch+json");
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->status, 200) << r->body;
+  };
+  set_suspend(true);
+  WaitFor(std::string(kPods) + "job-pausable-main-0", [](const json& p) { return p["metadata"].contains("deletionTimestamp"); });
+  const json job = WaitFor(std::string(kJobs) + "pausable", [](const json& j) { return JobCondition(j, "Suspended", "status") == "True"; });
+  EXPECT_EQ(JobCondition(job, "Suspended", "reason"), "JobSuspended");
+  // As the agent does once the pod's processes are gone.
+  ASSERT_EQ(client_->Request("DELETE", std::string(kPods) + "job-pausable-main-0")->status, 200);
+  const std::string workload = "/apis/kueue.x-k8s.io/v1beta1/namespaces/team/workloads/job-pausable";
+  const json parked = WaitFor(workload, [](const json& w) { return ConditionField(w, "QuotaReserved", "status") == "False"; });
+  EXPECT_EQ(parked["spec"]["active"], false);
+  set_suspend(false);
+  WaitFor(workload, [](const json& w) { return ConditionField(w, "Admitted", "status") == "True"; });
+  WaitForPod("job-pausable-main-0");
+  EXPECT_EQ(JobCondition(Get(std::string(kJobs) + "pausable"), "Suspended", "reason"), "JobResumed");
 }
 
 }  // namespace

@@ -7,9 +7,64 @@
 #include <set>
 
 #include "api/convert.h"
+#include "server/controllers/idle_reclaimer.h"
+#include "server/controllers/workload_lifecycle.h"
 #include "server/object_json.h"
 
 namespace tessera {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kSuspendedMessage = "its Job is suspended (spec.suspend: true); set spec.suspend to false to queue it again";
+
+bool JobSuspended(const nlohmann::json& job) {
+  const nlohmann::json& spec = ObjectAt(job, {"spec"});
+  auto it = spec.find("suspend");
+  return it != spec.end() && it->is_boolean() && it->get<bool>();
+}
+
+}  // namespace
+
+void JobController::SyncSuspend(const StoredObject& job, const StoredObject& workload, const PodIndex& pods,
+                                const std::string& now_text, BatchedWriter& writer) {
+  // Kueue's contract: spec.suspend true stops the Job (its Workload is
+  // deactivated and, if admitted, evicted: pods stopped, quota released);
+  // false queues it again. Only a suspension this controller made is undone.
+  if (ConditionTrue(workload.object, "Finished")) return;
+  const bool suspend = JobSuspended(job.object);
+  const bool active = !WorkloadInactive(workload.object);
+  json next = workload.object;
+  std::string job_reason, job_message;
+  if (suspend && active) {
+    next["spec"]["active"] = false;
+    SetCondition(next, "Suspended", true, "JobSuspended", kSuspendedMessage, now_text);
+    job_reason = "JobSuspended";
+    job_message = "Job suspended";
+  } else if (!suspend && !active && ConditionValue(workload.object, "Suspended", "reason") == "JobSuspended") {
+    next["spec"]["active"] = true;
+    SetCondition(next, "Suspended", false, "JobResumed", "its Job was resumed (spec.suspend: false)", now_text);
+    job_reason = "JobResumed";
+    job_message = "Job resumed";
+  } else {
+    return;
+  }
+  std::vector<WriteOp> unit;
+  const bool admitted = ObjectAt(workload.object, {"status"}).contains("admission");
+  if (suspend && admitted && !ConditionTrue(workload.object, "Evicted")) {
+    StoredObject suspended{workload.key, workload.revision, std::move(next)};
+    unit = EvictionOps(suspended, pods, "Suspended", kSuspendedMessage, now_text);
+  } else {
+    unit.push_back(WriteOp{.op = WriteOp::Kind::kUpdate, .key = workload.key, .object = std::move(next),
+                           .expected_revision = workload.revision});
+  }
+  json job_next = job.object;
+  SetCondition(job_next, "Suspended", suspend, job_reason, job_message, now_text);
+  unit.push_back(WriteOp{.op = WriteOp::Kind::kUpdate, .key = job.key, .object = std::move(job_next),
+                         .expected_revision = job.revision});
+  writer.Add(std::move(unit), fmt::format("{} job {}/{}", suspend ? "suspend" : "resume", job.key.ns, job.key.name));
+}
 
 void JobController::Reconcile(const ObjectCache& cache, const PodIndex& pods, const std::string& now_text,
                               BatchedWriter& writer) {
@@ -23,7 +78,10 @@ void JobController::Reconcile(const ObjectCache& cache, const PodIndex& pods, co
       const StoredObject& job = *active;
       // Converted only when its Workload is missing: most passes find every job's.
       const std::string name = WorkloadNameForJob(kind == std::string_view(kVolcanoJobKind), job.key.name);
-      if (workloads.count({job.key.ns, name})) continue;
+      if (auto held = workloads.find({job.key.ns, name}); held != workloads.end()) {
+        if (kind == std::string_view(kJobKind)) SyncSuspend(job, held->second, pods, now_text, writer);
+        continue;
+      }
       auto wl = WorkloadForJob(job.object);
       if (!wl) {
         spdlog::warn("job {}/{}: {}", job.key.ns, job.key.name, wl.error().message());
@@ -35,6 +93,10 @@ void JobController::Reconcile(const ObjectCache& cache, const PodIndex& pods, co
       if (!names_queue && queues.size() == 1) (*wl)["spec"]["queueName"] = queues.front();
       if (StringAt(job.object, {"spec", "completionMode"}) == "Indexed") {
         (*wl)["metadata"]["annotations"][kCompletionModeAnnotation] = "Indexed";
+      }
+      if (JobSuspended(job.object)) {
+        (*wl)["spec"]["active"] = false;
+        SetCondition(*wl, "Suspended", true, "JobSuspended", kSuspendedMessage, now_text);
       }
       (*wl)["metadata"]["creationTimestamp"] = now_text;
       (*wl)["metadata"]["generation"] = 1;

@@ -33,6 +33,9 @@ class JobController final : public Controller {
   void Reconcile(const ObjectCache& cache, const PodIndex& pods, const std::string& now_text, BatchedWriter& writer);
 
  private:
+  // spec.suspend of a batch/v1 Job onto its Workload (spec.active, Suspended).
+  void SyncSuspend(const StoredObject& job, const StoredObject& workload, const PodIndex& pods,
+                   const std::string& now_text, BatchedWriter& writer);
   // The sum of the Job kinds' ObjectCache::removals at the last orphan scan.
   std::optional<uint64_t> orphans_checked_at_;
 };
