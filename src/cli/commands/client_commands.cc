@@ -232,7 +232,7 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       app, "submit", "Submit a command as a batch/v1 Job to a queue (no YAML needed)",
       "tessera submit NAME --queue QUEUE [--gpu N] [--cpu N] [--memory SIZE] [--gpu-memory SIZE]\n"
       "                      [--priority CLASS] [--type job|notebook|training|inference]\n"
-      "                      [--workers N] [--max-run SECONDS] [-n NAMESPACE] -- COMMAND [ARGS...]",
+      "                      [--workers N] [--retries N] [--max-run SECONDS] [-n NAMESPACE] -- COMMAND [ARGS...]",
       "Creates a Job labelled kueue.x-k8s.io/queue-name=QUEUE, with one container named\n"
       "NAME running COMMAND, requests = limits, and WORKERS pods (indexed when more than\n"
       "one). --gpu takes a fraction below one (0.25, 250m) or whole GPUs (1, 4).\n"
@@ -261,6 +261,10 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       ->type_name("TYPE");
   submit->add_option("--workers", submit_.workers, "Pods that run together")
       ->check(CLI::Range(1, 100000))
+      ->capture_default_str()
+      ->type_name("N");
+  submit->add_option("--retries", submit_.retries, "Pods started again after a failure before the job fails (backoffLimit)")
+      ->check(CLI::Range(0, 1000))
       ->capture_default_str()
       ->type_name("N");
   submit->add_option("--max-run", submit_max_run_, "Stop it after this many seconds (activeDeadlineSeconds)")

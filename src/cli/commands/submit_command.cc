@@ -66,6 +66,7 @@ Result<json> BuildSubmitJob(const SubmitOptions& o, const std::string& ns) {
             {"template", {{"spec", pod_spec}}}};
   if (o.workers > 1) spec["completionMode"] = "Indexed";
   if (o.max_run_seconds) spec["activeDeadlineSeconds"] = *o.max_run_seconds;
+  spec["backoffLimit"] = o.retries;
   json job{{"apiVersion", "batch/v1"},
            {"kind", "Job"},
            {"metadata",

@@ -1,13 +1,14 @@
 // `tessera submit NAME [--queue Q] [--gpu 0.25] [--cpu 1] [--memory 4Gi]
 //  [--gpu-memory 20Gi] [--priority development] [--type job|notebook|training|inference]
-//  [--workers N] [--max-run SECONDS] [-n NS] -- CMD ARGS...`
+//  [--workers N] [--retries N] [--max-run SECONDS] [-n NS] -- CMD ARGS...`
 //
 // The quick form for data scientists: builds a batch/v1 Job, as they would
 // write it for Kueue, and creates it:
 //   metadata.labels[kueue.x-k8s.io/queue-name] = Q
 //   metadata.annotations[tessera.dev/type] = TYPE
 //   spec.parallelism = spec.completions = workers (Indexed completion when
-//     workers > 1, so each worker has a rank); activeDeadlineSeconds = max-run
+//     workers > 1, so each worker has a rank); activeDeadlineSeconds = max-run;
+//     backoffLimit = retries (0: a failure fails the job)
 //   pod template: one container named NAME running CMD ARGS, requests = limits
 //     (cpu, memory, nvidia.com/gpu, tessera.dev/gpu-memory), priorityClassName,
 //     restartPolicy Never (OnFailure for training, which restarts from its checkpoint)
@@ -43,6 +44,9 @@ struct SubmitOptions {
   std::string type = "job";
   int workers = 1;
   std::optional<int64_t> max_run_seconds;
+  // backoffLimit: 0 by default, as Slurm does not requeue a failed job (a
+  // Job written in YAML gets Kubernetes' 6).
+  int64_t retries = 0;
   std::vector<std::string> command;  // after --
 };
 
