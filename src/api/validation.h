@@ -1,7 +1,7 @@
 // Validation of manifests against a schema per kind, as the API server's
 // admission step (DESIGN.md sections 3 and 4).
 //
-// Each kind has a small table-driven schema (validation.cc): field name -> type
+// Each kind has a small table-driven schema (api/schema.h): field name -> type
 // (string, enum, integer, boolean, quantity, object with nested fields, list of X,
 // map of string -> X; "open" only where Kubernetes itself leaves a field open,
 // such as volumes, affinity or securityContext). On top of the structure:
@@ -42,6 +42,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/kinds.h"
+#include "api/names.h"
 #include "common/result.h"
 #include "common/status.h"
 
@@ -73,10 +74,7 @@ Result<const KindInfo*> ResolveKind(const nlohmann::json& object);
 Status ValidateTokenRequest(const nlohmann::json& object);
 
 // Name rules, for names that arrive outside a manifest (URL paths, CLI
-// arguments). OK or InvalidArgument saying what is wrong (no field path).
-Status ValidateName(NameRule rule, std::string_view name);
-Status ValidateLabelKey(std::string_view key);      // [prefix/]name, prefix a DNS subdomain
-Status ValidateLabelValue(std::string_view value);  // empty or <= 63 [A-Za-z0-9._-]
+// arguments): ValidateName, ValidateLabelKey, ValidateLabelValue (api/names.h).
 
 // The text of a quantity as a manifest gives it: a string as is, a JSON number
 // in its shortest form (128 -> "128", 0.5 -> "0.5"). InvalidArgument for other
