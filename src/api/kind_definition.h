@@ -1,7 +1,8 @@
 // A kind, described once (DESIGN.md section 4): what the registry (kinds.h)
 // knows of it, its schema and cross-field checks, what an update may not change,
-// and the controller that owns its behaviour. Validation (validation.h) reads
-// its schema and update rules from here, not from tables of its own.
+// its printer columns, and the controller that owns its behaviour. Validation
+// (validation.h) and the tables of `tessera get` (printer_columns.h) read them
+// from here, not from tables of their own.
 //
 // The definitions live one file per API group under api/kinds/ (core.cc,
 // batch.cc, kueue.cc, ...), each exporting the group's definitions
@@ -27,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/kinds.h"
+#include "api/printer_columns.h"
 #include "api/schema.h"
 #include "common/status.h"
 
@@ -45,6 +47,10 @@ struct KindDefinition {
   schema::SchemaRef schema;
   // What ValidateUpdate enforces, in order; the first refusal is the answer.
   std::vector<UpdateRule> update_rules;
+  // The table columns (api/printer_columns.h), in order; at least NAME and AGE
+  // (DefaultColumns) unless the kind prints as kubectl prints it otherwise
+  // (Events: LAST SEEN TYPE REASON OBJECT MESSAGE).
+  std::vector<PrinterColumn> columns;
   // The server's controller that gives the kind its behaviour, for docs and
   // `describe` ("job-controller"); empty when the kind is only stored and read.
   std::string_view controller;

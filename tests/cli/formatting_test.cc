@@ -4,12 +4,12 @@
 
 #include <sstream>
 
+#include "api/age.h"
 #include "api/kinds.h"
 #include "api/manifest.h"
-#include "cli/commands/age.h"
-#include "cli/commands/columns.h"
+#include "api/object_fields.h"
+#include "api/printer_columns.h"
 #include "cli/commands/describe_writer.h"
-#include "cli/commands/object_fields.h"
 #include "cli/commands/queue_usage.h"
 #include "cli/commands/resource_paths.h"
 #include "cli/commands/table_printer.h"

@@ -54,17 +54,20 @@ std::vector<KindDefinition> AuthorizationKinds() {
                 .api_version = "authorization.k8s.io/v1", .plural = "selfsubjectaccessreviews",
                 .singular = "selfsubjectaccessreview", .namespaced = false, .name_rule = NameRule::kPathSegment,
                 .store_key = "authorization.k8s.io/SelfSubjectAccessReview", .stored = false},
-       .schema = SelfSubjectAccessReviewSchema()},
+       .schema = SelfSubjectAccessReviewSchema(),
+       .columns = DefaultColumns()},
       {.info = {.group = "authorization.k8s.io", .version = "v1", .kind = "SelfSubjectRulesReview",
                 .api_version = "authorization.k8s.io/v1", .plural = "selfsubjectrulesreviews",
                 .singular = "selfsubjectrulesreview", .namespaced = false, .name_rule = NameRule::kPathSegment,
                 .store_key = "authorization.k8s.io/SelfSubjectRulesReview", .stored = false},
-       .schema = SelfSubjectRulesReviewSchema()},
+       .schema = SelfSubjectRulesReviewSchema(),
+       .columns = DefaultColumns()},
       {.info = {.group = "authentication.k8s.io", .version = "v1", .kind = "SelfSubjectReview",
                 .api_version = "authentication.k8s.io/v1", .plural = "selfsubjectreviews",
                 .singular = "selfsubjectreview", .namespaced = false, .name_rule = NameRule::kPathSegment,
                 .store_key = "authentication.k8s.io/SelfSubjectReview", .stored = false},
-       .schema = SelfSubjectReviewSchema()},
+       .schema = SelfSubjectReviewSchema(),
+       .columns = DefaultColumns()},
   };
 }
 

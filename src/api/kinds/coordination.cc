@@ -31,6 +31,7 @@ std::vector<KindDefinition> CoordinationKinds() {
                 .api_version = "coordination.k8s.io/v1", .plural = "leases", .singular = "lease", .namespaced = true,
                 .store_key = "coordination.k8s.io/Lease"},
        .schema = LeaseSchema(),
+       .columns = DefaultColumns(),
        .controller = "node-lifecycle"},
   };
 }

@@ -5,13 +5,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <initializer_list>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "api/age.h"
 #include "api/common_schemas.h"
 #include "api/names.h"
+#include "api/object_fields.h"
+#include "api/printer_columns.h"
 #include "api/schema.h"
 #include "domain/ipv4_cidr.h"
 
@@ -416,7 +423,8 @@ std::vector<json> PodCidrsOf(const json& node) {
 Status KeepPodCidr(const KindInfo&, const json& stored, const json& next) {
   const std::vector<json> before = PodCidrsOf(stored);
   if (!before.empty() && before != PodCidrsOf(next)) {
-    return Status::InvalidArgument("spec.podCIDR: Forbidden: node updates may not change podCIDR except from \"\" to valid");
+    return Status::InvalidArgument(
+        "spec.podCIDR: Forbidden: node updates may not change podCIDR except from \"\" to valid");
   }
   return Status::Ok();
 }
@@ -459,6 +467,159 @@ Status KeepClaimSpec(const KindInfo&, const json& stored, const json& next) {
   return Status::Ok();
 }
 
+// ---------------------------------------------------------------------------
+// Printer columns, as kubectl prints them.
+
+// Ready, NotReady or Unknown from the Ready condition; SchedulingDisabled when cordoned.
+std::string NodeStatus(const json& o, const ColumnOptions&) {
+  const std::string ready = ConditionStatus(o, "Ready");
+  std::string s = ready == "True" ? "Ready" : ready == "False" ? "NotReady" : "Unknown";
+  if (const json* u = Find(o, "spec.unschedulable"); u && u->is_boolean() && u->get<bool>()) {
+    s += ",SchedulingDisabled";
+  }
+  return s;
+}
+
+std::string Allocatable(const json& o, const std::string& resource) {
+  const json* v = Child(Find(o, "status.allocatable"), resource);
+  return v ? DisplayQuantity(resource, *v) : "0";
+}
+
+PrinterColumn AllocatableColumn(std::string_view name, std::string resource, int priority) {
+  return {.name = name,
+          .priority = priority,
+          .description = fmt::format("allocatable {}", resource),
+          .cell = [resource](const json& o, const ColumnOptions&) { return Allocatable(o, resource); }};
+}
+
+// As kubectl shows it: Terminating, else the container's waiting or terminated
+// reason (CrashLoopBackOff, Completed, Error, OOMKilled), else the phase.
+std::string PodStatus(const json& o, const ColumnOptions&) {
+  if (Find(o, "metadata.deletionTimestamp")) return "Terminating";
+  const json* statuses = Find(o, "status.containerStatuses");
+  if (statuses && statuses->is_array() && !statuses->empty()) {
+    const json* state = Child(&(*statuses)[0], "state");
+    for (const char* kind : {"waiting", "terminated"}) {
+      const std::string reason = Text(Child(Child(state, kind), "reason"));
+      if (!reason.empty()) return reason;
+    }
+  }
+  const std::string reason = TextAt(o, "status.reason");
+  return reason.empty() ? Text(Find(o, "status.phase"), "Pending") : reason;
+}
+
+std::string PodReady(const json& o, const ColumnOptions&) {
+  const json* spec_containers = Find(o, "spec.containers");
+  const size_t total = spec_containers && spec_containers->is_array() ? spec_containers->size() : 0;
+  size_t ready = 0;
+  if (const json* statuses = Find(o, "status.containerStatuses"); statuses && statuses->is_array()) {
+    for (const json& s : *statuses) {
+      const json* r = Child(&s, "ready");
+      if (r && r->is_boolean() && r->get<bool>()) ++ready;
+    }
+  }
+  return fmt::format("{}/{}", ready, total);
+}
+
+std::string PodRestarts(const json& o, const ColumnOptions&) {
+  int64_t restarts = 0;
+  if (const json* statuses = Find(o, "status.containerStatuses"); statuses && statuses->is_array()) {
+    for (const json& s : *statuses) {
+      const json* r = Child(&s, "restartCount");
+      if (r && r->is_number_integer()) restarts += r->get<int64_t>();
+    }
+  }
+  return std::to_string(restarts);
+}
+
+std::string PodGpus(const json& o, const ColumnOptions&) {
+  int64_t milli = 0;
+  if (const json* containers = Find(o, "spec.containers"); containers && containers->is_array()) {
+    for (const json& c : *containers) {
+      const json* r = Child(Find(c, "resources.requests"), "nvidia.com/gpu");
+      if (!r) r = Child(Find(c, "resources.limits"), "nvidia.com/gpu");
+      if (r) milli += QuantityValue("nvidia.com/gpu", *r);
+    }
+  }
+  return FormatQuantityValue("nvidia.com/gpu", milli);
+}
+
+// "requests.cpu: 0/64, pods: 0/50" as kubectl prints a quota's requests (or limits).
+std::string QuotaUsage(const json& o, bool limits) {
+  const json* hard = Find(o, "status.hard");
+  if (!hard || !hard->is_object()) hard = Find(o, "spec.hard");
+  if (!hard || !hard->is_object()) return "";
+  const json* used = Find(o, "status.used");
+  std::string out;
+  for (const auto& [resource, amount] : hard->items()) {
+    if (resource.starts_with("limits.") != limits) continue;
+    const json* u = Child(used, resource);
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{}: {}/{}", resource, u ? DisplayQuantity(resource, *u) : "0",
+                       DisplayQuantity(resource, amount));
+  }
+  return out;
+}
+
+std::string EventLastSeen(const json& o, const ColumnOptions& options) {
+  for (const char* f : {"lastTimestamp", "eventTime", "firstTimestamp", "metadata.creationTimestamp"}) {
+    const std::string t = TextAt(o, f);
+    if (!t.empty()) return AgeSince(t, options.now);
+  }
+  return "<unknown>";
+}
+
+std::string EventObject(const json& o, const ColumnOptions&) {
+  std::string kind = TextAt(o, "involvedObject.kind");
+  for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return fmt::format("{}/{}", kind, TextAt(o, "involvedObject.name"));
+}
+
+std::string ServiceExternalIps(const json& o, const ColumnOptions&) {
+  const json* ips = Find(o, "spec.externalIPs");
+  if (!ips || !ips->is_array() || ips->empty()) return std::string("<none>");
+  std::string out;
+  for (const json& ip : *ips) out += (out.empty() ? "" : ",") + Text(&ip);
+  return out;
+}
+
+// "80/TCP,443/TCP"; "<none>" without ports.
+std::string ServicePorts(const json& o, const ColumnOptions&) {
+  const json* ports = Find(o, "spec.ports");
+  if (!ports || !ports->is_array() || ports->empty()) return "<none>";
+  std::string out;
+  for (const json& p : *ports) {
+    if (!out.empty()) out += ",";
+    const std::string node_port = TextAt(p, "nodePort");
+    out += TextAt(p, "port") + (node_port.empty() || node_port == "0" ? "" : ":" + node_port) + "/" +
+           TextAt(p, "protocol", "TCP");
+  }
+  return out;
+}
+
+// The number of keys of data (a Secret) or of data and binaryData together (a ConfigMap), as kubectl counts them.
+std::string DataCount(const json& o, std::initializer_list<const char*> fields) {
+  size_t n = 0;
+  for (const char* field : fields) {
+    const json* data = Find(o, field);
+    if (data != nullptr && data->is_object()) n += data->size();
+  }
+  return std::to_string(n);
+}
+
+std::string AccessModes(const json& o, const ColumnOptions&) {
+  static const std::map<std::string, std::string> kShort{
+      {"ReadWriteOnce", "RWO"}, {"ReadOnlyMany", "ROX"}, {"ReadWriteMany", "RWX"}, {"ReadWriteOncePod", "RWOP"}};
+  std::string out;
+  const json* modes = Find(o, "spec.accessModes");
+  if (modes == nullptr || !modes->is_array()) return out;
+  for (const json& m : *modes) {
+    auto it = m.is_string() ? kShort.find(m.get<std::string>()) : kShort.end();
+    if (it != kShort.end()) out += (out.empty() ? "" : ",") + it->second;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<KindDefinition> CoreKinds() {
@@ -467,49 +628,135 @@ std::vector<KindDefinition> CoreKinds() {
                 .singular = "namespace", .short_names = {"ns"}, .namespaced = false,
                 .name_rule = NameRule::kDns1123Label, .store_key = "/Namespace"},
        .schema = NamespaceSchema(),
+       .columns = {NameColumn(),
+                   FieldColumn("STATUS", "status.phase", "Active"),
+                   AgeColumn()},
        .controller = "namespace-controller"},
       {.info = {.group = "", .version = "v1", .kind = "ResourceQuota", .api_version = "v1",
                 .plural = "resourcequotas", .singular = "resourcequota", .short_names = {"quota"}, .namespaced = true,
                 .store_key = "/ResourceQuota"},
        .schema = ResourceQuotaSchema(),
+       .columns = {NameColumn(),
+                   AgeColumn(),
+                   {.name = "REQUEST",
+                    .description = "used/hard of each requests.* resource",
+                    .cell = [](const json& o, const ColumnOptions&) { return QuotaUsage(o, false); }},
+                   {.name = "LIMIT",
+                    .description = "used/hard of each limits.* resource",
+                    .cell = [](const json& o, const ColumnOptions&) { return QuotaUsage(o, true); }}},
        .controller = "scheduler-loop"},
       {.info = {.group = "", .version = "v1", .kind = "Pod", .api_version = "v1", .plural = "pods", .singular = "pod",
                 .short_names = {"po"}, .namespaced = true, .store_key = "/Pod"},
        .schema = PodSchema(),
+       .columns = {NameColumn(),
+                   {.name = "READY", .description = "ready containers/containers", .cell = PodReady},
+                   {.name = "STATUS",
+                    .description = "Terminating, a container's waiting or terminated reason, else the phase",
+                    .cell = PodStatus},
+                   {.name = "RESTARTS",
+                    .type = ColumnType::kInteger,
+                    .description = "restarts of all containers",
+                    .cell = PodRestarts},
+                   AgeColumn(),
+                   // -o wide: its IP (the pod network's), as kubectl shows it before NODE.
+                   FieldColumn("IP", "status.podIP", "<none>", /*priority=*/1),
+                   FieldColumn("NODE", "spec.nodeName", "<none>"),
+                   {.name = "GPUS",
+                    .priority = 1,
+                    .description = "nvidia.com/gpu requested by its containers",
+                    .cell = PodGpus},
+                   {.name = "GPU DEVICES",
+                    .priority = 1,
+                    .description = "the devices it was given (tessera.dev/gpu-devices)",
+                    .cell = [](const json& o, const ColumnOptions&) {
+                      return Text(Child(Find(o, "metadata.annotations"), "tessera.dev/gpu-devices"), "<none>");
+                    }}},
        .controller = "scheduler-loop"},
       {.info = {.group = "", .version = "v1", .kind = "Node", .api_version = "v1", .plural = "nodes",
                 .singular = "node", .short_names = {"no"}, .namespaced = false, .store_key = "/Node"},
        .schema = NodeSchema(),
        .update_rules = {KeepPodCidr},
+       .columns = {NameColumn(),
+                   {.name = "STATUS",
+                    .description = "Ready, NotReady or Unknown; SchedulingDisabled when cordoned",
+                    .cell = NodeStatus},
+                   AllocatableColumn("GPUS", "nvidia.com/gpu", 0),
+                   {.name = "GPU MODEL",
+                    .description = "the nvidia.com/gpu.product label",
+                    .cell = [](const json& o, const ColumnOptions&) {
+                      return Text(Child(Find(o, "metadata.labels"), "nvidia.com/gpu.product"), "<none>");
+                    }},
+                   AgeColumn(),
+                   AllocatableColumn("CPU", "cpu", 1),
+                   AllocatableColumn("MEMORY", "memory", 1)},
        .controller = "node-lifecycle"},
       {.info = {.group = "", .version = "v1", .kind = "Event", .api_version = "v1", .plural = "events",
                 .singular = "event", .short_names = {"ev"}, .namespaced = true, .store_key = "/Event"},
-       .schema = EventSchema()},
+       .schema = EventSchema(),
+       .columns = {{.name = "LAST SEEN",
+                    .type = ColumnType::kDate,
+                    .description = "time since it last happened",
+                    .cell = EventLastSeen},
+                   FieldColumn("TYPE", "type"),
+                   FieldColumn("REASON", "reason"),
+                   {.name = "OBJECT", .description = "kind/name of the object it is about", .cell = EventObject},
+                   FieldColumn("MESSAGE", "message")}},
       {.info = {.group = "", .version = "v1", .kind = "ServiceAccount", .api_version = "v1",
                 .plural = "serviceaccounts", .singular = "serviceaccount", .short_names = {"sa"}, .namespaced = true,
                 .store_key = "/ServiceAccount"},
        .schema = ServiceAccountSchema(),
+       .columns = DefaultColumns(),
        .controller = "namespace-controller"},
       {.info = {.group = "", .version = "v1", .kind = "Secret", .api_version = "v1", .plural = "secrets",
                 .singular = "secret", .namespaced = true, .store_key = "/Secret"},
        .schema = SecretSchema(),
-       .update_rules = {KeepImmutableData}},
+       .update_rules = {KeepImmutableData},
+       .columns = {NameColumn(),
+                   FieldColumn("TYPE", "type", "Opaque"),
+                   {.name = "DATA",
+                    .type = ColumnType::kInteger,
+                    .description = "keys of .data",
+                    .cell = [](const json& o, const ColumnOptions&) { return DataCount(o, {"data"}); }},
+                   AgeColumn()}},
       // A Service's name becomes {NAME}_SERVICE_HOST in its pods' variables: a DNS-1035 label.
       {.info = {.group = "", .version = "v1", .kind = "Service", .api_version = "v1", .plural = "services",
                 .singular = "service", .short_names = {"svc"}, .namespaced = true,
                 .name_rule = NameRule::kDns1035Label, .store_key = "/Service"},
        .schema = ServiceSchema(),
        .update_rules = {KeepClusterIp},
+       .columns = {NameColumn(),
+                   FieldColumn("TYPE", "spec.type", "ClusterIP"),
+                   FieldColumn("CLUSTER-IP", "spec.clusterIP", "<none>"),
+                   {.name = "EXTERNAL-IP", .description = ".spec.externalIPs", .cell = ServiceExternalIps},
+                   {.name = "PORT(S)", .description = "port/protocol of each port", .cell = ServicePorts},
+                   AgeColumn(),
+                   {.name = "SELECTOR",
+                    .priority = 1,
+                    .description = ".spec.selector",
+                    .cell = [](const json& o, const ColumnOptions&) { return JoinMap(Find(o, "spec.selector")); }}},
        .controller = "endpointslice-controller"},
       {.info = {.group = "", .version = "v1", .kind = "ConfigMap", .api_version = "v1", .plural = "configmaps",
                 .singular = "configmap", .short_names = {"cm"}, .namespaced = true, .store_key = "/ConfigMap"},
        .schema = ConfigMapSchema(),
-       .update_rules = {KeepImmutableData}},
+       .update_rules = {KeepImmutableData},
+       .columns = {NameColumn(),
+                   {.name = "DATA",
+                    .type = ColumnType::kInteger,
+                    .description = "keys of .data and .binaryData",
+                    .cell = [](const json& o, const ColumnOptions&) { return DataCount(o, {"data", "binaryData"}); }},
+                   AgeColumn()}},
       {.info = {.group = "", .version = "v1", .kind = "PersistentVolumeClaim", .api_version = "v1",
                 .plural = "persistentvolumeclaims", .singular = "persistentvolumeclaim", .short_names = {"pvc"},
                 .namespaced = true, .store_key = "/PersistentVolumeClaim"},
        .schema = PersistentVolumeClaimSchema(),
        .update_rules = {KeepClaimSpec},
+       .columns = {NameColumn(),
+                   FieldColumn("STATUS", "status.phase", "Pending"),
+                   FieldColumn("VOLUME", "spec.volumeName"),
+                   FieldColumn("CAPACITY", "status.capacity.storage"),
+                   {.name = "ACCESS MODES", .description = "RWO, ROX, RWX, RWOP", .cell = AccessModes},
+                   FieldColumn("STORAGECLASS", "spec.storageClassName"),
+                   AgeColumn()},
        .controller = "claim-reclaimer"},
   };
 }

@@ -4,7 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <string>
+#include <vector>
+
 #include "api/common_schemas.h"
+#include "api/object_fields.h"
+#include "api/printer_columns.h"
 #include "api/schema.h"
 
 namespace tessera {
@@ -43,6 +48,38 @@ Status KeepAddressType(const KindInfo&, const json& stored, const json& next) {
   return Status::Ok();
 }
 
+// The first three of `items`, then " + N more...", as kubectl lists them; "<unset>" when none.
+std::string FirstThree(const std::vector<std::string>& items) {
+  if (items.empty()) return "<unset>";
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < 3; ++i) out += (i == 0 ? "" : ",") + items[i];
+  if (items.size() > 3) out += fmt::format(" + {} more...", items.size() - 3);
+  return out;
+}
+
+std::string SlicePorts(const json& o, const ColumnOptions&) {
+  std::vector<std::string> ports;
+  if (const json* list = Find(o, "ports"); list && list->is_array()) {
+    for (const json& p : *list) {
+      const json* port = Child(&p, "port");
+      ports.push_back(port ? Text(port) : TextAt(p, "name", "*"));
+    }
+  }
+  return FirstThree(ports);
+}
+
+std::string SliceEndpoints(const json& o, const ColumnOptions&) {
+  std::vector<std::string> addresses;
+  if (const json* list = Find(o, "endpoints"); list && list->is_array()) {
+    for (const json& e : *list) {
+      const json* a = Child(&e, "addresses");
+      if (!a || !a->is_array()) continue;
+      for (const json& address : *a) addresses.push_back(Text(&address));
+    }
+  }
+  return FirstThree(addresses);
+}
+
 }  // namespace
 
 std::vector<KindDefinition> DiscoveryKinds() {
@@ -52,6 +89,13 @@ std::vector<KindDefinition> DiscoveryKinds() {
                 .namespaced = true, .store_key = "discovery.k8s.io/EndpointSlice"},
        .schema = EndpointSliceSchema(),
        .update_rules = {KeepAddressType},
+       .columns = {NameColumn(),
+                   FieldColumn("ADDRESSTYPE", "addressType"),
+                   {.name = "PORTS", .description = "the first three ports", .cell = SlicePorts},
+                   {.name = "ENDPOINTS",
+                    .description = "the first three endpoint addresses",
+                    .cell = SliceEndpoints},
+                   AgeColumn()},
        .controller = "endpointslice-controller"},
   };
 }

@@ -11,7 +11,10 @@
 #include <vector>
 
 #include "api/common_schemas.h"
+#include "api/object_fields.h"
+#include "api/printer_columns.h"
 #include "api/schema.h"
+#include "api/workload_priority.h"
 
 namespace tessera {
 namespace {
@@ -175,6 +178,33 @@ SchemaRef WorkloadSchema() {
                            }))});
 }
 
+// ---------------------------------------------------------------------------
+// Printer columns, as Kueue's CRDs print them, with what a GPU platform adds.
+
+std::string FlavorTaints(const json& o, const ColumnOptions&) {
+  const json* taints = Find(o, "spec.nodeTaints");
+  if (!taints || !taints->is_array() || taints->empty()) return std::string("<none>");
+  std::string out;
+  for (const json& t : *taints) {
+    if (!out.empty()) out += ",";
+    const std::string value = TextAt(t, "value");
+    out += TextAt(t, "key") + (value.empty() ? "" : "=" + value) + ":" + TextAt(t, "effect");
+  }
+  return out;
+}
+
+// The class a workload names, else the priority it runs at without one.
+std::string WorkloadPriority(const json& o, const ColumnOptions& options) {
+  const std::string cls = TextAt(o, "spec.priorityClassName");
+  return cls.empty() ? std::to_string(UnnamedClassPriority(o, options.default_priority)) : cls;
+}
+
+PrinterColumn ConditionColumn(std::string_view name, std::string type) {
+  return {.name = name,
+          .description = fmt::format("the status of the {} condition", type),
+          .cell = [type](const json& o, const ColumnOptions&) { return ConditionStatus(o, type); }};
+}
+
 }  // namespace
 
 std::vector<KindDefinition> KueueKinds() {
@@ -183,22 +213,52 @@ std::vector<KindDefinition> KueueKinds() {
                 .api_version = "kueue.x-k8s.io/v1beta1", .plural = "resourceflavors", .singular = "resourceflavor",
                 .short_names = {"flavor", "flavors", "rf"}, .namespaced = false,
                 .store_key = "kueue.x-k8s.io/ResourceFlavor"},
-       .schema = ResourceFlavorSchema()},
+       .schema = ResourceFlavorSchema(),
+       .columns = {NameColumn(),
+                   {.name = "NODE LABELS",
+                    .description = ".spec.nodeLabels",
+                    .cell = [](const json& o, const ColumnOptions&) { return JoinMap(Find(o, "spec.nodeLabels")); }},
+                   AgeColumn(),
+                   {.name = "TAINTS", .priority = 1, .description = ".spec.nodeTaints", .cell = FlavorTaints}}},
       {.info = {.group = "kueue.x-k8s.io", .version = "v1beta1", .kind = "ClusterQueue",
                 .api_version = "kueue.x-k8s.io/v1beta1", .plural = "clusterqueues", .singular = "clusterqueue",
                 .short_names = {"cq"}, .namespaced = false, .store_key = "kueue.x-k8s.io/ClusterQueue"},
        .schema = ClusterQueueSchema(),
+       .columns = {NameColumn(),
+                   FieldColumn("COHORT", "spec.cohort"),
+                   FieldColumn("STRATEGY", "spec.queueingStrategy", "BestEffortFIFO"),
+                   FieldColumn("PENDING WORKLOADS", "status.pendingWorkloads", "", 0, ColumnType::kInteger),
+                   FieldColumn("ADMITTED WORKLOADS", "status.admittedWorkloads", "", 0, ColumnType::kInteger),
+                   AgeColumn()},
        .controller = "scheduler-loop"},
       {.info = {.group = "kueue.x-k8s.io", .version = "v1beta1", .kind = "LocalQueue",
                 .api_version = "kueue.x-k8s.io/v1beta1", .plural = "localqueues", .singular = "localqueue",
                 .short_names = {"queue", "queues", "lq"}, .namespaced = true,
                 .store_key = "kueue.x-k8s.io/LocalQueue"},
        .schema = LocalQueueSchema(),
+       .columns = {NameColumn(),
+                   FieldColumn("CLUSTERQUEUE", "spec.clusterQueue"),
+                   FieldColumn("PENDING WORKLOADS", "status.pendingWorkloads", "", 0, ColumnType::kInteger),
+                   FieldColumn("ADMITTED WORKLOADS", "status.admittedWorkloads", "", 0, ColumnType::kInteger),
+                   AgeColumn()},
        .controller = "scheduler-loop"},
       {.info = {.group = "kueue.x-k8s.io", .version = "v1beta1", .kind = "Workload",
                 .api_version = "kueue.x-k8s.io/v1beta1", .plural = "workloads", .singular = "workload",
                 .short_names = {"wl"}, .namespaced = true, .store_key = "kueue.x-k8s.io/Workload"},
        .schema = WorkloadSchema(),
+       .columns = {NameColumn(),
+                   FieldColumn("QUEUE", "spec.queueName"),
+                   FieldColumn("RESERVED IN", "status.admission.clusterQueue"),
+                   ConditionColumn("ADMITTED", "Admitted"),
+                   ConditionColumn("FINISHED", "Finished"),
+                   {.name = "PRIORITY",
+                    .description = "the PriorityClass named, else the priority it runs at",
+                    .cell = WorkloadPriority},
+                   AgeColumn(),
+                   {.name = "MESSAGE",
+                    .priority = 1,
+                    .description = "why it waits, in the scheduler's words",
+                    .cell = [](const json& o, const ColumnOptions&) { return PendingMessage(o); }}},
        .controller = "scheduler-loop"},
   };
 }

@@ -36,7 +36,8 @@ std::vector<KindDefinition> NetworkingKinds() {
       {.info = {.group = "networking.k8s.io", .version = "v1", .kind = "NetworkPolicy",
                 .api_version = "networking.k8s.io/v1", .plural = "networkpolicies", .singular = "networkpolicy",
                 .short_names = {"netpol"}, .namespaced = true, .store_key = "networking.k8s.io/NetworkPolicy"},
-       .schema = NetworkPolicySchema()},
+       .schema = NetworkPolicySchema(),
+       .columns = DefaultColumns()},
   };
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "api/common_schemas.h"
+#include "api/printer_columns.h"
 #include "api/schema.h"
 
 namespace tessera {
@@ -32,7 +33,12 @@ std::vector<KindDefinition> SchedulingKinds() {
       {.info = {.group = "scheduling.k8s.io", .version = "v1", .kind = "PriorityClass",
                 .api_version = "scheduling.k8s.io/v1", .plural = "priorityclasses", .singular = "priorityclass",
                 .short_names = {"pc"}, .namespaced = false, .store_key = "scheduling.k8s.io/PriorityClass"},
-       .schema = PriorityClassSchema()},
+       .schema = PriorityClassSchema(),
+       .columns = {NameColumn(),
+                   FieldColumn("VALUE", "value", "0", 0, ColumnType::kInteger),
+                   FieldColumn("GLOBAL-DEFAULT", "globalDefault", "false"),
+                   AgeColumn(),
+                   FieldColumn("PREEMPTIONPOLICY", "preemptionPolicy", "PreemptLowerPriority")}},
   };
 }
 

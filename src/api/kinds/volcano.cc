@@ -9,6 +9,8 @@
 #include <string>
 
 #include "api/common_schemas.h"
+#include "api/object_fields.h"
+#include "api/printer_columns.h"
 #include "api/schema.h"
 
 namespace tessera {
@@ -96,6 +98,17 @@ std::vector<KindDefinition> VolcanoKinds() {
                 .short_names = {"vcjob", "vj"}, .namespaced = true, .name_rule = NameRule::kDns1123Label,
                 .store_key = "batch.volcano.sh/Job"},
        .schema = VolcanoJobSchema(),
+       .columns = {NameColumn(),
+                   FieldColumn("STATUS", "status.state.phase", "Pending"),
+                   FieldColumn("MINAVAILABLE", "spec.minAvailable", "", 0, ColumnType::kInteger),
+                   FieldColumn("RUNNINGS", "status.running", "0", 0, ColumnType::kInteger),
+                   {.name = "QUEUE",
+                    .description = ".spec.queue, else the kueue.x-k8s.io/queue-name label",
+                    .cell = [](const json& o, const ColumnOptions&) {
+                      const std::string q = TextAt(o, "spec.queue");
+                      return q.empty() ? Text(Child(Find(o, "metadata.labels"), "kueue.x-k8s.io/queue-name")) : q;
+                    }},
+                   AgeColumn()},
        .controller = "job-controller"},
   };
 }
