@@ -1,8 +1,9 @@
 // A kind, described once (DESIGN.md section 4): what the registry (kinds.h)
 // knows of it, its schema and cross-field checks, what an update may not change,
-// its printer columns, and the controller that owns its behaviour. Validation
-// (validation.h) and the tables of `tessera get` (printer_columns.h) read them
-// from here, not from tables of their own.
+// its printer columns, what the default roles grant on it, and the controller
+// that owns its behaviour. Validation (validation.h), the tables of `tessera get`
+// (printer_columns.h) and the default ClusterRoles (auth/bootstrap_policy.h) read
+// them from here, not from tables of their own.
 //
 // The definitions live one file per API group under api/kinds/ (core.cc,
 // batch.cc, kueue.cc, ...), each exporting the group's definitions
@@ -21,6 +22,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -29,6 +31,7 @@
 
 #include "api/kinds.h"
 #include "api/printer_columns.h"
+#include "api/role_grants.h"
 #include "api/schema.h"
 #include "common/status.h"
 
@@ -51,6 +54,10 @@ struct KindDefinition {
   // (DefaultColumns) unless the kind prints as kubectl prints it otherwise
   // (Events: LAST SEEN TYPE REASON OBJECT MESSAGE).
   std::vector<PrinterColumn> columns;
+  // What the default roles grant on it (api/role_grants.h); every kind declares
+  // it, NoDefaultRoles() included. nullopt only in a definition that forgot
+  // (tests/api/kinds_test.cc refuses it).
+  std::optional<RoleGrants> roles;
   // The server's controller that gives the kind its behaviour, for docs and
   // `describe` ("job-controller"); empty when the kind is only stored and read.
   std::string_view controller;

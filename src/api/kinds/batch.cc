@@ -145,6 +145,7 @@ std::vector<KindDefinition> BatchKinds() {
                     .priority = 1,
                     .description = "its pods' commands and arguments",
                     .cell = [](const json& o, const ColumnOptions&) { return TemplateContainers(o, CommandLine); }}},
+       .roles = RoleGrants{.grants = {ViewReads(), ViewReads("status"), EditWrites()}, .kueue = KueueRoles::kJobEditor},
        .controller = "job-controller"},
   };
 }

@@ -32,6 +32,8 @@ std::vector<KindDefinition> CoordinationKinds() {
                 .store_key = "coordination.k8s.io/Lease"},
        .schema = LeaseSchema(),
        .columns = DefaultColumns(),
+       // No default role grants it: the nodes' heartbeats and the controller's leadership.
+       .roles = NoDefaultRoles(),
        .controller = "node-lifecycle"},
   };
 }

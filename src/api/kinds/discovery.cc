@@ -96,6 +96,8 @@ std::vector<KindDefinition> DiscoveryKinds() {
                     .description = "the first three endpoint addresses",
                     .cell = SliceEndpoints},
                    AgeColumn()},
+       // Written only by the server's controller.
+       .roles = RoleGrants{.grants = {ViewReads()}},
        .controller = "endpointslice-controller"},
   };
 }

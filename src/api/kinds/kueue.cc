@@ -219,7 +219,8 @@ std::vector<KindDefinition> KueueKinds() {
                     .description = ".spec.nodeLabels",
                     .cell = [](const json& o, const ColumnOptions&) { return JoinMap(Find(o, "spec.nodeLabels")); }},
                    AgeColumn(),
-                   {.name = "TAINTS", .priority = 1, .description = ".spec.nodeTaints", .cell = FlavorTaints}}},
+                   {.name = "TAINTS", .priority = 1, .description = ".spec.nodeTaints", .cell = FlavorTaints}},
+       .roles = RoleGrants{.kueue = KueueRoles::kBatchAdmin}},
       {.info = {.group = "kueue.x-k8s.io", .version = "v1beta1", .kind = "ClusterQueue",
                 .api_version = "kueue.x-k8s.io/v1beta1", .plural = "clusterqueues", .singular = "clusterqueue",
                 .short_names = {"cq"}, .namespaced = false, .store_key = "kueue.x-k8s.io/ClusterQueue"},
@@ -230,6 +231,7 @@ std::vector<KindDefinition> KueueKinds() {
                    FieldColumn("PENDING WORKLOADS", "status.pendingWorkloads", "", 0, ColumnType::kInteger),
                    FieldColumn("ADMITTED WORKLOADS", "status.admittedWorkloads", "", 0, ColumnType::kInteger),
                    AgeColumn()},
+       .roles = RoleGrants{.kueue = KueueRoles::kBatchAdmin},
        .controller = "scheduler-loop"},
       {.info = {.group = "kueue.x-k8s.io", .version = "v1beta1", .kind = "LocalQueue",
                 .api_version = "kueue.x-k8s.io/v1beta1", .plural = "localqueues", .singular = "localqueue",
@@ -241,6 +243,7 @@ std::vector<KindDefinition> KueueKinds() {
                    FieldColumn("PENDING WORKLOADS", "status.pendingWorkloads", "", 0, ColumnType::kInteger),
                    FieldColumn("ADMITTED WORKLOADS", "status.admittedWorkloads", "", 0, ColumnType::kInteger),
                    AgeColumn()},
+       .roles = RoleGrants{.kueue = KueueRoles::kBatchAdminAndTeam},
        .controller = "scheduler-loop"},
       {.info = {.group = "kueue.x-k8s.io", .version = "v1beta1", .kind = "Workload",
                 .api_version = "kueue.x-k8s.io/v1beta1", .plural = "workloads", .singular = "workload",
@@ -259,6 +262,7 @@ std::vector<KindDefinition> KueueKinds() {
                     .priority = 1,
                     .description = "why it waits, in the scheduler's words",
                     .cell = [](const json& o, const ColumnOptions&) { return PendingMessage(o); }}},
+       .roles = RoleGrants{.grants = {EditWrites()}, .kueue = KueueRoles::kBatchAdminAndTeam},
        .controller = "scheduler-loop"},
   };
 }

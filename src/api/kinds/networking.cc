@@ -37,7 +37,8 @@ std::vector<KindDefinition> NetworkingKinds() {
                 .api_version = "networking.k8s.io/v1", .plural = "networkpolicies", .singular = "networkpolicy",
                 .short_names = {"netpol"}, .namespaced = true, .store_key = "networking.k8s.io/NetworkPolicy"},
        .schema = NetworkPolicySchema(),
-       .columns = DefaultColumns()},
+       .columns = DefaultColumns(),
+       .roles = RoleGrants{.grants = {ViewReads(), EditWrites()}}},
   };
 }
 

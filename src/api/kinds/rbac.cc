@@ -84,20 +84,24 @@ std::vector<KindDefinition> RbacKinds() {
                 .namespaced = true, .name_rule = NameRule::kPathSegment,
                 .store_key = "rbac.authorization.k8s.io/Role"},
        .schema = RoleSchema(),
-       .columns = DefaultColumns()},
+       .columns = DefaultColumns(),
+       .roles = RoleGrants{.grants = {{.role = DefaultRole::kAdmin, .verbs = verbs::kAll}}}},
       {.info = {.group = "rbac.authorization.k8s.io", .version = "v1", .kind = "RoleBinding",
                 .api_version = "rbac.authorization.k8s.io/v1", .plural = "rolebindings", .singular = "rolebinding",
                 .namespaced = true, .name_rule = NameRule::kPathSegment,
                 .store_key = "rbac.authorization.k8s.io/RoleBinding"},
        .schema = BindingSchema(/*cluster=*/false),
        .update_rules = {KeepRoleRef},
-       .columns = DefaultColumns()},
+       .columns = DefaultColumns(),
+       .roles = RoleGrants{.grants = {{.role = DefaultRole::kAdmin, .verbs = verbs::kAll}}}},
       {.info = {.group = "rbac.authorization.k8s.io", .version = "v1", .kind = "ClusterRole",
                 .api_version = "rbac.authorization.k8s.io/v1", .plural = "clusterroles", .singular = "clusterrole",
                 .namespaced = false, .name_rule = NameRule::kPathSegment,
                 .store_key = "rbac.authorization.k8s.io/ClusterRole"},
        .schema = ClusterRoleSchema(),
        .columns = DefaultColumns(),
+       // No default role grants it: cluster-scoped, for cluster-admin.
+       .roles = NoDefaultRoles(),
        .controller = "clusterrole-aggregation"},
       {.info = {.group = "rbac.authorization.k8s.io", .version = "v1", .kind = "ClusterRoleBinding",
                 .api_version = "rbac.authorization.k8s.io/v1", .plural = "clusterrolebindings",
@@ -105,7 +109,9 @@ std::vector<KindDefinition> RbacKinds() {
                 .store_key = "rbac.authorization.k8s.io/ClusterRoleBinding"},
        .schema = BindingSchema(/*cluster=*/true),
        .update_rules = {KeepRoleRef},
-       .columns = DefaultColumns()},
+       .columns = DefaultColumns(),
+       // No default role grants it: cluster-scoped, for cluster-admin.
+       .roles = NoDefaultRoles()},
   };
 }
 

@@ -38,7 +38,9 @@ std::vector<KindDefinition> SchedulingKinds() {
                    FieldColumn("VALUE", "value", "0", 0, ColumnType::kInteger),
                    FieldColumn("GLOBAL-DEFAULT", "globalDefault", "false"),
                    AgeColumn(),
-                   FieldColumn("PREEMPTIONPOLICY", "preemptionPolicy", "PreemptLowerPriority")}},
+                   FieldColumn("PREEMPTIONPOLICY", "preemptionPolicy", "PreemptLowerPriority")},
+       // No default role grants it: cluster-scoped, for cluster-admin.
+       .roles = NoDefaultRoles()},
   };
 }
 

@@ -98,6 +98,8 @@ std::vector<KindDefinition> TesseraKinds() {
                 .store_key = "tessera.dev/UsageRecord"},
        .schema = UsageRecordSchema(),
        .columns = DefaultColumns(),
+       // Written by the server.
+       .roles = RoleGrants{.grants = {ViewReads()}},
        .controller = "usage-recorder"},
       {.info = {.group = "tessera.dev", .version = "v1", .kind = "ApprovalPolicy", .api_version = "tessera.dev/v1",
                 .plural = "approvalpolicies", .singular = "approvalpolicy", .short_names = {"ap"},
@@ -114,6 +116,8 @@ std::vector<KindDefinition> TesseraKinds() {
                     }},
                    FieldColumn("APPROVALS", "spec.requiredApprovals", "1", 0, ColumnType::kInteger),
                    AgeColumn()},
+       // No default role grants it: cluster-scoped, for cluster-admin.
+       .roles = NoDefaultRoles(),
        .controller = "approval-controller"},
       {.info = {.group = "tessera.dev", .version = "v1", .kind = "ApprovalRequest", .api_version = "tessera.dev/v1",
                 .plural = "approvalrequests", .singular = "approvalrequest", .short_names = {"ar"},
@@ -139,6 +143,10 @@ std::vector<KindDefinition> TesseraKinds() {
                       const json* reasons = Find(o, "spec.reasons");
                       return reasons && reasons->is_array() && !reasons->empty() ? Text(&(*reasons)[0]) : std::string();
                     }}},
+       .roles = RoleGrants{.grants = {ViewReads(), ViewReads("status"),
+                                    {.role = DefaultRole::kAdmin,
+                                     .subresource = "approval",
+                                     .verbs = verbs::kGet | verbs::kUpdate | verbs::kPatch}}},
        .controller = "approval-controller"},
       {.info = {.group = "tessera.dev", .version = "v1", .kind = "Budget", .api_version = "tessera.dev/v1",
                 .plural = "budgets", .singular = "budget", .namespaced = true, .store_key = "tessera.dev/Budget"},
@@ -151,6 +159,7 @@ std::vector<KindDefinition> TesseraKinds() {
                    FieldColumn("USED COST", "status.usedCost", "0"),
                    AgeColumn(),
                    FieldColumn("PERIOD END", "status.periodEnd", "", /*priority=*/1)},
+       .roles = RoleGrants{.grants = {ViewReads(), ViewReads("status")}},
        .controller = "budget-controller"},
   };
 }

@@ -109,6 +109,7 @@ std::vector<KindDefinition> VolcanoKinds() {
                       return q.empty() ? Text(Child(Find(o, "metadata.labels"), "kueue.x-k8s.io/queue-name")) : q;
                     }},
                    AgeColumn()},
+       .roles = RoleGrants{.grants = {ViewReads(), ViewReads("status"), EditWrites()}},
        .controller = "job-controller"},
   };
 }
