@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails when a layer includes a header of a layer it must not depend on:
 #   common <- domain <- sched <- {server, sim}; store needs only common; api needs domain;
-#   auth needs common and domain (label selectors); net (the nftables dataplane
+#   auth needs common, domain (label selectors) and api (the kinds' default role
+#   grants, for the bootstrap roles); net (the nftables dataplane
 #   compiler) needs common and domain only;
 #   client (the HTTP client of the CLI and the agent) and http (the HTTP server of
 #   the API server and the agent) need only common.
@@ -25,7 +26,7 @@ check sched store api server agent sim cli
 check store domain sched api server agent sim cli
 check api sched store server agent sim cli
 check sim store server agent cli
-check auth sched store api server agent sim cli client http
+check auth sched store server agent sim cli client http
 check client domain sched store api server agent sim cli
 check http domain sched store api server agent sim cli client
 check agent sched store server sim cli api

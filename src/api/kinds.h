@@ -1,9 +1,11 @@
 // The registry of API kinds the server serves (DESIGN.md section 4).
 //
-// Each kind is described once: its group, version, Kind, the resource names a URL
-// or a CLI user writes (plural, singular, short names), whether it lives in a
-// namespace, the rule its object names follow and the key the store files it
-// under. Three lookups cover the three ways a kind reaches the server:
+// Each kind is described once, in its definition (api/kind_definition.h; one
+// file per API group under api/kinds/). KindInfo is the part every layer needs:
+// its group, version, Kind, the resource names a URL or a CLI user writes
+// (plural, singular, short names), whether it lives in a namespace, the rule its
+// object names follow and the key the store files it under. Three lookups cover
+// the three ways a kind reaches the server:
 //   - a manifest names it by apiVersion + kind          FindKindByApiVersion
 //   - a URL names it by group + version + plural        FindKindByResource
 //     (/api/v1/namespaces/ns/pods -> "", "v1", "pods";

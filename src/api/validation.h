@@ -1,7 +1,8 @@
 // Validation of manifests against a schema per kind, as the API server's
 // admission step (DESIGN.md sections 3 and 4).
 //
-// Each kind has a small table-driven schema (validation.cc): field name -> type
+// Each kind has a small table-driven schema (api/schema.h), declared in its
+// definition (api/kind_definition.h, api/kinds/*.cc): field name -> type
 // (string, enum, integer, boolean, quantity, object with nested fields, list of X,
 // map of string -> X; "open" only where Kubernetes itself leaves a field open,
 // such as volumes, affinity or securityContext). On top of the structure:
@@ -42,6 +43,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/kinds.h"
+#include "api/names.h"
 #include "common/result.h"
 #include "common/status.h"
 
@@ -51,10 +53,12 @@ namespace tessera {
 // InvalidArgument with a message that starts with the field path.
 Status ValidateObject(const KindInfo& kind, const nlohmann::json& object);
 
-// What an update may not change, checked after ValidateObject(next): a
-// RoleBinding's or ClusterRoleBinding's roleRef (as in Kubernetes: delete the
-// binding and create it again); a Node's spec.podCIDR(s) once set (only ""
-// may become a range). OK or InvalidArgument.
+// What an update may not change, checked after ValidateObject(next): the
+// kind's update rules (KindDefinition::update_rules), such as a RoleBinding's or
+// ClusterRoleBinding's roleRef (as in Kubernetes: delete the binding and create
+// it again), a Node's spec.podCIDR(s) once set (only "" may become a range), a
+// Service's cluster IP, an immutable ConfigMap's or Secret's data. OK or
+// InvalidArgument (the first rule that refuses).
 Status ValidateUpdate(const KindInfo& kind, const nlohmann::json& stored, const nlohmann::json& next);
 
 // Finds the kind from the object's apiVersion and kind, then validates it. The
@@ -73,10 +77,7 @@ Result<const KindInfo*> ResolveKind(const nlohmann::json& object);
 Status ValidateTokenRequest(const nlohmann::json& object);
 
 // Name rules, for names that arrive outside a manifest (URL paths, CLI
-// arguments). OK or InvalidArgument saying what is wrong (no field path).
-Status ValidateName(NameRule rule, std::string_view name);
-Status ValidateLabelKey(std::string_view key);      // [prefix/]name, prefix a DNS subdomain
-Status ValidateLabelValue(std::string_view value);  // empty or <= 63 [A-Za-z0-9._-]
+// arguments): ValidateName, ValidateLabelKey, ValidateLabelValue (api/names.h).
 
 // The text of a quantity as a manifest gives it: a string as is, a JSON number
 // in its shortest form (128 -> "128", 0.5 -> "0.5"). InvalidArgument for other

@@ -1,16 +1,19 @@
 #include "auth/bootstrap_policy.h"
 
+#include <algorithm>
 #include <string>
+#include <string_view>
 #include <utility>
+
+#include "api/kind_definition.h"
 
 namespace tessera {
 namespace {
 
 using nlohmann::json;
 
-const std::vector<std::string> kRead = {"get", "list", "watch"};
-const std::vector<std::string> kWrite = {"create", "delete", "deletecollection", "patch", "update"};
-const std::vector<std::string> kAll = {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
+const std::vector<std::string> kRead = VerbNames(verbs::kRead);
+const std::vector<std::string> kAll = VerbNames(verbs::kAll);
 
 json Rule(std::string group, std::vector<std::string> resources, std::vector<std::string> verbs) {
   return json{{"apiGroups", {std::move(group)}}, {"resources", std::move(resources)}, {"verbs", std::move(verbs)}};
@@ -66,6 +69,62 @@ json True(std::initializer_list<const char*> keys) {
   return labels;
 }
 
+// The rules a default role's part holds, from every kind's grants (in registry
+// order): one rule per API group and set of verbs, listing its resources
+// ("pods", "pods/log") in the order the kinds declare them.
+json RulesOf(DefaultRole role) {
+  struct Entry {
+    std::string_view group;
+    VerbSet verbs;
+    std::vector<std::string> resources;
+  };
+  std::vector<Entry> entries;
+  for (const KindDefinition& d : AllDefinitions()) {
+    if (!d.roles) continue;
+    for (const RoleGrant& g : d.roles->grants) {
+      if (g.role != role) continue;
+      std::string resource(d.info.plural);
+      if (!g.subresource.empty()) resource += "/" + std::string(g.subresource);
+      auto it = std::find_if(entries.begin(), entries.end(),
+                             [&](const Entry& e) { return e.group == d.info.group && e.verbs == g.verbs; });
+      if (it == entries.end()) it = entries.insert(entries.end(), Entry{d.info.group, g.verbs, {}});
+      it->resources.push_back(std::move(resource));
+    }
+  }
+  json rules = json::array();
+  for (Entry& e : entries) rules.push_back(Rule(std::string(e.group), std::move(e.resources), VerbNames(e.verbs)));
+  return rules;
+}
+
+// Kueue's own roles for one kind (api/role_grants.h, KueueRoles), named and
+// labelled as Kueue ships them.
+void AddKueueRoles(const KindInfo& kind, KueueRoles roles, std::vector<json>& out) {
+  const std::string group(kind.group);
+  const std::string plural(kind.plural);
+  const std::string status = plural + "/status";
+  switch (roles) {
+    case KueueRoles::kNone: return;
+    case KueueRoles::kJobEditor:
+      out.push_back(ClusterRole("kueue-" + std::string(kind.singular) + "-editor-role",
+                                json::array({Rule(group, {plural}, kAll), Rule(group, {status}, {"get"})}),
+                                True({kBatchAdmin, kBatchUser})));
+      return;
+    case KueueRoles::kBatchAdmin:
+    case KueueRoles::kBatchAdminAndTeam: {
+      const std::string prefix = "kueue-" + std::string(kind.singular);
+      out.push_back(ClusterRole(prefix + "-editor-role",
+                                json::array({Rule(group, {plural}, kAll), Rule(group, {status}, {"get"})}),
+                                True({kBatchAdmin})));
+      out.push_back(ClusterRole(prefix + "-viewer-role",
+                                json::array({Rule(group, {plural}, kRead), Rule(group, {status}, {"get"})}),
+                                roles == KueueRoles::kBatchAdminAndTeam
+                                    ? True({kBatchAdmin, kBatchUser, kToView, kToEdit, kToAdmin})
+                                    : True({kBatchAdmin})));
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<json> BootstrapRbacObjects() {
@@ -77,64 +136,22 @@ std::vector<json> BootstrapRbacObjects() {
   out.push_back(AggregatedClusterRole("edit", {kToEdit}, True({kToAdmin})));
   out.push_back(AggregatedClusterRole("view", {kToView}, True({kToEdit})));
 
-  // What each adds, by kind Tessera serves (Kueue's kinds come from Kueue's roles below).
-  out.push_back(ClusterRole(
-      "system:aggregate-to-view",
-      json::array({Rule("", {"pods", "pods/log", "pods/status", "serviceaccounts", "configmaps", "persistentvolumeclaims",
-                             "persistentvolumeclaims/status", "resourcequotas", "resourcequotas/status", "events",
-                             "namespaces", "namespaces/status", "services", "services/status"},
-                        kRead),
-                   // Read by everyone of the team; written only by the server's controller.
-                   Rule("discovery.k8s.io", {"endpointslices"}, kRead),
-                   Rule("batch", {"jobs", "jobs/status"}, kRead),
-                   Rule("batch.volcano.sh", {"jobs", "jobs/status"}, kRead),
-                   Rule("networking.k8s.io", {"networkpolicies"}, kRead),
-                   Rule("tessera.dev", {"usagerecords", "budgets", "budgets/status", "approvalrequests",
-                                        "approvalrequests/status"},
-                        kRead)}),
-      True({kToView})));
-  out.push_back(ClusterRole(
-      "system:aggregate-to-edit",
-      // Secrets as Kubernetes' edit has them (and view does not: it cannot read them).
-      json::array({Rule("", {"pods", "serviceaccounts", "secrets", "configmaps", "persistentvolumeclaims", "services"},
-                        kWrite),
-                   Rule("", {"secrets"}, kRead),
-                   Rule("", {"serviceaccounts/token"}, {"create"}),
-                   Rule("batch", {"jobs"}, kWrite), Rule("batch.volcano.sh", {"jobs"}, kWrite),
-                   Rule("kueue.x-k8s.io", {"workloads"}, kWrite), Rule("networking.k8s.io", {"networkpolicies"}, kWrite)}),
-      True({kToEdit})));
-  out.push_back(ClusterRole(
-      "system:aggregate-to-admin",
-      json::array({Rule("rbac.authorization.k8s.io", {"roles", "rolebindings"}, kAll),
-                   Rule("tessera.dev", {"approvalrequests/approval"}, {"get", "update", "patch"})}),
-      True({kToAdmin})));
+  // What each adds, from the kinds' definitions (Kueue's kinds also come with
+  // Kueue's roles below).
+  out.push_back(ClusterRole("system:aggregate-to-view", RulesOf(DefaultRole::kView), True({kToView})));
+  out.push_back(ClusterRole("system:aggregate-to-edit", RulesOf(DefaultRole::kEdit), True({kToEdit})));
+  out.push_back(ClusterRole("system:aggregate-to-admin", RulesOf(DefaultRole::kAdmin), True({kToAdmin})));
 
   // Kueue's roles and their parts, with Kueue's labels: batch admins manage the
   // queues, batch users run Jobs and read their queues and Workloads.
   out.push_back(AggregatedClusterRole("kueue-batch-admin-role", {kBatchAdmin}));
   out.push_back(AggregatedClusterRole("kueue-batch-user-role", {kBatchUser}));
-  for (const char* plural : {"clusterqueues", "resourceflavors", "localqueues", "workloads"}) {
-    const std::string singular = std::string(plural).substr(0, std::string(plural).size() - 1);
-    out.push_back(ClusterRole("kueue-" + singular + "-editor-role",
-                              json::array({Rule("kueue.x-k8s.io", {plural}, kAll),
-                                           Rule("kueue.x-k8s.io", {std::string(plural) + "/status"}, {"get"})}),
-                              True({kBatchAdmin})));
-    const bool team_visible = std::string(plural) == "localqueues" || std::string(plural) == "workloads";
-    out.push_back(ClusterRole("kueue-" + singular + "-viewer-role",
-                              json::array({Rule("kueue.x-k8s.io", {plural}, kRead),
-                                           Rule("kueue.x-k8s.io", {std::string(plural) + "/status"}, {"get"})}),
-                              team_visible ? True({kBatchAdmin, kBatchUser, kToView, kToEdit, kToAdmin})
-                                           : True({kBatchAdmin})));
+  for (const KindDefinition& d : AllDefinitions()) {
+    if (d.roles) AddKueueRoles(d.info, d.roles->kueue, out);
   }
-  out.push_back(ClusterRole("kueue-job-editor-role",
-                            json::array({Rule("batch", {"jobs"}, kAll), Rule("batch", {"jobs/status"}, {"get"})}),
-                            True({kBatchAdmin, kBatchUser})));
 
   // What every signed-in user may ask about itself, and the discovery paths.
-  out.push_back(ClusterRole(
-      "system:basic-user",
-      json::array({Rule("authorization.k8s.io", {"selfsubjectaccessreviews", "selfsubjectrulesreviews"}, {"create"}),
-                   Rule("authentication.k8s.io", {"selfsubjectreviews"}, {"create"})})));
+  out.push_back(ClusterRole("system:basic-user", RulesOf(DefaultRole::kBasicUser)));
   out.push_back(ClusterRole("system:discovery",
                             json::array({UrlRule({"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi",
                                                   "/openapi/*", "/readyz", "/version", "/version/"},

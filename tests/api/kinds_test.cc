@@ -5,6 +5,9 @@
 #include <set>
 #include <string>
 
+#include "api/kind_definition.h"
+#include "api/role_grants.h"
+
 namespace tessera {
 namespace {
 
@@ -152,6 +155,107 @@ TEST(KindsTest, ApiVersionsServingKindListsBothJobs) {
   EXPECT_EQ(versions[0], "batch/v1");
   EXPECT_EQ(versions[1], "batch.volcano.sh/v1alpha1");
   EXPECT_TRUE(ApiVersionsServingKind("Deployment").empty());
+}
+
+// Each kind is described once: the registry holds a definition for every kind, in
+// the lookups' order, and finds it from the lookups' pointers or from a copy.
+TEST(KindDefinitionTest, EveryKindHasOneDefinitionInRegistryOrder) {
+  ASSERT_EQ(AllDefinitions().size(), AllKinds().size());
+  for (size_t i = 0; i < AllKinds().size(); ++i) {
+    const KindInfo& k = AllKinds()[i];
+    const KindDefinition& d = AllDefinitions()[i];
+    EXPECT_EQ(d.info.store_key, k.store_key);
+    EXPECT_EQ(d.info.plural, k.plural);
+    EXPECT_EQ(FindDefinition(k), &d) << k.store_key;
+    const KindInfo copy = k;
+    EXPECT_EQ(FindDefinition(copy), &d) << k.store_key;
+  }
+  KindInfo unknown = AllKinds()[0];
+  unknown.store_key = "example.com/Unknown";
+  EXPECT_EQ(FindDefinition(unknown), nullptr);
+}
+
+// Validation has a schema for every kind, stored or answered.
+TEST(KindDefinitionTest, EveryKindHasASchema) {
+  for (const KindDefinition& d : AllDefinitions()) EXPECT_NE(d.schema, nullptr) << d.info.store_key;
+}
+
+// Every stored kind declares its columns: at least NAME and AGE, unless it prints
+// as kubectl prints it otherwise (Events: LAST SEEN TYPE REASON OBJECT MESSAGE).
+// Each column has a header, a description, a cell and a priority of 0 or 1.
+TEST(KindDefinitionTest, EveryStoredKindPrintsNameAndAgeOrItsOwnColumns) {
+  const std::set<std::string_view> own_columns = {"/Event"};
+  for (const KindDefinition& d : AllDefinitions()) {
+    if (!d.info.stored) continue;
+    SCOPED_TRACE(d.info.store_key);
+    ASSERT_FALSE(d.columns.empty());
+    std::set<std::string_view> names;
+    for (const PrinterColumn& c : d.columns) {
+      EXPECT_FALSE(c.name.empty());
+      EXPECT_FALSE(c.description.empty()) << c.name;
+      EXPECT_TRUE(c.cell != nullptr) << c.name;
+      EXPECT_TRUE(c.priority == 0 || c.priority == 1) << c.name;
+      EXPECT_TRUE(names.insert(c.name).second) << "two columns named " << c.name;
+    }
+    if (own_columns.contains(d.info.store_key)) continue;
+    EXPECT_TRUE(names.contains("NAME"));
+    EXPECT_TRUE(names.contains("AGE"));
+    EXPECT_EQ(d.columns.front().name, "NAME");
+  }
+}
+
+// Every kind says what the default roles grant on it, "nothing" included; a grant
+// names a subresource without a slash and at least one verb.
+TEST(KindDefinitionTest, EveryKindDeclaresItsDefaultRoleGrants) {
+  for (const KindDefinition& d : AllDefinitions()) {
+    SCOPED_TRACE(d.info.store_key);
+    ASSERT_TRUE(d.roles.has_value()) << "declare .roles (NoDefaultRoles() when none grants it)";
+    for (const RoleGrant& g : d.roles->grants) {
+      EXPECT_NE(g.verbs, 0);
+      EXPECT_EQ(g.subresource.find('/'), std::string_view::npos);
+    }
+    // Kueue's per-kind roles are Kueue's kinds' (and batch/v1 Job's job-editor role).
+    if (d.roles->kueue == KueueRoles::kBatchAdmin || d.roles->kueue == KueueRoles::kBatchAdminAndTeam) {
+      EXPECT_EQ(d.info.group, "kueue.x-k8s.io");
+    }
+  }
+  // A few as Kubernetes' roles have them: view reads pods and their logs; only edit reads Secrets.
+  const auto grants = [](std::string_view key) { return FindDefinition(*FindKindByStoreKey(key))->roles->grants; };
+  bool view_reads_logs = false;
+  for (const RoleGrant& g : grants("/Pod")) view_reads_logs |= g.role == DefaultRole::kView && g.subresource == "log";
+  EXPECT_TRUE(view_reads_logs);
+  for (const RoleGrant& g : grants("/Secret")) EXPECT_NE(g.role, DefaultRole::kView);
+  EXPECT_TRUE(grants("/Node").empty());
+}
+
+// The kinds whose fields are fixed once set carry the update rules that keep them.
+TEST(KindDefinitionTest, UpdateRulesBelongToTheKindsWithFixedFields) {
+  const std::set<std::string_view> with_rules = {
+      "/Node", "/Service", "/Secret", "/ConfigMap", "/PersistentVolumeClaim", "discovery.k8s.io/EndpointSlice",
+      "rbac.authorization.k8s.io/RoleBinding", "rbac.authorization.k8s.io/ClusterRoleBinding"};
+  for (const KindDefinition& d : AllDefinitions()) {
+    EXPECT_EQ(!d.update_rules.empty(), with_rules.contains(d.info.store_key)) << d.info.store_key;
+  }
+}
+
+// The controller that owns a kind's behaviour is named for docs and describe.
+TEST(KindDefinitionTest, ControllersAreNamedForTheKindsWithBehaviour) {
+  const auto controller = [](std::string_view key) { return FindDefinition(*FindKindByStoreKey(key))->controller; };
+  EXPECT_EQ(controller("batch/Job"), "job-controller");
+  EXPECT_EQ(controller("batch.volcano.sh/Job"), "job-controller");
+  EXPECT_EQ(controller("/Namespace"), "namespace-controller");
+  EXPECT_EQ(controller("discovery.k8s.io/EndpointSlice"), "endpointslice-controller");
+  EXPECT_EQ(controller("tessera.dev/Budget"), "budget-controller");
+  EXPECT_EQ(controller("/ConfigMap"), "");  // stored and read, no behaviour of its own
+}
+
+// Verbs print in alphabetical order, as Kubernetes' default roles list them.
+TEST(RoleGrantsTest, VerbNamesAreAlphabetical) {
+  EXPECT_EQ(VerbNames(verbs::kRead), (std::vector<std::string>{"get", "list", "watch"}));
+  EXPECT_EQ(VerbNames(verbs::kWrite),
+            (std::vector<std::string>{"create", "delete", "deletecollection", "patch", "update"}));
+  EXPECT_EQ(VerbNames(verbs::kGet | verbs::kUpdate | verbs::kPatch), (std::vector<std::string>{"get", "patch", "update"}));
+  EXPECT_TRUE(VerbNames(0).empty());
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // look for (why a workload waits, where it runs, a queue's quota, ...).
 #include <gtest/gtest.h>
 
-#include "cli/commands/age.h"
+#include "api/age.h"
 #include "cli/commands/describe_command.h"
 #include "cli/commands/submit_command.h"
 #include "tests/cli/cli_test_fixture.h"

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "api/object_fields.h"
 #include "api/validation.h"
 #include "cli/commands/exit_codes.h"
 #include "cli/commands/list_objects.h"
 #include "cli/commands/manifest_sources.h"
-#include "cli/commands/object_fields.h"
 #include "cli/commands/resource_paths.h"
 #include "cli/commands/server_errors.h"
 

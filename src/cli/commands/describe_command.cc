@@ -7,12 +7,12 @@
 #include <sstream>
 
 #include "api/convert.h"
-#include "cli/commands/age.h"
-#include "cli/commands/columns.h"
+#include "api/age.h"
+#include "api/object_fields.h"
+#include "api/printer_columns.h"
 #include "cli/commands/describe_writer.h"
 #include "cli/commands/exit_codes.h"
 #include "cli/commands/list_objects.h"
-#include "cli/commands/object_fields.h"
 #include "cli/commands/queue_usage.h"
 #include "cli/commands/resource_paths.h"
 #include "cli/commands/server_errors.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "cli/commands/object_fields.h"
+#include "api/object_fields.h"
 #include "cli/commands/table_printer.h"
 
 namespace tessera {

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <optional>
 
-#include "cli/commands/columns.h"
+#include "api/object_fields.h"
+#include "api/printer_columns.h"
 #include "cli/commands/exit_codes.h"
-#include "cli/commands/object_fields.h"
 #include "cli/commands/resource_paths.h"
 #include "cli/commands/server_errors.h"
 #include "cli/commands/table_printer.h"

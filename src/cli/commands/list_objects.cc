@@ -1,6 +1,6 @@
 #include "cli/commands/list_objects.h"
 
-#include "cli/commands/object_fields.h"
+#include "api/object_fields.h"
 #include "cli/commands/resource_paths.h"
 #include "cli/commands/server_errors.h"
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "cli/commands/object_fields.h"
+#include "api/object_fields.h"
 
 namespace tessera {
 namespace {

@@ -5,9 +5,9 @@
 #include <algorithm>
 
 #include "api/kinds.h"
+#include "api/object_fields.h"
 #include "cli/commands/exit_codes.h"
 #include "cli/commands/list_objects.h"
-#include "cli/commands/object_fields.h"
 #include "cli/commands/queue_usage.h"
 #include "cli/commands/resource_paths.h"
 #include "cli/commands/server_errors.h"

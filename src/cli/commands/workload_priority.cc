@@ -1,8 +1,8 @@
 #include "cli/commands/workload_priority.h"
 
 #include "api/kinds.h"
+#include "api/object_fields.h"
 #include "cli/commands/list_objects.h"
-#include "cli/commands/object_fields.h"
 #include "cli/commands/resource_paths.h"
 
 namespace tessera {
@@ -21,11 +21,6 @@ DefaultPriorityClass FetchDefaultPriorityClass(ApiClient& client) {
     }
   }
   return found;
-}
-
-int64_t UnnamedClassPriority(const nlohmann::json& workload, int64_t default_priority) {
-  const nlohmann::json* priority = Find(workload, "spec.priority");
-  return priority && priority->is_number_integer() ? priority->get<int64_t>() : default_priority;
 }
 
 }  // namespace tessera

@@ -1,8 +1,6 @@
-// The priority a Workload runs at, for `get` and `describe`, by the scheduler's
-// rule (api/convert.h, WorkloadFromJson): spec.priority when set, else the value
-// of the PriorityClass it names, else the globalDefault class's value, else 0.
-// A workload that names no class therefore needs the cluster's default class,
-// which only the server knows: FetchDefaultPriorityClass asks for it.
+// The cluster's default PriorityClass, which the priority of a Workload that
+// names no class needs (api/workload_priority.h) and only the server knows:
+// FetchDefaultPriorityClass asks for it, for `get` and `describe`.
 //
 // Thread-safety: pure functions, but for the fetch (one call at a time per ApiClient).
 #pragma once
@@ -10,8 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "api/workload_priority.h"  // UnnamedClassPriority, for the callers
 #include "client/api_client.h"
 
 namespace tessera {
@@ -26,9 +23,5 @@ struct DefaultPriorityClass {
 // counts, as in the scheduler. When the list cannot be read there is no default:
 // the priority is an extra that never fails a command.
 DefaultPriorityClass FetchDefaultPriorityClass(ApiClient& client);
-
-// The priority of a workload that names no PriorityClass: spec.priority when
-// set, else the default class's value.
-int64_t UnnamedClassPriority(const nlohmann::json& workload, int64_t default_priority);
 
 }  // namespace tessera

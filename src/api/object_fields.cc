@@ -1,4 +1,4 @@
-#include "cli/commands/object_fields.h"
+#include "api/object_fields.h"
 
 #include "api/validation.h"
 #include "domain/quantity.h"

@@ -1,4 +1,4 @@
-#include "cli/commands/age.h"
+#include "api/age.h"
 
 #include <fmt/format.h>
 

@@ -1,0 +1,270 @@
+// kueue.x-k8s.io/v1beta1: flavors, queues and Workloads, with the short names of
+// Kueue's CRDs.
+#include "api/kinds/groups.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/common_schemas.h"
+#include "api/object_fields.h"
+#include "api/printer_columns.h"
+#include "api/schema.h"
+#include "api/workload_priority.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+using namespace schema;  // NOLINT(google-build-using-namespace): schemas read as tables
+
+SchemaRef ResourceFlavorSchema() {
+  return Root({Opt("spec", Obj({
+                               Opt("nodeLabels", LabelMap()),
+                               Opt("nodeTaints", Arr(Taint())),
+                               Opt("tolerations", Arr(Toleration())),
+                               Opt("topologyName", Str()),
+                           }))},
+              {[](const json& v, const std::string&, Errors& errors) {
+                // Budgets and reports charge by the flavor's price: a typo must not make it free.
+                const json* meta = Get(v, "metadata");
+                const json* annotations = meta ? Get(*meta, "annotations") : nullptr;
+                const json* price = annotations ? Get(*annotations, "tessera.dev/price-per-gpu-hour") : nullptr;
+                if (price) CheckDecimal(*price, "metadata.annotations[tessera.dev/price-per-gpu-hour]", errors);
+              }});
+}
+
+// A flavor's quota for one resource: amounts in the resource's unit, and
+// lendingLimit <= nominalQuota (Kueue's rule).
+void CheckResourceQuota(const json& v, const std::string& path, Errors& errors) {
+  std::string name = GetString(v, "name");
+  std::optional<int64_t> nominal;
+  for (std::string_view field : {"nominalQuota", "borrowingLimit", "lendingLimit"}) {
+    const json* amount = Get(v, field);
+    if (!amount) continue;
+    auto parsed = CheckAmount(name, *amount, FieldPath(path, field), errors);
+    if (field == "nominalQuota") nominal = parsed;
+    if (field == "lendingLimit" && parsed && nominal && *parsed > *nominal) {
+      errors.Add(FieldPath(path, field),
+                 fmt::format("{} is more than nominalQuota {}", *QuantityTextOf(*amount),
+                             *QuantityTextOf(*Get(v, "nominalQuota"))));
+    }
+  }
+}
+
+// Every flavor lists the group's coveredResources (Kueue requires exactly them);
+// borrowingLimit only makes sense in a cohort (Kueue refuses it without one).
+void CheckClusterQueueSpec(const json& spec, const std::string& path, Errors& errors) {
+  bool has_cohort = !GetString(spec, "cohort").empty();
+  const json* groups = Get(spec, "resourceGroups");
+  if (!groups) return;
+  for (size_t g = 0; g < groups->size(); ++g) {
+    const json& group = (*groups)[g];
+    std::string gpath = IndexPath(FieldPath(path, "resourceGroups"), g);
+    std::vector<std::string> covered;
+    if (const json* c = Get(group, "coveredResources")) {
+      for (const json& r : *c) covered.push_back(r.get<std::string>());
+    }
+    const json* flavors = Get(group, "flavors");
+    if (!flavors) continue;
+    for (size_t f = 0; f < flavors->size(); ++f) {
+      const json& flavor = (*flavors)[f];
+      std::string fpath = IndexPath(FieldPath(gpath, "flavors"), f);
+      const json* resources = Get(flavor, "resources");
+      std::set<std::string> listed;
+      for (size_t r = 0; resources && r < resources->size(); ++r) {
+        const json& res = (*resources)[r];
+        std::string rpath = IndexPath(FieldPath(fpath, "resources"), r);
+        std::string name = GetString(res, "name");
+        listed.insert(name);
+        if (std::find(covered.begin(), covered.end(), name) == covered.end()) {
+          errors.Add(FieldPath(rpath, "name"),
+                     fmt::format("\"{}\" is not in this group's coveredResources", name));
+        }
+        if (!has_cohort && Get(res, "borrowingLimit")) {
+          errors.Add(FieldPath(rpath, "borrowingLimit"),
+                     "must not be set when spec.cohort is empty (there is no one to borrow from)");
+        }
+      }
+      for (const std::string& c : covered) {
+        if (!listed.contains(c)) {
+          errors.Add(FieldPath(fpath, "resources"),
+                     fmt::format("missing \"{}\": every flavor lists each of coveredResources", c));
+        }
+      }
+    }
+  }
+}
+
+SchemaRef FairSharing() { return Obj({Opt("weight", Qty())}); }
+
+SchemaRef ClusterQueueSchema() {
+  SchemaRef resource = Obj({Req("name", Str()), Req("nominalQuota", Qty()),
+                            Opt("borrowingLimit", Qty()), Opt("lendingLimit", Qty())},
+                           {CheckResourceQuota});
+  SchemaRef flavor = Obj({Req("name", Str(StringRule::kDns1123Subdomain)),
+                          Req("resources", Arr(resource, /*non_empty=*/true))});
+  SchemaRef group = Obj({Req("coveredResources", Arr(Str(), /*non_empty=*/true)),
+                         Req("flavors", Arr(flavor, /*non_empty=*/true))});
+  return Root({Opt("spec", Obj(
+                               {
+                                   Opt("cohort", Str(StringRule::kDns1123Subdomain)),
+                                   Opt("namespaceSelector", LabelSelector()),
+                                   Opt("resourceGroups", Arr(group)),
+                                   Opt("queueingStrategy", Enum({"StrictFIFO", "BestEffortFIFO"})),
+                                   Opt("preemption",
+                                       Obj({
+                                           Opt("reclaimWithinCohort",
+                                               Enum({"Never", "LowerPriority", "Any"})),
+                                           Opt("borrowWithinCohort",
+                                               Obj({Opt("policy", Enum({"Never", "LowerPriority"})),
+                                                    Opt("maxPriorityThreshold", Int(kInt32Min))})),
+                                           Opt("withinClusterQueue",
+                                               Enum({"Never", "LowerPriority",
+                                                     "LowerOrNewerEqualPriority"})),
+                                       })),
+                                   Opt("flavorFungibility",
+                                       Obj({Opt("whenCanBorrow", Enum({"Borrow", "TryNextFlavor"})),
+                                            Opt("whenCanPreempt",
+                                                Enum({"Preempt", "TryNextFlavor"}))})),
+                                   Opt("fairSharing", FairSharing()),
+                                   Opt("stopPolicy", Enum({"None", "Hold", "HoldAndDrain"})),
+                                   Opt("admissionChecks", Arr(Str())),
+                                   Opt("admissionChecksStrategy",
+                                       Obj({Opt("admissionChecks",
+                                                Arr(Obj({Req("name", Str()),
+                                                         Opt("onFlavors", Arr(Str()))})))})),
+                               },
+                               {CheckClusterQueueSpec}))});
+}
+
+SchemaRef LocalQueueSchema() {
+  return Root({Opt("spec", Obj({
+                               Opt("clusterQueue", Str(StringRule::kDns1123Subdomain)),
+                               Opt("stopPolicy", Enum({"None", "Hold", "HoldAndDrain"})),
+                               Opt("fairSharing", FairSharing()),
+                           }))});
+}
+
+SchemaRef WorkloadSchema() {
+  SchemaRef pod_set = Obj(
+      {
+          Opt("name", Str(StringRule::kDns1123Label)),
+          Opt("count", Int()),
+          Opt("minCount", Int()),
+          Req("template", PodTemplateSpec()),
+          Opt("topologyRequest", OpenObj()),
+      },
+      {[](const json& v, const std::string& path, Errors& errors) {
+        auto count = GetInt(v, "count");
+        auto min_count = GetInt(v, "minCount");
+        if (count && min_count && *min_count > *count) {
+          errors.Add(FieldPath(path, "minCount"),
+                     fmt::format("{} is more than count {}", *min_count, *count));
+        }
+      }});
+  return Root({Opt("spec", Obj({
+                               Req("podSets", Arr(pod_set, /*non_empty=*/true)),
+                               Opt("queueName", Str()),
+                               Opt("priorityClassName", Str()),
+                               Opt("priority", Int(kInt32Min)),
+                               Opt("priorityClassSource", Str()),
+                               Opt("active", Bool()),
+                               Opt("maximumExecutionTimeSeconds", Int(1)),
+                           }))});
+}
+
+// ---------------------------------------------------------------------------
+// Printer columns, as Kueue's CRDs print them, with what a GPU platform adds.
+
+std::string FlavorTaints(const json& o, const ColumnOptions&) {
+  const json* taints = Find(o, "spec.nodeTaints");
+  if (!taints || !taints->is_array() || taints->empty()) return std::string("<none>");
+  std::string out;
+  for (const json& t : *taints) {
+    if (!out.empty()) out += ",";
+    const std::string value = TextAt(t, "value");
+    out += TextAt(t, "key") + (value.empty() ? "" : "=" + value) + ":" + TextAt(t, "effect");
+  }
+  return out;
+}
+
+// The class a workload names, else the priority it runs at without one.
+std::string WorkloadPriority(const json& o, const ColumnOptions& options) {
+  const std::string cls = TextAt(o, "spec.priorityClassName");
+  return cls.empty() ? std::to_string(UnnamedClassPriority(o, options.default_priority)) : cls;
+}
+
+PrinterColumn ConditionColumn(std::string_view name, std::string type) {
+  return {.name = name,
+          .description = fmt::format("the status of the {} condition", type),
+          .cell = [type](const json& o, const ColumnOptions&) { return ConditionStatus(o, type); }};
+}
+
+}  // namespace
+
+std::vector<KindDefinition> KueueKinds() {
+  return {
+      {.info = {.group = "kueue.x-k8s.io", .version = "v1beta1", .kind = "ResourceFlavor",
+                .api_version = "kueue.x-k8s.io/v1beta1", .plural = "resourceflavors", .singular = "resourceflavor",
+                .short_names = {"flavor", "flavors", "rf"}, .namespaced = false,
+                .store_key = "kueue.x-k8s.io/ResourceFlavor"},
+       .schema = ResourceFlavorSchema(),
+       .columns = {NameColumn(),
+                   {.name = "NODE LABELS",
+                    .description = ".spec.nodeLabels",
+                    .cell = [](const json& o, const ColumnOptions&) { return JoinMap(Find(o, "spec.nodeLabels")); }},
+                   AgeColumn(),
+                   {.name = "TAINTS", .priority = 1, .description = ".spec.nodeTaints", .cell = FlavorTaints}},
+       .roles = RoleGrants{.kueue = KueueRoles::kBatchAdmin}},
+      {.info = {.group = "kueue.x-k8s.io", .version = "v1beta1", .kind = "ClusterQueue",
+                .api_version = "kueue.x-k8s.io/v1beta1", .plural = "clusterqueues", .singular = "clusterqueue",
+                .short_names = {"cq"}, .namespaced = false, .store_key = "kueue.x-k8s.io/ClusterQueue"},
+       .schema = ClusterQueueSchema(),
+       .columns = {NameColumn(),
+                   FieldColumn("COHORT", "spec.cohort"),
+                   FieldColumn("STRATEGY", "spec.queueingStrategy", "BestEffortFIFO"),
+                   FieldColumn("PENDING WORKLOADS", "status.pendingWorkloads", "", 0, ColumnType::kInteger),
+                   FieldColumn("ADMITTED WORKLOADS", "status.admittedWorkloads", "", 0, ColumnType::kInteger),
+                   AgeColumn()},
+       .roles = RoleGrants{.kueue = KueueRoles::kBatchAdmin},
+       .controller = "scheduler-loop"},
+      {.info = {.group = "kueue.x-k8s.io", .version = "v1beta1", .kind = "LocalQueue",
+                .api_version = "kueue.x-k8s.io/v1beta1", .plural = "localqueues", .singular = "localqueue",
+                .short_names = {"queue", "queues", "lq"}, .namespaced = true,
+                .store_key = "kueue.x-k8s.io/LocalQueue"},
+       .schema = LocalQueueSchema(),
+       .columns = {NameColumn(),
+                   FieldColumn("CLUSTERQUEUE", "spec.clusterQueue"),
+                   FieldColumn("PENDING WORKLOADS", "status.pendingWorkloads", "", 0, ColumnType::kInteger),
+                   FieldColumn("ADMITTED WORKLOADS", "status.admittedWorkloads", "", 0, ColumnType::kInteger),
+                   AgeColumn()},
+       .roles = RoleGrants{.kueue = KueueRoles::kBatchAdminAndTeam},
+       .controller = "scheduler-loop"},
+      {.info = {.group = "kueue.x-k8s.io", .version = "v1beta1", .kind = "Workload",
+                .api_version = "kueue.x-k8s.io/v1beta1", .plural = "workloads", .singular = "workload",
+                .short_names = {"wl"}, .namespaced = true, .store_key = "kueue.x-k8s.io/Workload"},
+       .schema = WorkloadSchema(),
+       .columns = {NameColumn(),
+                   FieldColumn("QUEUE", "spec.queueName"),
+                   FieldColumn("RESERVED IN", "status.admission.clusterQueue"),
+                   ConditionColumn("ADMITTED", "Admitted"),
+                   ConditionColumn("FINISHED", "Finished"),
+                   {.name = "PRIORITY",
+                    .description = "the PriorityClass named, else the priority it runs at",
+                    .cell = WorkloadPriority},
+                   AgeColumn(),
+                   {.name = "MESSAGE",
+                    .priority = 1,
+                    .description = "why it waits, in the scheduler's words",
+                    .cell = [](const json& o, const ColumnOptions&) { return PendingMessage(o); }}},
+       .roles = RoleGrants{.grants = {EditWrites()}, .kueue = KueueRoles::kBatchAdminAndTeam},
+       .controller = "scheduler-loop"},
+  };
+}
+
+}  // namespace tessera
