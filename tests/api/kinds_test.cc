@@ -254,7 +254,8 @@ TEST(RoleGrantsTest, VerbNamesAreAlphabetical) {
   EXPECT_EQ(VerbNames(verbs::kRead), (std::vector<std::string>{"get", "list", "watch"}));
   EXPECT_EQ(VerbNames(verbs::kWrite),
             (std::vector<std::string>{"create", "delete", "deletecollection", "patch", "update"}));
-  EXPECT_EQ(VerbNames(verbs::kGet | verbs::kUpdate | verbs::kPatch), (std::vector<std::string>{"get", "patch", "update"}));
+  EXPECT_EQ(VerbNames(verbs::kGet | verbs::kUpdate | verbs::kPatch),
+            (std::vector<std::string>{"get", "patch", "update"}));
   EXPECT_TRUE(VerbNames(0).empty());
 }
 

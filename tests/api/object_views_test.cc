@@ -154,7 +154,8 @@ TEST(ObjectViewsTest, ObjectMetaOfTheWrongShapeReadsAsEmpty) {
   EXPECT_TRUE(meta.OwnerReferences().empty());
   EXPECT_FALSE(meta.ControllerRef().has_value());
 
-  const json refs = json::parse(R"({"metadata": {"ownerReferences": ["Job/train", {"kind": 3, "controller": "yes"}]}})");
+  const json refs =
+      json::parse(R"({"metadata": {"ownerReferences": ["Job/train", {"kind": 3, "controller": "yes"}]}})");
   const std::vector<OwnerReference> read = ObjectMetaView(refs).OwnerReferences();
   ASSERT_EQ(read.size(), 1u);
   EXPECT_EQ(read[0].kind, "");
@@ -168,7 +169,11 @@ TEST(ObjectViewsTest, ConditionsFindByType) {
   const json object = FromYaml(R"(
 status:
   conditions:
-    - {type: QuotaReserved, status: "False", reason: Pending, message: "team-a uses 8/8", lastTransitionTime: "2026-01-01T00:00:00Z"}
+    - type: QuotaReserved
+      status: "False"
+      reason: Pending
+      message: "team-a uses 8/8"
+      lastTransitionTime: "2026-01-01T00:00:00Z"
     - {type: Admitted, status: "True"}
     - {type: Admitted, status: "False"}
     - "Evicted"

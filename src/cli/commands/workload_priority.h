@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <string>
 
-#include "api/workload_priority.h"  // UnnamedClassPriority, for the callers
 #include "client/api_client.h"
 
 namespace tessera {
