@@ -152,14 +152,15 @@ class Describer {
     LastCheckpoint(w, obj);
   }
 
-  // "Last Checkpoint: 4m ago (2026-12-02T10:00:00Z)": the Workload's annotation
-  // tessera.dev/last-checkpoint (what least-waste preemption reads), else the
-  // newest of its pods' (each pod's agent sets it from the pod's checkpoint
-  // file; the server carries it to the Workload). Nothing when none has one.
+  // "Last Checkpoint: 4m ago (2026-12-02T10:00:00Z)": the newest of the
+  // Workload's annotation tessera.dev/last-checkpoint (what least-waste
+  // preemption reads) and its pods' (each pod's agent sets it from the pod's
+  // checkpoint file; the server's checkpoint controller carries the newest to
+  // the Workload, a pass later). Nothing when none has one.
   void LastCheckpoint(DescribeWriter& w, const json& workload) {
     std::string at = Text(Child(Find(workload, "metadata.annotations"), kLastCheckpointAnnotation));
     std::optional<int64_t> when = ParseTimeSeconds(at);
-    if (!when) {
+    {
       const KindInfo* pod_kind = FindKindByApiVersion("v1", "Pod");
       for (const json& pod : ListQuietly(*pod_kind, NamespaceOf(workload),
                                          fmt::format("tessera.dev/workload={}", NameOf(workload)))) {
