@@ -27,6 +27,7 @@
 #include "server/controllers/job_controller.h"
 #include "server/controllers/job_lifecycle_controller.h"
 #include "server/controllers/checkpoint_controller.h"
+#include "server/controllers/trainingjob_controller.h"
 #include "server/controllers/namespace_controller.h"
 #include "server/controllers/node_lifecycle.h"
 #include "server/controllers/idle_reclaimer.h"
@@ -50,6 +51,7 @@ using nlohmann::json;
 const std::vector<std::string>& CachedKinds() {
   static const std::vector<std::string> kinds{kJobKind,
                                               kVolcanoJobKind,
+                                              kTrainingJobKind,
                                               kWorkloadKind,
                                               kPodKind,
                                               "kueue.x-k8s.io/LocalQueue",
@@ -81,6 +83,11 @@ std::map<std::string, ObjectCache::SettledTest> SettledTests() {
            [](const json& o) {
              const std::string phase = StringAt(o, {"status", "state", "phase"});
              return phase == "Completed" || phase == "Failed";
+           }},
+          {kTrainingJobKind,
+           [](const json& o) {
+             const std::string phase = StringAt(o, {"status", "phase"});
+             return phase == "Succeeded" || phase == "Failed";
            }},
           {kUsageRecordKind, [](const json& o) { return o.contains("spec") && o["spec"].contains("end"); }}};
 }
@@ -283,6 +290,7 @@ void SchedulerLoop::BuildControllers() {
   if (volume_root_) own(std::make_unique<ClaimReclaimer>(*volume_root_));
   own(std::make_unique<ClusterRoleAggregationController>(aggregated_rules_));
   own(std::make_unique<JobController>());
+  own(std::make_unique<TrainingJobController>());
   own(std::make_unique<JobLifecycleController>());
   own(std::make_unique<WorkloadLifecycleController>());
   own(std::make_unique<CheckpointController>());

@@ -253,6 +253,10 @@ const std::vector<KindExpectation>& ExpectationTable() {
        .object = {.view = kRead},
        .subresources = {{"status", {.view = kGet}}},
        .fields = R"({"spec":{"period":"Monthly","gpuHours":"100"}})"},
+      {.store_key = "tessera.dev/TrainingJob",
+       .object = {.view = kRead, .edit = kWrite},
+       .subresources = {{"status", {.view = kGet}}},
+       .fields = R"({"spec":{"replicas":1,"template":{"spec":{"containers":CONTAINERS}}}})"},
   };
   return table;
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
 
 #include "agent/node_registration.h"
 #include "client/api_client.h"
@@ -294,6 +295,92 @@ TEST_F(JobLifecycleTest, SuspendingAJobStopsItsPodsAndResumingQueuesItAgain) {
   WaitFor(workload, [](const json& w) { return ConditionField(w, "Admitted", "status") == "True"; });
   WaitForPod("job-pausable-main-0");
   EXPECT_EQ(JobCondition(Get(std::string(kJobs) + "pausable"), "Suspended", "reason"), "JobResumed");
+}
+
+json TrainingJob(const std::string& name, const json& size) {
+  json container{{"name", "worker"}, {"command", {"torchrun", "train.py"}},
+                 {"resources", {{"requests", {{"nvidia.com/gpu", 1}}}, {"limits", {{"nvidia.com/gpu", 1}}}}}};
+  json spec = size;
+  spec["nprocPerNode"] = 2;
+  spec["template"] = {{"spec", {{"containers", {container}}}}};
+  return json{{"apiVersion", "tessera.dev/v1"}, {"kind", "TrainingJob"},
+              {"metadata", {{"name", name}, {"namespace", "team"}}}, {"spec", spec}};
+}
+
+constexpr const char* kTrainingJobs = "/apis/tessera.dev/v1/namespaces/team/trainingjobs/";
+
+TEST_F(JobLifecycleTest, ATrainingJobWhoseRankTwoFailsRestartsTheGangAndSucceeds) {
+  // 4 workers as one gang with torchrun's variables; rank 2 fails: every
+  // worker is stopped and the gang is queued again (restart 1 of 3), comes
+  // back on the same Workload (so the same checkpoint directory) and succeeds.
+  Create(TrainingJob("llm", {{"replicas", 4}}));
+  const json first = WaitForPod("trainingjob-llm-worker-0");
+  std::map<std::string, std::string> env;
+  for (const json& e : first["spec"]["containers"][0]["env"]) env[e.value("name", "")] = e.value("value", "");
+  EXPECT_EQ(env["PET_NNODES"], "4");
+  EXPECT_EQ(env["PET_NPROC_PER_NODE"], "2");
+  EXPECT_EQ(env["PET_NODE_RANK"], "$(RANK)") << "expanded by the agent from the pod's rank";
+  EXPECT_EQ(first["metadata"]["annotations"]["tessera.dev/world-size"], "4");
+  for (int r = 0; r < 4; ++r) RunPod("trainingjob-llm-worker-" + std::to_string(r));
+  WaitFor(std::string(kTrainingJobs) + "llm", [](const json& t) { return t.value("status", json::object()).value("phase", "") == "Running"; });
+  EndPod("trainingjob-llm-worker-2", 1);
+  const json restarting = WaitFor(std::string(kTrainingJobs) + "llm", [](const json& t) {
+    return t.value("status", json::object()).value("restarts", 0) == 1;
+  });
+  EXPECT_NE(restarting["status"].value("message", "").find("pod trainingjob-llm-worker-2 failed: exit code 1; "
+                                                           "restarting the gang from its last checkpoint (restart 1 of 3)"),
+            std::string::npos)
+      << restarting["status"].dump();
+  // Every worker is told to stop; the agent deletes each once it has ended.
+  for (int r = 0; r < 4; ++r) {
+    const std::string pod = "trainingjob-llm-worker-" + std::to_string(r);
+    WaitFor(std::string(kPods) + pod, [](const json& p) { return p["metadata"].contains("deletionTimestamp"); });
+    ASSERT_EQ(client_->Request("DELETE", std::string(kPods) + pod)->status, 200);
+  }
+  // Queued again and admitted: a fresh gang of four.
+  for (int r = 0; r < 4; ++r) {
+    const std::string pod = "trainingjob-llm-worker-" + std::to_string(r);
+    WaitFor(std::string(kPods) + pod, [](const json& p) { return !p["metadata"].contains("deletionTimestamp"); });
+  }
+  for (int r = 0; r < 4; ++r) EndPod("trainingjob-llm-worker-" + std::to_string(r), 0);
+  const json done = WaitFor(std::string(kTrainingJobs) + "llm", [](const json& t) {
+    return t.value("status", json::object()).value("phase", "") == "Succeeded";
+  });
+  EXPECT_EQ(done["status"]["restarts"], 1);
+  EXPECT_EQ(done["status"]["worldSize"], 4);
+  EXPECT_EQ(ConditionField(done, "Succeeded", "status"), "True");
+}
+
+TEST_F(JobLifecycleTest, AnElasticTrainingJobStartsWithWhatFitsAtOrAboveItsMinimum) {
+  // 8 GPUs, 5 held by another job: an elastic 2..6 job starts with the room
+  // there is (3 workers, or at least its minimum 2), not waiting for 6.
+  Create(Job("holder", 5, 5));
+  WaitForPod("job-holder-main-4");
+  Create(TrainingJob("elastic", {{"minReplicas", 2}, {"maxReplicas", 6}}));
+  const json running = WaitFor(std::string(kTrainingJobs) + "elastic", [](const json& t) {
+    return t.value("status", json::object()).contains("worldSize");
+  });
+  const int world = running["status"]["worldSize"];
+  EXPECT_GE(world, 2);
+  EXPECT_LE(world, 3);
+  EXPECT_EQ(WaitForPod("trainingjob-elastic-worker-0")["spec"]["containers"][0]["env"][2]["value"], "2:6")
+      << "PET_NNODES is the elastic range";
+}
+
+TEST_F(JobLifecycleTest, ABadTrainingJobIsRefusedWithItsFieldPathAndNothingIsStored) {
+  json both = TrainingJob("bad", {{"replicas", 2}, {"minReplicas", 1}, {"maxReplicas", 3}});
+  auto r = client_->Request("POST", "/apis/tessera.dev/v1/namespaces/team/trainingjobs", both.dump());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 422) << r->body;
+  EXPECT_NE(r->body.find("spec.replicas: set replicas, or minReplicas and maxReplicas (elastic), not both"),
+            std::string::npos)
+      << r->body;
+  json typo = TrainingJob("bad", {{"replicas", 2}});
+  typo["spec"]["nprocPerNod"] = 8;
+  r = client_->Request("POST", "/apis/tessera.dev/v1/namespaces/team/trainingjobs", typo.dump());
+  EXPECT_NE(r->body.find("spec.nprocPerNod: unknown field; did you mean \\\"nprocPerNode\\\"?"), std::string::npos)
+      << r->body;
+  EXPECT_EQ(client_->Request("GET", std::string(kTrainingJobs) + "bad")->status, 404);
 }
 
 }  // namespace

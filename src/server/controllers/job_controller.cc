@@ -27,6 +27,17 @@ bool JobSuspended(const nlohmann::json& job) {
 
 }  // namespace
 
+std::string DefaultLocalQueue(const ObjectCache& cache, const std::string& ns) {
+  if (cache.Find(ObjectKey{"kueue.x-k8s.io/LocalQueue", ns, "default"}) != nullptr) return "default";
+  std::string only;
+  for (const auto& [key, lq] : cache.Of("kueue.x-k8s.io/LocalQueue")) {
+    if (key.first != ns) continue;
+    if (!only.empty()) return "default";
+    only = key.second;
+  }
+  return only.empty() ? "default" : only;
+}
+
 void JobController::SyncSuspend(const StoredObject& job, const StoredObject& workload, const PodIndex& pods,
                                 const std::string& now_text, BatchedWriter& writer) {
   // Kueue's contract: spec.suspend true stops the Job (its Workload is
@@ -69,10 +80,6 @@ void JobController::SyncSuspend(const StoredObject& job, const StoredObject& wor
 void JobController::Reconcile(const ObjectCache& cache, const PodIndex& pods, const std::string& now_text,
                               BatchedWriter& writer) {
   const ObjectCache::Objects& workloads = cache.Of(kWorkloadKind);
-  // A job that names no queue goes to its namespace's LocalQueue when there is
-  // exactly one (the seed's Volcano job names none).
-  std::map<std::string, std::vector<std::string>> queues_in;
-  for (const auto& [key, lq] : cache.Of("kueue.x-k8s.io/LocalQueue")) queues_in[key.first].push_back(key.second);
   for (const char* kind : {kJobKind, kVolcanoJobKind}) {
     for (const auto& [unused, active] : cache.ActiveOf(kind)) {
       const StoredObject& job = *active;
@@ -89,8 +96,9 @@ void JobController::Reconcile(const ObjectCache& cache, const PodIndex& pods, co
       }
       const bool names_queue = !StringAt(job.object, {"metadata", "labels", "kueue.x-k8s.io/queue-name"}).empty() ||
                                !StringAt(job.object, {"spec", "queue"}).empty();
-      const auto& queues = queues_in[job.key.ns];
-      if (!names_queue && queues.size() == 1) (*wl)["spec"]["queueName"] = queues.front();
+      // A job that names no queue (the seed's Volcano job) goes to the
+      // namespace's default LocalQueue.
+      if (!names_queue) (*wl)["spec"]["queueName"] = DefaultLocalQueue(cache, job.key.ns);
       if (StringAt(job.object, {"spec", "completionMode"}) == "Indexed") {
         (*wl)["metadata"]["annotations"][kCompletionModeAnnotation] = "Indexed";
       }

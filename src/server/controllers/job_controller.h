@@ -22,6 +22,11 @@ namespace tessera {
 // On a Workload: "Indexed" when its Job's pods each take a completion index.
 inline constexpr const char* kCompletionModeAnnotation = "tessera.dev/completion-mode";
 
+// The LocalQueue a workload that names none goes to in namespace `ns`: the one
+// named "default" (Kueue's default local queue), else the namespace's only
+// one, else "default" (it waits for it, saying so).
+std::string DefaultLocalQueue(const ObjectCache& cache, const std::string& ns);
+
 // The job controller. Completed and failed Jobs are settled in the cache (the
 // owner gives it the tests), so a pass walks only the Jobs in flight; the
 // Workloads whose Job is gone are looked for only after a Job was removed.
