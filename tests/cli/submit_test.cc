@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/commands/submit_command.h"
+#include "cli/commands/train_command.h"
 #include "tests/cli/cli_test_fixture.h"
 
 namespace tessera {
@@ -153,6 +154,35 @@ TEST_F(SubmitTest, WithoutQueueUsesTheNamespacesDefaultOrOnlyLocalQueue) {
   CommandRun dflt = Submit({.name = "w", .command = {"true"}}, "team-a");
   ASSERT_EQ(dflt.rc, 0) << dflt.err;
   EXPECT_NE(dflt.out.find("submitted to queue default"), std::string::npos) << dflt.out;
+}
+
+// `tessera train` is the one-line TrainingJob: 4 workers of 8 GPUs, 8
+// processes each (its whole GPUs), 3 gang restarts by default.
+TEST_F(SubmitTest, TrainCreatesATrainingJobOfWorkersWithTheirGpus) {
+  TrainOptions o{.pod = {.name = "llm", .queue = "default", .gpu = "8", .command = {"torchrun", "train.py"}},
+                 .workers = 4};
+  CommandRun r = Run([&](const CommandContext& ctx) { return RunTrain(ctx, o); });
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("trainingjob.tessera.dev/llm created in queue default"), std::string::npos) << r.out;
+  const json tj = GetJson("/apis/tessera.dev/v1/namespaces/default/trainingjobs/llm");
+  ASSERT_FALSE(tj.is_null());
+  EXPECT_EQ(tj["spec"]["replicas"], 4);
+  EXPECT_EQ(tj["spec"]["nprocPerNode"], 8);
+  EXPECT_EQ(tj["spec"]["backoffLimit"], 3);
+  EXPECT_EQ(tj["spec"]["queueName"], "default");
+  EXPECT_EQ(tj["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "8");
+}
+
+TEST_F(SubmitTest, TrainRefusesWorkersAndAnElasticRangeTogether) {
+  auto tj = BuildTrainingJob({.pod = {.name = "x", .command = {"run"}}, .workers = 2, .min_workers = 1, .max_workers = 4},
+                             "ns");
+  ASSERT_FALSE(tj.has_value());
+  EXPECT_EQ(tj.error().message(), "--workers, or --min-workers and --max-workers (elastic), not both");
+  auto elastic = BuildTrainingJob({.pod = {.name = "x", .command = {"run"}}, .min_workers = 2, .max_workers = 4}, "ns");
+  ASSERT_TRUE(elastic.has_value()) << elastic.error().ToString();
+  EXPECT_EQ((*elastic)["spec"]["minReplicas"], 2);
+  EXPECT_EQ((*elastic)["spec"]["maxReplicas"], 4);
+  EXPECT_FALSE((*elastic)["spec"].contains("replicas"));
 }
 
 }  // namespace

@@ -230,7 +230,7 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   // submit
   CLI::App* submit = AddCommand(
       app, "submit", "Submit a command as a batch/v1 Job to a queue (no YAML needed)",
-      "tessera submit NAME --queue QUEUE [--gpu N] [--cpu N] [--memory SIZE] [--gpu-memory SIZE]\n"
+      "tessera submit NAME [--queue QUEUE] [--gpu N] [--cpu N] [--memory SIZE] [--gpu-memory SIZE]\n"
       "                      [--priority CLASS] [--type job|notebook|training|inference]\n"
       "                      [--workers N] [--retries N] [--max-run SECONDS] [-n NAMESPACE] -- COMMAND [ARGS...]",
       "Creates a Job labelled kueue.x-k8s.io/queue-name=QUEUE, with one container named\n"
@@ -243,8 +243,8 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       "      --type training --priority training --max-run 86400 -- python train.py --epochs 10");
   submit->add_option("NAME", submit_.name, "Job name (also the container's)")->required()->type_name("");
   submit->add_option("COMMAND", submit_.command, "The command and its arguments, after --")->type_name("");
-  submit->add_option("--queue", submit_.queue, "LocalQueue to submit to (default: the namespace's LocalQueue named default, else its only one)")
-      ->required()
+  submit->add_option("--queue", submit_.queue,
+                     "LocalQueue to submit to (default: the namespace's LocalQueue named default, else its only one)")
       ->type_name("QUEUE");
   submit->add_option("--gpu", submit_.gpu, "GPUs per pod: 0.25, 0.5, 1, 4 ...")->type_name("N");
   submit->add_option("--cpu", submit_.cpu, "CPUs per pod: 500m, 2 ...")->capture_default_str()->type_name("N");
@@ -274,6 +274,51 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
     SubmitOptions options = submit_;
     if (submit_max_run_ > 0) options.max_run_seconds = submit_max_run_;
     return RunSubmit(c, options);
+  }));
+
+  // train
+  CLI::App* train = AddCommand(
+      app, "train", "Start a distributed training job (a TrainingJob: one gang, torchrun's variables)",
+      "tessera train NAME --workers N [--gpus-per-worker G] [--nproc-per-node P] [--queue QUEUE]\n"
+      "                     [--min-workers A --max-workers B] [--cpu N] [--memory SIZE] [--priority CLASS]\n"
+      "                     [--retries R] [--max-run SECONDS] [-n NAMESPACE] -- COMMAND [ARGS...]",
+      "Creates a tessera.dev/v1 TrainingJob: N workers admitted together, each with MASTER_ADDR,\n"
+      "MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK, NODE_RANK and PET_* (as Kubeflow sets them).\n"
+      "A failed worker restarts the whole gang from its last checkpoint, up to --retries times.\n"
+      "--min-workers/--max-workers: elastic, it starts with what fits at or above the minimum.\n"
+      "\nExamples:\n"
+      "  tessera train llm --workers 4 --gpus-per-worker 8 -- torchrun train.py\n"
+      "  tessera train bert --min-workers 2 --max-workers 8 --gpus-per-worker 1 -- python train.py");
+  train->add_option("NAME", train_.pod.name, "TrainingJob name (also the worker container's)")->required()->type_name("");
+  train->add_option("COMMAND", train_.pod.command, "The command and its arguments, after --")->type_name("");
+  train->add_option("--workers", train_.workers, "Workers (pods) in the gang")->check(CLI::Range(1, 100000))->type_name("N");
+  train->add_option("--min-workers", train_.min_workers, "Elastic: the fewest workers it starts with")
+      ->check(CLI::Range(1, 100000))
+      ->type_name("N");
+  train->add_option("--max-workers", train_.max_workers, "Elastic: the most workers")
+      ->check(CLI::Range(1, 100000))
+      ->type_name("N");
+  train->add_option("--gpus-per-worker", train_.pod.gpu, "GPUs per worker: 1, 8, or a fraction below one")
+      ->type_name("G");
+  train->add_option("--nproc-per-node", train_.nproc_per_node, "Processes per worker (default: its whole GPUs)")
+      ->check(CLI::Range(1, 1024))
+      ->type_name("P");
+  train->add_option("--queue", train_.pod.queue, "LocalQueue (default: the namespace's default queue)")
+      ->type_name("QUEUE");
+  train->add_option("--cpu", train_.pod.cpu, "CPUs per worker")->capture_default_str()->type_name("N");
+  train->add_option("--memory", train_.pod.memory, "Memory per worker")->capture_default_str()->type_name("SIZE");
+  train->add_option("--priority", train_.pod.priority, "PriorityClass")->type_name("CLASS");
+  train->add_option("--retries", train_.retries, "Gang restarts before it fails (backoffLimit)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str()
+      ->type_name("R");
+  train->add_option("--max-run", train_max_run_, "Stop it after this many seconds (activeDeadlineSeconds)")
+      ->check(CLI::Range(int64_t{1}, int64_t{10} * 365 * 24 * 3600))
+      ->type_name("SECONDS");
+  train->callback(Runs(rc, [this](const CommandContext& c) {
+    TrainOptions options = train_;
+    if (train_max_run_ > 0) options.pod.max_run_seconds = train_max_run_;
+    return RunTrain(c, options);
   }));
 
   // queues

@@ -27,6 +27,7 @@
 #include "cli/commands/queues_command.h"
 #include "cli/commands/usage_report.h"
 #include "cli/commands/submit_command.h"
+#include "cli/commands/train_command.h"
 
 namespace tessera {
 
@@ -62,6 +63,8 @@ class ClientCommands {
   LogsOptions logs_;
   SubmitOptions submit_;
   int64_t submit_max_run_ = 0;
+  TrainOptions train_;
+  int64_t train_max_run_ = 0;
   QueuesOptions queues_;
   ReportUsageOptions report_usage_;
   std::string resume_name_;

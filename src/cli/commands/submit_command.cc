@@ -20,20 +20,7 @@ Status FlagError(std::string_view flag, std::string_view value, const Status& wh
 
 }  // namespace
 
-Result<json> BuildSubmitJob(const SubmitOptions& o, const std::string& ns) {
-  // 1. Check every flag with the parsers the server uses, so mistakes cost no round trip.
-  if (Status s = ValidateName(NameRule::kDns1123Label, o.name); !s.ok()) {
-    return Err(Status::InvalidArgument(fmt::format("NAME \"{}\": {} (it also names the container)", o.name,
-                                                   s.message())));
-  }
-  if (o.command.empty()) {
-    return Err(Status::InvalidArgument("no command: put it after --, as in `tessera submit NAME --queue Q -- python "
-                                       "train.py`"));
-  }
-  if (o.workers < 1) return Err(Status::InvalidArgument(fmt::format("--workers {}: must be at least 1", o.workers)));
-  if (o.max_run_seconds && *o.max_run_seconds < 1) {
-    return Err(Status::InvalidArgument(fmt::format("--max-run {}: must be at least 1 second", *o.max_run_seconds)));
-  }
+Result<json> PodResources(const SubmitOptions& o) {
   json resources = json::object();
   if (!o.cpu.empty()) {
     auto cpu = ParseMilli(o.cpu);
@@ -55,6 +42,25 @@ Result<json> BuildSubmitJob(const SubmitOptions& o, const std::string& ns) {
     if (!bytes) return Err(FlagError("--gpu-memory", o.gpu_memory, bytes.error()));
     resources["tessera.dev/gpu-memory"] = FormatBytes(*bytes);
   }
+
+  return resources;
+}
+
+Result<json> BuildSubmitJob(const SubmitOptions& o, const std::string& ns) {
+  // 1. Check every flag with the parsers the server uses, so mistakes cost no round trip.
+  if (Status s = ValidateName(NameRule::kDns1123Label, o.name); !s.ok()) {
+    return Err(Status::InvalidArgument(fmt::format("NAME \"{}\": {} (it also names the container)", o.name,
+                                                   s.message())));
+  }
+  if (o.command.empty()) {
+    return Err(Status::InvalidArgument("no command: put it after --, as in `tessera submit NAME --queue Q -- python "
+                                       "train.py`"));
+  }
+  if (o.workers < 1) return Err(Status::InvalidArgument(fmt::format("--workers {}: must be at least 1", o.workers)));
+  if (o.max_run_seconds && *o.max_run_seconds < 1) {
+    return Err(Status::InvalidArgument(fmt::format("--max-run {}: must be at least 1 second", *o.max_run_seconds)));
+  }
+  ASSIGN_OR_RETURN(json resources, PodResources(o));
 
   // 2. The Job, as a Kueue user would write it.
   json container{{"name", o.name}, {"command", o.command}, {"resources", {{"requests", resources}, {"limits", resources}}}};

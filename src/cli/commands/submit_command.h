@@ -50,6 +50,15 @@ struct SubmitOptions {
   std::vector<std::string> command;  // after --
 };
 
+// requests (= limits) from --cpu, --memory, --gpu and --gpu-memory, checked
+// with the server's parsers; InvalidArgument naming the bad flag and value.
+Result<nlohmann::json> PodResources(const SubmitOptions& options);
+
+// The namespace's queue for a workload that names none: its LocalQueue named
+// default, else its only one; InvalidArgument saying how to make one.
+class ApiClient;
+Result<std::string> DefaultQueueIn(ApiClient& client, const std::string& ns);
+
 // The Job `submit` creates, or InvalidArgument naming the bad flag and value.
 Result<nlohmann::json> BuildSubmitJob(const SubmitOptions& options, const std::string& ns);
 
