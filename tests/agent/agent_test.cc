@@ -414,5 +414,37 @@ TEST_F(AgentTest, ACheckpointFileFromTheFutureIsReportedAtTheAgentsNow) {
   EXPECT_LE(*at, after);
 }
 
+TEST_F(AgentTest, ATrainingJobWhoseRankTwoFailsRestartsAsAGangAndResumesFromItsCheckpoint) {
+  // Four real workers share the workload's checkpoint directory. The first
+  // attempt writes a checkpoint, then rank 2 fails once: the whole gang is
+  // stopped and queued again, and the second attempt finds the checkpoint.
+  StartAgent("node-1", "4xA100-80GB");
+  const std::string script =
+      "ck=$TESSERA_CHECKPOINT_DIR; echo rank=$RANK world=$WORLD_SIZE nnodes=$PET_NNODES node_rank=$PET_NODE_RANK; "
+      "if [ -e $ck/step ]; then echo resumed from $(cat $ck/step); else echo attempt-1 > $ck/step; fi; "
+      "touch $ck/.tessera-checkpoint; "
+      "if [ \"$RANK\" = 2 ] && [ ! -e $ck/failed-once ]; then touch $ck/failed-once; exit 1; fi; sleep 2";
+  json container{{"name", "worker"}, {"command", {"sh", "-c", script}},
+                 {"resources", {{"requests", {{"nvidia.com/gpu", 1}}}, {"limits", {{"nvidia.com/gpu", 1}}}}}};
+  const json pod_spec{{"containers", {container}}, {"terminationGracePeriodSeconds", 1}};
+  const json spec{{"replicas", 4}, {"template", {{"spec", pod_spec}}}};
+  Create({{"apiVersion", "tessera.dev/v1"},
+          {"kind", "TrainingJob"},
+          {"metadata", {{"name", "ddp"}, {"namespace", "default"}}},
+          {"spec", spec}},
+         "/apis/tessera.dev/v1/namespaces/default/trainingjobs");
+  const json done = WaitFor("/apis/tessera.dev/v1/namespaces/default/trainingjobs/ddp", [](const json& t) {
+    const std::string phase = t.value("status", json::object()).value("phase", "");
+    return phase == "Succeeded" || phase == "Failed";
+  });
+  ASSERT_EQ(done["status"]["phase"], "Succeeded") << done["status"].dump();
+  EXPECT_EQ(done["status"]["restarts"], 1);
+  EXPECT_EQ(done["status"]["worldSize"], 4);
+  EXPECT_FALSE(done["status"].value("lastCheckpoint", "").empty()) << "the agent reported the checkpoint file";
+  const std::string log = PodLog(Pod("trainingjob-ddp-worker-2"));
+  EXPECT_NE(log.find("rank=2 world=4 nnodes=4 node_rank=2"), std::string::npos) << log;
+  EXPECT_NE(log.find("resumed from attempt-1"), std::string::npos) << log;
+}
+
 }  // namespace
 }  // namespace tessera

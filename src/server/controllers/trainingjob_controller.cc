@@ -34,6 +34,8 @@ json WorkerTemplate(const json& spec, int64_t max_workers) {
   const std::string nnodes = spec.contains("replicas")
                                  ? std::to_string(max_workers)
                                  : fmt::format("{}:{}", IntField(spec, "minReplicas").value_or(1), max_workers);
+  // A worker does not restart alone: the gang restarts (spec.restartPolicy).
+  if (StringAt(tmpl, {"spec", "restartPolicy"}).empty()) tmpl["spec"]["restartPolicy"] = "Never";
   json& containers = tmpl["spec"]["containers"];
   if (!containers.is_array()) return tmpl;
   const json added = json::array({{{"name", "NODE_RANK"}, {"value", "$(RANK)"}},
