@@ -108,6 +108,7 @@ constexpr const char* kEventsDroppedMetric = "tessera_events_dropped_total";
 constexpr const char* kControllerDurationMetric = "tessera_controller_duration_seconds";
 
 PassInput BuildSnapshot(const ObjectCache& cache, ConvertedWorkloads& converted, const ApprovalController& approvals,
+                        const DependencyController& dependencies,
                         const BudgetController& budgets) {
   SnapshotBuilder b;
   // What a workload's conversion depends on besides the workload: the ids of
@@ -169,6 +170,8 @@ PassInput BuildSnapshot(const ObjectCache& cache, ConvertedWorkloads& converted,
     if (WorkloadInactive(w.object) && !ObjectAt(w.object, {"status"}).contains("admission")) continue;
     // Waiting for an approval: outside the queue, holding nothing.
     if (approvals.Gated(w)) continue;
+    // Waiting for the Jobs it depends on (tessera.dev/depends-on): the same.
+    if (dependencies.Gated(w)) continue;
     auto [entry, fresh] = converted.by_key.try_emplace(&w);
     if (fresh || entry->second.revision != w.revision) {
       auto wl = WorkloadFromJson(
@@ -273,7 +276,8 @@ SchedulerLoop::SchedulerLoop(Store& store, SchedulerConfig config, Clock clock, 
       approvals_(std::make_unique<ApprovalController>()),
       budgets_(std::make_unique<BudgetController>(cache_)),
       endpoint_slices_(std::make_unique<EndpointSliceController>(cache_)),
-      ttl_after_finished_(std::make_unique<TtlAfterFinishedController>(cache_)) {}
+      ttl_after_finished_(std::make_unique<TtlAfterFinishedController>(cache_)),
+      dependencies_(std::make_unique<DependencyController>(cache_)) {}
 
 void SchedulerLoop::BuildControllers() {
   // The order matters where one controller reads what another wrote: a
@@ -300,6 +304,7 @@ void SchedulerLoop::BuildControllers() {
   own(std::make_unique<RequeueController>());
   own(std::make_unique<UsageRecorder>());
   own(std::make_unique<IdleReclaimer>());
+  controllers_.push_back(dependencies_.get());
   controllers_.push_back(approvals_.get());
   controllers_.push_back(budgets_.get());
 }
@@ -530,7 +535,7 @@ Status SchedulerLoop::RunOnce() {
   }
 
   // 2. The snapshot; 3. decide.
-  const PassInput in = BuildSnapshot(cache_, converted_, *approvals_, *budgets_);
+  const PassInput in = BuildSnapshot(cache_, converted_, *approvals_, *dependencies_, *budgets_);
   const ClusterSnapshot& snapshot = in.snapshot;
   const auto cycle_start = std::chrono::steady_clock::now();
   const Plan plan = RunCycle(snapshot, config_, now);

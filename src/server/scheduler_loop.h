@@ -51,6 +51,7 @@
 #include "server/pod_index.h"
 #include "server/metrics_registry.h"
 #include "server/controllers/node_ipam_controller.h"
+#include "server/controllers/dependency_controller.h"
 #include "server/controllers/ttl_after_finished_controller.h"
 #include "server/object_cache.h"
 #include "server/workload_subsets.h"
@@ -150,6 +151,7 @@ class SchedulerLoop {
   std::unique_ptr<BudgetController> budgets_;                 // observes cache_
   std::unique_ptr<EndpointSliceController> endpoint_slices_;  // observes cache_
   std::unique_ptr<TtlAfterFinishedController> ttl_after_finished_;  // observes cache_
+  std::unique_ptr<DependencyController> dependencies_;             // observes cache_
   std::vector<std::unique_ptr<Controller>> owned_;
   std::vector<Controller*> controllers_;  // in pass order
   int64_t events_dropped_reported_ = 0;  // to the metrics registry

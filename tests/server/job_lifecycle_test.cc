@@ -297,6 +297,44 @@ TEST_F(JobLifecycleTest, SuspendingAJobStopsItsPodsAndResumingQueuesItAgain) {
   EXPECT_EQ(JobCondition(Get(std::string(kJobs) + "pausable"), "Suspended", "reason"), "JobResumed");
 }
 
+TEST_F(JobLifecycleTest, AJobThatDependsOnOthersStartsOnlyAfterTheySucceed) {
+  // Slurm's afterok: "report" depends on "prep" and "train"; it waits outside
+  // the queue, saying for what, until both completed; "never" depends on a
+  // Job that failed, so it ends Failed without running.
+  Create(Job("prep", 1, 1));
+  Create(Job("train", 1, 1));
+  json report = Job("report", 1, 1);
+  report["metadata"]["annotations"] = {{"tessera.dev/depends-on", "prep,train"}};
+  Create(report);
+  const std::string workload = "/apis/kueue.x-k8s.io/v1beta1/namespaces/team/workloads/job-report";
+  const json waiting = WaitFor(workload, [](const json& w) {
+    return ConditionField(w, "QuotaReserved", "message") ==
+           "waits for jobs prep (running) and train (running) to succeed (tessera.dev/depends-on)";
+  });
+  EXPECT_EQ(ConditionField(waiting, "QuotaReserved", "reason"), "WaitingForDependencies");
+  EndPod("job-prep-main-0", 0);
+  WaitFor(workload, [](const json& w) {
+    return ConditionField(w, "QuotaReserved", "message").find("jobs") == std::string::npos &&
+           ConditionField(w, "QuotaReserved", "message").find("train (running)") != std::string::npos;
+  });
+  auto r = client_->Request("GET", std::string(kPods) + "job-report-main-0");
+  EXPECT_EQ(r->status, 404) << "started before its dependencies succeeded";
+  EndPod("job-train-main-0", 0);
+  WaitForPod("job-report-main-0");
+
+  json never = Job("never", 1, 1);
+  never["metadata"]["annotations"] = {{"tessera.dev/depends-on", "broken"}};
+  json broken = Job("broken", 1, 1);
+  broken["spec"]["backoffLimit"] = 0;
+  Create(broken);
+  Create(never);
+  EndPod("job-broken-main-0", 1);
+  const json failed = WaitFor(std::string(kJobs) + "never", [](const json& j) { return JobCondition(j, "Failed", "status") == "True"; });
+  EXPECT_EQ(JobCondition(failed, "Failed", "reason"), "DependencyFailed");
+  EXPECT_EQ(JobCondition(failed, "Failed", "message"),
+            "job broken failed, so this one never starts (tessera.dev/depends-on: it needs them to succeed)");
+}
+
 json TrainingJob(const std::string& name, const json& size) {
   json container{{"name", "worker"}, {"command", {"torchrun", "train.py"}},
                  {"resources", {{"requests", {{"nvidia.com/gpu", 1}}}, {"limits", {{"nvidia.com/gpu", 1}}}}}};

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "api/convert.h"
+#include "server/controllers/dependency_controller.h"
 #include "server/controllers/idle_reclaimer.h"
 #include "server/controllers/workload_lifecycle.h"
 #include "server/object_json.h"
@@ -99,6 +100,9 @@ void JobController::Reconcile(const ObjectCache& cache, const PodIndex& pods, co
       // A job that names no queue (the seed's Volcano job) goes to the
       // namespace's default LocalQueue.
       if (!names_queue) (*wl)["spec"]["queueName"] = DefaultLocalQueue(cache, job.key.ns);
+      if (const std::string deps = StringAt(job.object, {"metadata", "annotations", kDependsOnAnnotation}); !deps.empty()) {
+        (*wl)["metadata"]["annotations"][kDependsOnAnnotation] = deps;
+      }
       if (StringAt(job.object, {"spec", "completionMode"}) == "Indexed") {
         (*wl)["metadata"]["annotations"][kCompletionModeAnnotation] = "Indexed";
       }
