@@ -47,7 +47,7 @@ TEST_F(CommandLineTest, SubmitTakesTheCommandAfterDoubleDash) {
 TEST_F(CommandLineTest, ParseErrorsExitTwo) {
   EXPECT_EQ(Tessera({"get"}, false).rc, 2);                          // KIND missing
   EXPECT_EQ(Tessera({"get", "ns", "-o", "table"}, false).rc, 2);     // not an output format
-  EXPECT_EQ(Tessera({"submit", "--", "true"}, false).rc, 2);         // NAME missing (--queue is optional)
+  EXPECT_EQ(Tessera({"submit"}, false).rc, 2);                       // NAME missing (--queue is optional)
   EXPECT_EQ(Tessera({"train", "x", "--workers", "0", "--", "true"}, false).rc, 2);
   EXPECT_EQ(Tessera({"submit", "x", "--queue", "q", "--type", "cron", "--", "true"}, false).rc, 2);
   EXPECT_EQ(Tessera({"submit", "x", "--queue", "q", "--workers", "0", "--", "true"}, false).rc, 2);
