@@ -25,6 +25,7 @@
 #include "server/cluster_gauges.h"
 #include "server/controllers/clusterrole_aggregation.h"
 #include "server/controllers/job_controller.h"
+#include "server/controllers/pipeline_controller.h"
 #include "server/controllers/job_lifecycle_controller.h"
 #include "server/controllers/checkpoint_controller.h"
 #include "server/controllers/namespace_controller.h"
@@ -68,7 +69,9 @@ const std::vector<std::string>& CachedKinds() {
                                               kApprovalRequestKind,
                                               kClusterRoleKind,
                                               std::string(kServiceKind),
-                                              std::string(kEndpointSliceKind)};
+                                              std::string(kEndpointSliceKind),
+                                              kPipelineKind,
+                                              kPipelineRunKind};
   return kinds;
 }
 
@@ -81,6 +84,11 @@ std::map<std::string, ObjectCache::SettledTest> SettledTests() {
            [](const json& o) {
              const std::string phase = StringAt(o, {"status", "state", "phase"});
              return phase == "Completed" || phase == "Failed";
+           }},
+          {kPipelineRunKind,
+           [](const json& o) {
+             const std::string phase = StringAt(o, {"status", "phase"});
+             return phase == "Succeeded" || phase == "Failed";
            }},
           {kUsageRecordKind, [](const json& o) { return o.contains("spec") && o["spec"].contains("end"); }}};
 }
@@ -283,6 +291,7 @@ void SchedulerLoop::BuildControllers() {
   if (volume_root_) own(std::make_unique<ClaimReclaimer>(*volume_root_));
   own(std::make_unique<ClusterRoleAggregationController>(aggregated_rules_));
   own(std::make_unique<JobController>());
+  own(std::make_unique<PipelineController>());
   own(std::make_unique<JobLifecycleController>());
   own(std::make_unique<WorkloadLifecycleController>());
   own(std::make_unique<CheckpointController>());
