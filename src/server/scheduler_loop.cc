@@ -291,8 +291,8 @@ void SchedulerLoop::BuildControllers() {
   if (volume_root_) own(std::make_unique<ClaimReclaimer>(*volume_root_));
   own(std::make_unique<ClusterRoleAggregationController>(aggregated_rules_));
   own(std::make_unique<JobController>());
-  own(std::make_unique<PipelineController>());
   own(std::make_unique<JobLifecycleController>());
+  own(std::make_unique<PipelineController>());  // after the Jobs' ends this pass, to start what follows them
   own(std::make_unique<WorkloadLifecycleController>());
   own(std::make_unique<CheckpointController>());
   controllers_.push_back(ttl_after_finished_.get());  // after the Jobs' ends this pass, to wake for their expiry

@@ -108,7 +108,7 @@ std::vector<KindDefinition> TesseraPipelineKinds() {
        .update_rules = {KeepPipelineSpec},
        .columns = {NameColumn(), {.name = "STEPS", .description = "the number of steps", .cell = StepCount},
                    AgeColumn()},
-       .roles = RoleGrants{.grants = {ViewReads(), EditWrites()}},
+       .roles = RoleGrants{.grants = {ViewReads(), ViewReads("status"), EditWrites()}},
        .controller = "pipeline-controller"},
       {.info = {.group = "tessera.dev", .version = "v1", .kind = "PipelineRun", .api_version = "tessera.dev/v1",
                 .plural = "pipelineruns", .singular = "pipelinerun", .short_names = {"plr"}, .namespaced = true,

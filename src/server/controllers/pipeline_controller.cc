@@ -334,6 +334,9 @@ void PipelineController::Reconcile(PassContext& pass) {
       }
     }
     if (!d.next_retry_at.never()) pass.WakeAt(d.next_retry_at);
+    // New Jobs get their Workloads from the job controller, which ran before
+    // this one: ask for the next pass now rather than at the resync.
+    if (!unit.empty()) pass.WakeAt(pass.now);
 
     // 4. One unit: the run's status and its new Jobs.
     if (status == old_status && unit.empty()) continue;

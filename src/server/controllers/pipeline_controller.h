@@ -20,7 +20,10 @@
 //      let more nodes start. The run ends Succeeded or Failed as Next says.
 //   4. Write the run's status and its new Jobs in one unit (with the run's
 //      revision: a conflict is redone by the next pass), and wake for the
-//      earliest retry back-off.
+//      earliest retry back-off (and at once after creating Jobs, so that the
+//      job controller gives them Workloads without waiting for the resync).
+// It runs after the job lifecycle controller, so a Job that ended in a pass
+// starts what follows it in the same pass.
 // Jobs: owned by the run (ownerReferences, controller: true), labelled
 // tessera.dev/pipelinerun=RUN and tessera.dev/step=NODE, with the run's
 // spec.queueName as kueue.x-k8s.io/queue-name (none: the namespace's default
