@@ -6,6 +6,7 @@
 #include <string>
 
 #include "api/kinds.h"
+#include "api/printer_columns.h"
 #include "api/validation.h"
 
 namespace tessera {
@@ -80,6 +81,24 @@ TEST(PipelineValidationTest, APipelineSpecMayNotChange) {
   EXPECT_TRUE(ValidateUpdate(PipelineKind(), stored, relabelled).ok());
   const Status s = ValidateUpdate(PipelineKind(), stored, Pipeline({Step("a"), Step("b")}));
   EXPECT_EQ(s.message(), "spec: a Pipeline is immutable; create a new version (a new name)");
+}
+
+TEST(PipelineValidationTest, TheRunsTableShowsItsPipelineStatusAndStepsDone) {
+  // A run of "train" with 3 nodes: one Succeeded, one Cached, one Running (2 of 3 done).
+  json run{{"metadata", {{"name", "r1"}, {"namespace", "team"}}},
+           {"spec", {{"pipelineRef", {{"name", "train"}}}}},
+           {"status",
+            {{"phase", "Running"},
+             {"nodes", {{"a", {{"phase", "Succeeded"}}}, {"b", {{"phase", "Cached"}}}, {"c", {{"phase", "Running"}}}}}}}};
+  const ColumnOptions options;
+  EXPECT_EQ(TableHeaders(RunKind(), options), (std::vector<std::string>{"NAME", "PIPELINE", "STATUS", "STEPS", "AGE"}));
+  const std::vector<std::string> row = TableRow(RunKind(), run, options);
+  ASSERT_EQ(row.size(), 5u);
+  EXPECT_EQ(row[1], "train");
+  EXPECT_EQ(row[2], "Running");
+  EXPECT_EQ(row[3], "2/3");
+  EXPECT_EQ(TableHeaders(PipelineKind(), options), (std::vector<std::string>{"NAME", "STEPS", "AGE"}));
+  EXPECT_EQ(TableRow(PipelineKind(), Pipeline({Step("a"), Step("b")}), options)[1], "2");
 }
 
 }  // namespace
