@@ -259,5 +259,19 @@ TEST_F(PipelineTest, ARunOfAPipelineRecordsItsSpecAndThePipelineIsImmutable) {
   WaitForPhase("r1", "Succeeded");
 }
 
+TEST_F(PipelineTest, DeletingARunDeletesItsJobs) {
+  // A run with a running step is deleted: its Job goes (and with it, its Workload and pod).
+  Create(RunOf("gone", {Step("a")}));
+  WaitForPod(PodOf("gone-a-1"));
+  auto r = client_->Request("DELETE", std::string(kRuns) + "gone");
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->status, 200) << r->body;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (Exists(std::string(kJobs) + "gone-a-1") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_FALSE(Exists(std::string(kJobs) + "gone-a-1")) << "the deleted run's Job is still there";
+}
+
 }  // namespace
 }  // namespace tessera
