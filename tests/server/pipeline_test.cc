@@ -259,6 +259,20 @@ TEST_F(PipelineTest, ARunOfAPipelineRecordsItsSpecAndThePipelineIsImmutable) {
   WaitForPhase("r1", "Succeeded");
 }
 
+TEST_F(PipelineTest, AStepWhoseJobTheApiWouldRefuseFailsForGood) {
+  // a's template sets restartPolicy Always, which a Job refuses: a fails with
+  // the reason and no Job; b (after a) is omitted.
+  json a = Step("a");
+  a["template"]["spec"]["restartPolicy"] = "Always";
+  Create(RunOf("refused", {a, Step("b", {"a"})}));
+  const json done = WaitForPhase("refused", "Failed");
+  EXPECT_NE(done["status"]["nodes"]["a"].value("message", "").find("spec.template.spec.restartPolicy"),
+            std::string::npos)
+      << done["status"]["nodes"]["a"].dump();
+  EXPECT_EQ(NodePhase(done, "b"), "Omitted");
+  EXPECT_FALSE(Exists(std::string(kJobs) + "refused-a-1"));
+}
+
 TEST_F(PipelineTest, DeletingARunDeletesItsJobs) {
   // A run with a running step is deleted: its Job goes (and with it, its Workload and pod).
   Create(RunOf("gone", {Step("a")}));

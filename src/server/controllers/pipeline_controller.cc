@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "api/kinds.h"
+#include "api/validation.h"
 #include "common/time_format.h"
 #include "pipeline/dag.h"
 #include "pipeline/dag_scheduler.h"
@@ -306,18 +308,32 @@ void PipelineController::Reconcile(PassContext& pass) {
             continue;
           }
         }
-        s.state = pl::NodeState::kRunning;
         s.attempts += 1;
-        s.message.clear();
         const std::string job_name = fmt::format("{}-{}-{}", run.key.name, name, s.attempts);
-        SetNode(node, s);
+        json job = JobFor(run, job_name, name, pl::FinalTemplate(*dag, *id, known.states, known.results),
+                          pass.now_text);
         node["job"] = job_name;
         node["startedAt"] = pass.now_text;
+        // The Job is written past the API's checks: check it as the API would,
+        // so that a template the substitution made invalid fails its node for
+        // good instead of leaving a Job no Workload can come from.
+        if (Status valid = ValidateObject(*FindKindByStoreKey(kJobKind), job); !valid.ok()) {
+          s.state = pl::NodeState::kFailed;
+          s.permanent = true;
+          s.finished_at = pass.now;
+          s.message = fmt::format("its Job {} was refused: {}", job_name, valid.message());
+          SetNode(node, s);
+          node["finishedAt"] = pass.now_text;
+          again = true;
+          continue;
+        }
+        s.state = pl::NodeState::kRunning;
+        s.message.clear();
+        SetNode(node, s);
         node.erase("finishedAt");
-        json tmpl = pl::FinalTemplate(*dag, *id, known.states, known.results);
         unit.push_back(WriteOp{.op = WriteOp::Kind::kCreate,
                                .key = ObjectKey{kJobKind, run.key.ns, job_name},
-                               .object = JobFor(run, job_name, name, std::move(tmpl), pass.now_text)});
+                               .object = std::move(job)});
       }
     }
     // Every node of the DAG appears in the status, Pending until it starts.
