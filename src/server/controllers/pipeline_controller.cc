@@ -372,7 +372,12 @@ void PipelineController::DeleteOrphanJobs(PassContext& pass) {
   const auto& runs = pass.cache.Of(kPipelineRunKind);
   for (const auto& [key, job] : pass.cache.Of(kJobKind)) {
     const std::string run = StringAt(job.object, {"metadata", "labels", kPipelineRunLabel});
-    if (run.empty() || runs.count({key.first, run})) continue;
+    if (run.empty()) continue;
+    // A run of the same name made again is another run: its uid tells them apart.
+    auto owner = runs.find({key.first, run});
+    const json& refs = ArrayAt(job.object, {"metadata", "ownerReferences"});
+    const std::string owner_uid = refs.empty() || !refs[0].is_object() ? std::string() : Str(refs[0], "uid");
+    if (owner != runs.end() && StringAt(owner->second.object, {"metadata", "uid"}) == owner_uid) continue;
     pass.writer.Add(WriteOp{.op = WriteOp::Kind::kDelete, .key = job.key},
                     fmt::format("delete job {}/{} of a deleted pipelinerun", key.first, key.second));
   }
