@@ -89,7 +89,8 @@ TEST(PipelineValidationTest, TheRunsTableShowsItsPipelineStatusAndStepsDone) {
            {"spec", {{"pipelineRef", {{"name", "train"}}}}},
            {"status",
             {{"phase", "Running"},
-             {"nodes", {{"a", {{"phase", "Succeeded"}}}, {"b", {{"phase", "Cached"}}}, {"c", {{"phase", "Running"}}}}}}}};
+             {"nodes",
+              {{"a", {{"phase", "Succeeded"}}}, {"b", {{"phase", "Cached"}}}, {"c", {{"phase", "Running"}}}}}}}};
   const ColumnOptions options;
   EXPECT_EQ(TableHeaders(RunKind(), options), (std::vector<std::string>{"NAME", "PIPELINE", "STATUS", "STEPS", "AGE"}));
   const std::vector<std::string> row = TableRow(RunKind(), run, options);

@@ -229,7 +229,8 @@ TEST_F(PipelineTest, AStepWithTheSameTemplateAndInputsIsACacheHit) {
   const json done = WaitForPhase("two", "Succeeded");
   EXPECT_EQ(NodePhase(done, "a"), "Cached");
   EXPECT_EQ(done["status"]["nodes"]["a"]["message"], "cache hit: one/a");
-  EXPECT_EQ(done["status"]["nodes"]["a"]["cacheKey"], WaitForPhase("one", "Succeeded")["status"]["nodes"]["a"]["cacheKey"]);
+  const json one = WaitForPhase("one", "Succeeded");
+  EXPECT_EQ(done["status"]["nodes"]["a"]["cacheKey"], one["status"]["nodes"]["a"]["cacheKey"]);
   EXPECT_FALSE(Exists(std::string(kJobs) + "two-a-1"));
 }
 
