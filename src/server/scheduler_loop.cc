@@ -25,6 +25,7 @@
 #include "server/cluster_gauges.h"
 #include "server/controllers/clusterrole_aggregation.h"
 #include "server/controllers/job_controller.h"
+#include "server/controllers/pipeline_controller.h"
 #include "server/controllers/job_lifecycle_controller.h"
 #include "server/controllers/checkpoint_controller.h"
 #include "server/controllers/trainingjob_controller.h"
@@ -70,7 +71,9 @@ const std::vector<std::string>& CachedKinds() {
                                               kApprovalRequestKind,
                                               kClusterRoleKind,
                                               std::string(kServiceKind),
-                                              std::string(kEndpointSliceKind)};
+                                              std::string(kEndpointSliceKind),
+                                              kPipelineKind,
+                                              kPipelineRunKind};
   return kinds;
 }
 
@@ -85,6 +88,11 @@ std::map<std::string, ObjectCache::SettledTest> SettledTests() {
              return phase == "Completed" || phase == "Failed";
            }},
           {kTrainingJobKind,
+           [](const json& o) {
+             const std::string phase = StringAt(o, {"status", "phase"});
+             return phase == "Succeeded" || phase == "Failed";
+           }},
+          {kPipelineRunKind,
            [](const json& o) {
              const std::string phase = StringAt(o, {"status", "phase"});
              return phase == "Succeeded" || phase == "Failed";
@@ -296,6 +304,7 @@ void SchedulerLoop::BuildControllers() {
   own(std::make_unique<JobController>());
   own(std::make_unique<TrainingJobController>());
   own(std::make_unique<JobLifecycleController>());
+  own(std::make_unique<PipelineController>());  // after the Jobs' ends this pass, to start what follows them
   own(std::make_unique<WorkloadLifecycleController>());
   own(std::make_unique<CheckpointController>());
   controllers_.push_back(ttl_after_finished_.get());  // after the Jobs' ends this pass, to wake for their expiry

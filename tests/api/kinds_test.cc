@@ -128,8 +128,8 @@ TEST(KindsTest, RegistryHoldsEveryKindWithUniqueStoreKeys) {
   }
   // 10 core (with ServiceAccount, Secret, Service, ConfigMap, PersistentVolumeClaim) + PriorityClass + Lease
   // + 4 RBAC + 3 reviews + NetworkPolicy + EndpointSlice + 4 Kueue + 2 Jobs + tessera.dev's UsageRecord,
-  // ApprovalPolicy, ApprovalRequest and Budget
-  EXPECT_EQ(keys.size(), 32u);
+  // ApprovalPolicy, ApprovalRequest and Budget + TrainingJob + Pipeline and PipelineRun
+  EXPECT_EQ(keys.size(), 34u);
 }
 
 // Cluster-scoped kinds are those Kubernetes, Kueue and Volcano define so.
@@ -232,7 +232,8 @@ TEST(KindDefinitionTest, EveryKindDeclaresItsDefaultRoleGrants) {
 TEST(KindDefinitionTest, UpdateRulesBelongToTheKindsWithFixedFields) {
   const std::set<std::string_view> with_rules = {
       "/Node", "/Service", "/Secret", "/ConfigMap", "/PersistentVolumeClaim", "discovery.k8s.io/EndpointSlice",
-      "rbac.authorization.k8s.io/RoleBinding", "rbac.authorization.k8s.io/ClusterRoleBinding"};
+      "rbac.authorization.k8s.io/RoleBinding", "rbac.authorization.k8s.io/ClusterRoleBinding",
+      "tessera.dev/Pipeline"};
   for (const KindDefinition& d : AllDefinitions()) {
     EXPECT_EQ(!d.update_rules.empty(), with_rules.contains(d.info.store_key)) << d.info.store_key;
   }

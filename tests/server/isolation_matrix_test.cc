@@ -257,6 +257,14 @@ const std::vector<KindExpectation>& ExpectationTable() {
        .object = {.view = kRead, .edit = kWrite},
        .subresources = {{"status", {.view = kGet}}},
        .fields = R"({"spec":{"replicas":1,"template":{"spec":{"containers":CONTAINERS}}}})"},
+      {.store_key = "tessera.dev/Pipeline",
+       .object = {.view = kRead, .edit = kWrite},
+       .subresources = {{"status", {.view = kGet}}},
+       .fields = R"({"spec":{"steps":[{"name":"a","template":{"spec":{"containers":CONTAINERS}}}]}})"},
+      {.store_key = "tessera.dev/PipelineRun",
+       .object = {.view = kRead, .edit = kWrite},
+       .subresources = {{"status", {.view = kGet}}},
+       .fields = R"({"spec":{"pipelineRef":{"name":"matrix-none"}}})"},
   };
   return table;
 }

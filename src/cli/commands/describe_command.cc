@@ -1,4 +1,5 @@
 #include "cli/commands/describe_command.h"
+#include "cli/commands/pipelinerun_describe.h"
 
 #include <fmt/format.h>
 
@@ -85,6 +86,11 @@ class Describer {
       w.Object(2, *spec);
     }
     std::vector<std::string> status_skip = {"conditions"};
+    if (kind.store_key == "tessera.dev/PipelineRun") {
+      status_skip.push_back("pipelineSpec");  // drawn as its DAG below
+      w.Field(0, "DAG", std::nullopt);
+      for (const std::string& line : PipelineRunDagLines(obj)) w.Raw(2, line);
+    }
     if (kind.store_key == "kueue.x-k8s.io/Workload") status_skip.push_back("admission");
     if (kind.store_key == "/Node") {
       w.Field(0, "GPUs", std::nullopt);
