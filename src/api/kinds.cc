@@ -22,7 +22,8 @@ const KindTable& TheRegistry() {
   static const KindTable registry = [] {
     KindTable r;
     for (auto group : {CoreKinds, BatchKinds, SchedulingKinds, RbacKinds, AuthorizationKinds, NetworkingKinds,
-                       DiscoveryKinds, CoordinationKinds, KueueKinds, VolcanoKinds, TesseraKinds}) {
+                       DiscoveryKinds, CoordinationKinds, KueueKinds, VolcanoKinds, TesseraKinds,
+                       TesseraSweepKinds}) {
       for (KindDefinition& d : group()) r.definitions.push_back(std::move(d));
     }
     r.kinds.reserve(r.definitions.size());

@@ -38,6 +38,7 @@
 #include "server/controllers/node_ipam_controller.h"
 #include "server/controllers/claim_reclaimer.h"
 #include "server/controllers/endpointslice_controller.h"
+#include "server/controllers/sweep_controller.h"
 
 namespace tessera {
 namespace {
@@ -68,7 +69,8 @@ const std::vector<std::string>& CachedKinds() {
                                               kApprovalRequestKind,
                                               kClusterRoleKind,
                                               std::string(kServiceKind),
-                                              std::string(kEndpointSliceKind)};
+                                              std::string(kEndpointSliceKind),
+                                              kSweepKind};
   return kinds;
 }
 
@@ -82,7 +84,8 @@ std::map<std::string, ObjectCache::SettledTest> SettledTests() {
              const std::string phase = StringAt(o, {"status", "state", "phase"});
              return phase == "Completed" || phase == "Failed";
            }},
-          {kUsageRecordKind, [](const json& o) { return o.contains("spec") && o["spec"].contains("end"); }}};
+          {kUsageRecordKind, [](const json& o) { return o.contains("spec") && o["spec"].contains("end"); }},
+          {kSweepKind, [](const json& o) { return ConditionTrue(o, "Succeeded") || ConditionTrue(o, "Failed"); }}};
 }
 
 // A pass's view: the snapshot the core decides on, and for each of its
@@ -283,6 +286,7 @@ void SchedulerLoop::BuildControllers() {
   if (volume_root_) own(std::make_unique<ClaimReclaimer>(*volume_root_));
   own(std::make_unique<ClusterRoleAggregationController>(aggregated_rules_));
   own(std::make_unique<JobController>());
+  own(std::make_unique<SweepController>());
   own(std::make_unique<JobLifecycleController>());
   own(std::make_unique<WorkloadLifecycleController>());
   own(std::make_unique<CheckpointController>());

@@ -25,6 +25,7 @@ std::vector<KindDefinition> CoordinationKinds();   // coordination.k8s.io/v1
 std::vector<KindDefinition> KueueKinds();          // kueue.x-k8s.io/v1beta1
 std::vector<KindDefinition> VolcanoKinds();        // batch.volcano.sh/v1alpha1
 std::vector<KindDefinition> TesseraKinds();        // tessera.dev/v1
+std::vector<KindDefinition> TesseraSweepKinds();   // tessera.dev/v1 Sweep
 
 // authentication.k8s.io/v1 TokenRequest, the body of a POST to
 // serviceaccounts/NAME/token: not a kind of its own (it is never stored nor
