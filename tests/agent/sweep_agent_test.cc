@@ -85,11 +85,14 @@ TEST_F(SweepAgentTest, ARandomSweepWithAshaStopsBadTrialsAndFindsTheBestLearning
       {"metadata", {{"name", "lr"}, {"namespace", "default"}}},
       {"spec",
        {{"objective", {{"type", "minimize"}, {"objectiveMetricName", "loss"}}},
-        {"algorithm", {{"algorithmName", "random"}, {"algorithmSettings", {{{"name", "random_state"}, {"value", "7"}}}}}},
+        {"algorithm",
+         {{"algorithmName", "random"}, {"algorithmSettings", {{{"name", "random_state"}, {"value", "7"}}}}}},
         {"earlyStopping",
          {{"algorithmName", "asha"},
           {"algorithmSettings",
-           {{{"name", "eta"}, {"value", "3"}}, {{"name", "min_resource"}, {"value", "1"}}, {{"name", "max_resource"}, {"value", "9"}}}}}},
+           {{{"name", "eta"}, {"value", "3"}},
+            {{"name", "min_resource"}, {"value", "1"}},
+            {{"name", "max_resource"}, {"value", "9"}}}}}},
         {"parallelTrialCount", 4},
         {"maxTrialCount", 30},
         {"parameters",
@@ -104,7 +107,9 @@ TEST_F(SweepAgentTest, ARandomSweepWithAshaStopsBadTrialsAndFindsTheBestLearning
   ASSERT_EQ(r->status, 201) << r->body;
   const json done = WaitForObject(
       *client_, "/apis/tessera.dev/v1/namespaces/default/sweeps/lr",
-      [](const json& s) { return ConditionField(s, "Succeeded", "status") == "True" || ConditionField(s, "Failed", "status") == "True"; },
+      [](const json& s) {
+        return ConditionField(s, "Succeeded", "status") == "True" || ConditionField(s, "Failed", "status") == "True";
+      },
       std::chrono::seconds(120));
   ASSERT_EQ(ConditionField(done, "Succeeded", "status"), "True") << done.dump(2);
   const json& status = done["status"];

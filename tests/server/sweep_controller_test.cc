@@ -44,7 +44,8 @@ class SweepControllerTest : public ::testing::Test {
              {{"namespaceSelector", json::object()},
               {"resourceGroups",
                {{{"coveredResources", {"nvidia.com/gpu"}},
-                 {"flavors", {{{"name", "gpu"}, {"resources", {{{"name", "nvidia.com/gpu"}, {"nominalQuota", 8}}}}}}}}}}}}});
+                 {"flavors",
+                  {{{"name", "gpu"}, {"resources", {{{"name", "nvidia.com/gpu"}, {"nominalQuota", 8}}}}}}}}}}}}});
     Create({{"apiVersion", "kueue.x-k8s.io/v1beta1"},
             {"kind", "LocalQueue"},
             {"metadata", {{"name", "default"}, {"namespace", "team"}}},
@@ -81,7 +82,9 @@ class SweepControllerTest : public ::testing::Test {
                   {"parallelTrialCount", parallel},
                   {"maxTrialCount", max_trials},
                   {"parameters",
-                   {{{"name", "lr"}, {"parameterType", "double"}, {"feasibleSpace", {{"min", "0.01"}, {"max", "0.1"}}}}}},
+                   {{{"name", "lr"},
+                     {"parameterType", "double"},
+                     {"feasibleSpace", {{"min", "0.01"}, {"max", "0.1"}}}}}},
                   {"trialTemplate", {{"template", {{"spec", {{"containers", {container}}}}}}}}}}};
   }
   json Get(const std::string& path) {
@@ -192,7 +195,8 @@ TEST_F(SweepControllerTest, ASweepSucceedsAfterMaxTrialCountTrialsAndReportsTheB
     Report(trial, {losses[i - 1] + 0.3, losses[i - 1]});
     EndPod(trial, 0);
   }
-  const json sw = WaitFor(std::string(kSweeps) + "s", [](const json& s) { return ConditionField(s, "Succeeded", "status") == "True"; });
+  const json sw = WaitFor(std::string(kSweeps) + "s",
+                          [](const json& s) { return ConditionField(s, "Succeeded", "status") == "True"; });
   EXPECT_EQ(ConditionField(sw, "Succeeded", "reason"), "MaxTrialsReached");
   EXPECT_EQ(sw["status"]["trials"], 3);
   EXPECT_EQ(sw["status"]["trialsSucceeded"], 3);
@@ -208,13 +212,15 @@ TEST_F(SweepControllerTest, AshaStopsTheWorseOfTwoTrialsAtItsFirstRung) {
   // stopped (its Job deleted, its state EarlyStopped) and the better runs on.
   json sweep = Sweep("s", 2, 2);
   sweep["spec"]["earlyStopping"] = {{"algorithmName", "asha"},
-                                    {"algorithmSettings", {{{"name", "eta"}, {"value", "2"}}, {{"name", "min_resource"}, {"value", "1"}}}}};
+                                    {"algorithmSettings",
+                                     {{{"name", "eta"}, {"value", "2"}}, {{"name", "min_resource"}, {"value", "1"}}}}};
   Create(sweep);
   WaitForPod("s-1");
   WaitForPod("s-2");
   Report("s-1", {0.9});
   Report("s-2", {0.1});
-  const json sw = WaitFor(std::string(kSweeps) + "s", [](const json& s) { return Count(s, "trialsEarlyStopped") == 1; });
+  const json sw =
+      WaitFor(std::string(kSweeps) + "s", [](const json& s) { return Count(s, "trialsEarlyStopped") == 1; });
   EXPECT_EQ(TrialEntry(sw, "s-1")["state"], "EarlyStopped");
   EXPECT_EQ(TrialEntry(sw, "s-2")["state"], "Running");
   WaitForGone(std::string(kJobs) + "s-1");
@@ -230,7 +236,8 @@ TEST_F(SweepControllerTest, ASweepFailsBeyondMaxFailedTrialCountAndStopsWhatRuns
   WaitForPod("s-1");
   WaitForPod("s-2");
   EndPod("s-1", 1);
-  const json sw = WaitFor(std::string(kSweeps) + "s", [](const json& s) { return ConditionField(s, "Failed", "status") == "True"; });
+  const json sw = WaitFor(std::string(kSweeps) + "s",
+                          [](const json& s) { return ConditionField(s, "Failed", "status") == "True"; });
   EXPECT_EQ(ConditionField(sw, "Failed", "reason"), "MaxFailedTrialsReached");
   EXPECT_EQ(TrialEntry(sw, "s-1")["state"], "Failed");
   EXPECT_EQ(TrialEntry(sw, "s-2")["state"], "Stopped");

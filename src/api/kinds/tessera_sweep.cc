@@ -53,7 +53,8 @@ void CheckTrialTemplate(const json& t, const std::string& path, Errors& errors) 
   if (const json* manifest = Get(t, "trialSpec")) {
     const std::string kind = GetString(*manifest, "kind");
     if (!kind.empty() && kind != "Job") {
-      errors.Add(FieldPath(path, "trialSpec.kind"), fmt::format("unsupported kind \"{}\"; trials are batch/v1 Jobs", kind));
+      errors.Add(FieldPath(path, "trialSpec.kind"),
+                 fmt::format("unsupported kind \"{}\"; trials are batch/v1 Jobs", kind));
     }
   }
 }
@@ -62,7 +63,7 @@ SchemaRef SweepSchema() {
   return Root({Req("spec", Obj(
                                {
                                    Req("objective", OpenObj()),
-                                   Opt("algorithm", OpenObj()),
+                                   Req("algorithm", OpenObj()),
                                    Opt("earlyStopping", OpenObj()),
                                    Opt("parallelTrialCount", Int(1)),
                                    Opt("maxTrialCount", Int(1)),

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <optional>
@@ -152,14 +153,16 @@ std::string SweepSvg(const json& sweep) {
       "<text x=\"{2}\" y=\"20\" font-family=\"sans-serif\" font-size=\"14\">sweep {3}: {4} per trial</text>\n",
       kWidth, kHeight, kLeft, XmlEscape(name), XmlEscape(metric));
   const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
-  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"black\"/>\n", kLeft, kTop, kTop + plot_h);
+  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"black\"/>\n", kLeft, kTop,
+                     kTop + plot_h);
   svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"black\"/>\n", kLeft, kTop + plot_h,
                      kLeft + plot_w);
   svg += fmt::format("<text x=\"{}\" y=\"{}\" font-family=\"sans-serif\" font-size=\"12\">trial</text>\n",
                      kLeft + plot_w / 2, kHeight - 8);
   if (points.empty()) {
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-family=\"sans-serif\" font-size=\"12\">no trial has a value yet</text>\n",
-                       kLeft + 10, kTop + plot_h / 2);
+    svg += fmt::format(
+        "<text x=\"{}\" y=\"{}\" font-family=\"sans-serif\" font-size=\"12\">no trial has a value yet</text>\n",
+        kLeft + 10, kTop + plot_h / 2);
     return svg + "</svg>\n";
   }
   double lo = points[0].value, hi = points[0].value;
@@ -167,8 +170,10 @@ std::string SweepSvg(const json& sweep) {
   if (hi == lo) hi = lo + 1;
   const auto x = [&](size_t i) { return kLeft + plot_w * (count <= 1 ? 0.5 : static_cast<double>(i) / (count - 1)); };
   const auto y = [&](double v) { return kTop + plot_h * (1 - (v - lo) / (hi - lo)); };
-  svg += fmt::format("<text x=\"4\" y=\"{:.1f}\" font-family=\"sans-serif\" font-size=\"11\">{:.4g}</text>\n", y(hi) + 4, hi);
-  svg += fmt::format("<text x=\"4\" y=\"{:.1f}\" font-family=\"sans-serif\" font-size=\"11\">{:.4g}</text>\n", y(lo) + 4, lo);
+  for (const double v : {hi, lo}) {
+    svg += fmt::format("<text x=\"4\" y=\"{:.1f}\" font-family=\"sans-serif\" font-size=\"11\">{:.4g}</text>\n",
+                       y(v) + 4, v);
+  }
   const bool maximize = Maximize(sweep);
   std::string best_line;
   std::optional<double> best;
@@ -176,12 +181,14 @@ std::string SweepSvg(const json& sweep) {
     if (!best || (maximize ? p.value > *best : p.value < *best)) best = p.value;
     best_line += fmt::format("{}{:.1f},{:.1f}", best_line.empty() ? "" : " ", x(p.index), y(*best));
     const json& t = trials[p.index];
-    svg += fmt::format("<circle class=\"trial\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"steelblue\"><title>{} {}={:.6g}</title></circle>\n",
-                       x(p.index), y(p.value), XmlEscape(Field(t, "name").is_string() ? Field(t, "name").get<std::string>() : ""),
-                       XmlEscape(metric), p.value);
+    const std::string trial = Field(t, "name").is_string() ? Field(t, "name").get<std::string>() : "";
+    svg += fmt::format(
+        "<circle class=\"trial\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"steelblue\">"
+        "<title>{} {}={:.6g}</title></circle>\n",
+        x(p.index), y(p.value), XmlEscape(trial), XmlEscape(metric), p.value);
   }
-  svg += fmt::format("<polyline class=\"best\" points=\"{}\" fill=\"none\" stroke=\"darkorange\" stroke-width=\"2\"/>\n",
-                     best_line);
+  svg += fmt::format(
+      "<polyline class=\"best\" points=\"{}\" fill=\"none\" stroke=\"darkorange\" stroke-width=\"2\"/>\n", best_line);
   return svg + "</svg>\n";
 }
 
