@@ -89,6 +89,13 @@ constexpr const char* kLastCheckpointAnnotation = "tessera.dev/last-checkpoint";
 // A trial's observations on its Pod (server/controllers/sweep_controller.h reads them).
 constexpr const char* kMetricsAnnotation = "tessera.dev/metrics";
 constexpr int64_t kMetricsIntervalMs = 2000;
+// A Sweep's trial pod (labelled tessera.dev/trial by the sweep controller): the
+// only pods whose output is read for metric lines.
+bool SweepTrial(const json& pod) {
+  const json meta = pod.value("metadata", json::object());
+  const json labels = meta.is_object() ? meta.value("labels", json::object()) : json::object();
+  return labels.is_object() && labels.contains("tessera.dev/trial");
+}
 // A pod's token lives an hour and is renewed at 80 % of that, as the kubelet renews projected tokens.
 constexpr Duration kPodTokenLifetime = Duration::Seconds(3600);
 constexpr Duration kPodTokenRenewAfter = Duration::Seconds(2880);
@@ -385,7 +392,7 @@ struct Agent::Impl {
   // Sets the annotation tessera.dev/last-checkpoint of each running pod whose
   // checkpoint file changed since the Pod last took it: one stat per running pod.
   void ReportCheckpoints(ApiClient& client);
-  // Reads the new output of each running pod for metric lines and sets the
+  // Reads the new output of each running trial pod for metric lines and sets the
   // annotation tessera.dev/metrics when its observations changed (at most every
   // metrics_interval per pod; and once more, whole, when the pod ends, before its
   // end is reported).
@@ -1606,7 +1613,7 @@ void Agent::Impl::ReportPodMetrics(ApiClient& client, Run& run, bool final) {
 
 void Agent::Impl::ReportMetrics(ApiClient& client) {
   for (auto& [uid, run] : runs) {
-    if (!run.process || run.done || run.terminating || !current.contains(uid)) continue;
+    if (!run.process || run.done || run.terminating || !current.contains(uid) || !SweepTrial(run.pod)) continue;
     ReportPodMetrics(client, run, /*final=*/false);
   }
 }
@@ -1615,7 +1622,7 @@ void Agent::Impl::Report(ApiClient& client, Run& run) {
   if (run.status.is_null() || !run.unreported) return;
   // A finished pod's last metrics go before its end, so that whoever reads the
   // end (a Sweep's controller) finds them.
-  if (run.done) ReportPodMetrics(client, run, /*final=*/true);
+  if (run.done && SweepTrial(run.pod)) ReportPodMetrics(client, run, /*final=*/true);
   const std::string ns = run.pod["metadata"].value("namespace", "");
   const std::string name = run.pod["metadata"].value("name", "");
   auto r = client.Request("PATCH", PodPath(ns, name) + "/status", json{{"status", run.status}}.dump(),

@@ -241,6 +241,8 @@ TEST_F(SweepControllerTest, ASweepFailsBeyondMaxFailedTrialCountAndStopsWhatRuns
   EXPECT_EQ(ConditionField(sw, "Failed", "reason"), "MaxFailedTrialsReached");
   EXPECT_EQ(TrialEntry(sw, "s-1")["state"], "Failed");
   EXPECT_EQ(TrialEntry(sw, "s-2")["state"], "Stopped");
+  EXPECT_EQ(Count(sw, "trialsRunning"), 0);
+  EXPECT_EQ(Count(sw, "trialsStopped"), 1);
   WaitForGone(std::string(kJobs) + "s-2");
   EXPECT_FALSE(Exists(std::string(kJobs) + "s-3"));
 }

@@ -126,9 +126,15 @@ Result<json> TrialJob(const sweep::SweepSpec& spec, const sweep::Assignment& ass
   const std::string queue = StringAt(sw.object, {"spec", "queueName"});
   if (!queue.empty()) labels["kueue.x-k8s.io/queue-name"] = queue;
   annotations[kTrialAssignmentAnnotation] = sweep::AssignmentToJson(assignment).dump();
-  if (batch_class_exists && job_spec.contains("template") && job_spec["template"].is_object()) {
-    json& pod_spec = job_spec["template"]["spec"];
-    if (pod_spec.is_object() && !pod_spec.contains("priorityClassName")) pod_spec["priorityClassName"] = "batch";
+  if (job_spec.contains("template") && job_spec["template"].is_object()) {
+    json& pod_template = job_spec["template"];
+    // The pods carry the trial's labels: the agent collects metrics of trial pods only.
+    pod_template["metadata"]["labels"][kSweepLabel] = sw.key.name;
+    pod_template["metadata"]["labels"][kTrialLabel] = trial_name;
+    json& pod_spec = pod_template["spec"];
+    if (batch_class_exists && pod_spec.is_object() && !pod_spec.contains("priorityClassName")) {
+      pod_spec["priorityClassName"] = "batch";
+    }
   }
   job["metadata"] = {{"name", trial_name},
                      {"namespace", ns},
@@ -257,7 +263,10 @@ void SweepController::Reconcile(PassContext& pass) {
         t.entry["observations"] = sweep::ObservationsToJson(t.record.observations);
         list.push_back(t.entry);
       }
-      const sweep::TrialCounts counts = sweep::CountTrials(history);
+      sweep::TrialCounts counts = sweep::CountTrials(history);
+      int stopped = 0;  // Running in the history, Stopped in the status
+      for (const Trial& t : trials) stopped += t.entry.value("state", "") == kStoppedState ? 1 : 0;
+      counts.running -= stopped;
       json& status = next["status"];
       status["trialList"] = std::move(list);
       status["trials"] = static_cast<int>(trials.size());
@@ -265,6 +274,7 @@ void SweepController::Reconcile(PassContext& pass) {
       status["trialsSucceeded"] = counts.succeeded;
       status["trialsFailed"] = counts.failed;
       status["trialsEarlyStopped"] = counts.early_stopped;
+      if (stopped > 0) status["trialsStopped"] = stopped;
       if (auto best = sweep::FindBestTrial(*spec, history)) {
         const sweep::TrialRecord& b = history[best->index];
         status["currentOptimalTrial"] = {{"bestTrialName", b.name},

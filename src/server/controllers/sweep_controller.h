@@ -21,7 +21,7 @@
 // 4. Otherwise TrialsToCreate new trials: SuggestTrials with a seed from the
 //    Sweep's uid, RenderTrial, a Job named <sweep>-<n> (n from 1, the trial's
 //    position), owned by the Sweep (controller: true), labelled
-//    tessera.dev/sweep=<sweep> and tessera.dev/trial=<trial>, with the
+//    tessera.dev/sweep=<sweep> and tessera.dev/trial=<trial> (its pods too), with the
 //    kueue.x-k8s.io/queue-name label of spec.queueName (none: the namespace's
 //    default), the pods' priorityClassName `batch` when that PriorityClass
 //    exists and the template names none, and the assignment in the annotation
