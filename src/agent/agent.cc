@@ -31,6 +31,8 @@
 #include "agent/image_store.h"
 #include "agent/informer.h"
 #include "agent/log_files.h"
+#include "sweep/metric_collector.h"
+#include "sweep/observations.h"
 #include "agent/log_server.h"
 #include "agent/mounts.h"
 #include "agent/node_registration.h"
@@ -84,6 +86,16 @@ constexpr Duration kDefaultGrace = Duration::Seconds(30);
 // (kLastCheckpointAnnotation in api/convert.h, which the agent may not include).
 constexpr const char* kCheckpointFile = ".tessera-checkpoint";
 constexpr const char* kLastCheckpointAnnotation = "tessera.dev/last-checkpoint";
+// A trial's observations on its Pod (server/controllers/sweep_controller.h reads them).
+constexpr const char* kMetricsAnnotation = "tessera.dev/metrics";
+constexpr int64_t kMetricsIntervalMs = 2000;
+// A Sweep's trial pod (labelled tessera.dev/trial by the sweep controller): the
+// only pods whose output is read for metric lines.
+bool SweepTrial(const json& pod) {
+  const json meta = pod.value("metadata", json::object());
+  const json labels = meta.is_object() ? meta.value("labels", json::object()) : json::object();
+  return labels.is_object() && labels.contains("tessera.dev/trial");
+}
 // A pod's token lives an hour and is renewed at 80 % of that, as the kubelet renews projected tokens.
 constexpr Duration kPodTokenLifetime = Duration::Seconds(3600);
 constexpr Duration kPodTokenRenewAfter = Duration::Seconds(2880);
@@ -215,6 +227,12 @@ struct Agent::Impl {
     // The mtime (whole seconds) of its checkpoint file that the Pod's
     // annotation last took: the file is reported again only once it changes.
     std::optional<int64_t> checkpoint_seen_s;
+    // Its `tessera-metric` lines (a Sweep's trial: sweep/metric_line.h), read
+    // from its log files as they grow, and what the Pod's tessera.dev/metrics
+    // annotation last took (ObservationsToJson, compact).
+    std::optional<LogFollower> metrics_follower;
+    sweep::MetricCollector metrics;
+    std::string metrics_reported;
   };
   std::map<std::string, Run> runs;  // by pod uid
   // Container images (image_store.h), pulled by one worker off the loop.
@@ -239,6 +257,8 @@ struct Agent::Impl {
   // Running pods' checkpoint files, looked at every options.checkpoint_interval.
   int64_t next_checkpoint_ms = 0;
   std::string checkpoint_error;  // the last refusal logged, so that it is logged once
+  // Running pods' metric lines, read every kMetricsInterval.
+  int64_t next_metrics_ms = 0;
 
   // The server's signing keys and issuer, for the log endpoint's check of the
   // server's calls (fetched at start and again for a key not among them).
@@ -372,6 +392,12 @@ struct Agent::Impl {
   // Sets the annotation tessera.dev/last-checkpoint of each running pod whose
   // checkpoint file changed since the Pod last took it: one stat per running pod.
   void ReportCheckpoints(ApiClient& client);
+  // Reads the new output of each running trial pod for metric lines and sets the
+  // annotation tessera.dev/metrics when its observations changed (at most every
+  // metrics_interval per pod; and once more, whole, when the pod ends, before its
+  // end is reported).
+  void ReportMetrics(ApiClient& client);
+  void ReportPodMetrics(ApiClient& client, Run& run, bool final);
   bool Bridged(const json& pod) const {
     return options.pod_network == AgentOptions::PodNetworkMode::kBridge &&
            !pod.value("spec", json::object()).value("hostNetwork", false);
@@ -1563,8 +1589,40 @@ void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
   }
 }
 
+void Agent::Impl::ReportPodMetrics(ApiClient& client, Run& run, bool final) {
+  if (!run.metrics_follower) {
+    auto follower = LogFollower::Open(PodLogs(run.pod), LogStart::Beginning());
+    if (!follower) return;
+    run.metrics_follower.emplace(std::move(*follower));
+  }
+  for (int chunks = 0; chunks < 64; ++chunks) {  // at most 4 MiB a call
+    auto chunk = run.metrics_follower->ReadNew();
+    if (!chunk || chunk->bytes.empty()) break;
+    run.metrics.Feed(chunk->bytes);
+  }
+  if (final) run.metrics.Finish();
+  if (run.metrics.observations().empty()) return;
+  std::string text = sweep::ObservationsToJson(run.metrics.observations()).dump();
+  if (text == run.metrics_reported) return;
+  const json meta = run.pod.value("metadata", json::object());
+  const json patch{{"metadata", {{"annotations", {{kMetricsAnnotation, text}}}}}};
+  auto r = client.Request("PATCH", PodPath(meta.value("namespace", ""), meta.value("name", "")), patch.dump(),
+                          "application/merge-patch+json");
+  if (r && (r->status / 100 == 2 || r->status == 404)) run.metrics_reported = std::move(text);
+}
+
+void Agent::Impl::ReportMetrics(ApiClient& client) {
+  for (auto& [uid, run] : runs) {
+    if (!run.process || run.done || run.terminating || !current.contains(uid) || !SweepTrial(run.pod)) continue;
+    ReportPodMetrics(client, run, /*final=*/false);
+  }
+}
+
 void Agent::Impl::Report(ApiClient& client, Run& run) {
   if (run.status.is_null() || !run.unreported) return;
+  // A finished pod's last metrics go before its end, so that whoever reads the
+  // end (a Sweep's controller) finds them.
+  if (run.done && SweepTrial(run.pod)) ReportPodMetrics(client, run, /*final=*/true);
   const std::string ns = run.pod["metadata"].value("namespace", "");
   const std::string name = run.pod["metadata"].value("name", "");
   auto r = client.Request("PATCH", PodPath(ns, name) + "/status", json{{"status", run.status}}.dump(),
@@ -1864,6 +1922,10 @@ void Agent::Impl::Loop() {
     if (options.checkpoint_interval.ms > 0 && SteadyMs() >= next_checkpoint_ms) {
       next_checkpoint_ms = SteadyMs() + options.checkpoint_interval.ms;
       ReportCheckpoints(client);
+    }
+    if (SteadyMs() >= next_metrics_ms) {
+      next_metrics_ms = SteadyMs() + kMetricsIntervalMs;
+      ReportMetrics(client);
     }
     // A container being created is looked at every 5 ms: it is Running once runc says so.
     bool creating = false;

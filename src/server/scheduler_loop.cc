@@ -40,6 +40,7 @@
 #include "server/controllers/node_ipam_controller.h"
 #include "server/controllers/claim_reclaimer.h"
 #include "server/controllers/endpointslice_controller.h"
+#include "server/controllers/sweep_controller.h"
 
 namespace tessera {
 namespace {
@@ -73,7 +74,8 @@ const std::vector<std::string>& CachedKinds() {
                                               std::string(kServiceKind),
                                               std::string(kEndpointSliceKind),
                                               kPipelineKind,
-                                              kPipelineRunKind};
+                                              kPipelineRunKind,
+                                              kSweepKind};
   return kinds;
 }
 
@@ -97,7 +99,8 @@ std::map<std::string, ObjectCache::SettledTest> SettledTests() {
              const std::string phase = StringAt(o, {"status", "phase"});
              return phase == "Succeeded" || phase == "Failed";
            }},
-          {kUsageRecordKind, [](const json& o) { return o.contains("spec") && o["spec"].contains("end"); }}};
+          {kUsageRecordKind, [](const json& o) { return o.contains("spec") && o["spec"].contains("end"); }},
+          {kSweepKind, [](const json& o) { return ConditionTrue(o, "Succeeded") || ConditionTrue(o, "Failed"); }}};
 }
 
 // A pass's view: the snapshot the core decides on, and for each of its
@@ -304,6 +307,7 @@ void SchedulerLoop::BuildControllers() {
   own(std::make_unique<JobController>());
   own(std::make_unique<TrainingJobController>());
   own(std::make_unique<JobLifecycleController>());
+  own(std::make_unique<SweepController>());  // after the Jobs' ends this pass, to judge and replace its trials
   own(std::make_unique<PipelineController>());  // after the Jobs' ends this pass, to start what follows them
   own(std::make_unique<WorkloadLifecycleController>());
   own(std::make_unique<CheckpointController>());

@@ -31,6 +31,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -211,14 +212,28 @@ class ExamplesTest : public ::testing::Test {
   // The Workloads that `example`'s object owns (by its ownerReferences).
   std::vector<json> OwnedWorkloads(const WorkloadExample& example) {
     std::vector<json> owned;
+    // A Sweep's trials: the Workloads of the Jobs it owns.
+    std::set<std::string> jobs;
+    if (example.kind == "Sweep") {
+      auto jr = client_->Request("GET", fmt::format("/apis/batch/v1/namespaces/{}/jobs", example.ns));
+      const json list = jr && jr->status == 200 ? json::parse(jr->body, nullptr, false) : json();
+      for (const json& j : list.is_object() ? list.value("items", json::array()) : json::array()) {
+        for (const json& owner : j.value("metadata", json::object()).value("ownerReferences", json::array())) {
+          if (owner.value("kind", "") == "Sweep" && owner.value("name", "") == example.name) {
+            jobs.insert(j["metadata"].value("name", ""));
+          }
+        }
+      }
+    }
     auto r = client_->Request("GET", fmt::format("/apis/kueue.x-k8s.io/v1beta1/namespaces/{}/workloads", example.ns));
     if (!r || r->status != 200) return owned;
     const json list = json::parse(r->body, nullptr, false);
     if (!list.is_object()) return owned;
     for (const json& w : list.value("items", json::array())) {
       for (const json& owner : w.value("metadata", json::object()).value("ownerReferences", json::array())) {
-        if (owner.value("apiVersion", "") == example.api_version && owner.value("kind", "") == example.kind &&
-            owner.value("name", "") == example.name) {
+        if ((owner.value("apiVersion", "") == example.api_version && owner.value("kind", "") == example.kind &&
+             owner.value("name", "") == example.name) ||
+            (owner.value("kind", "") == "Job" && jobs.count(owner.value("name", "")))) {
           owned.push_back(w);
         }
       }

@@ -265,6 +265,13 @@ const std::vector<KindExpectation>& ExpectationTable() {
        .object = {.view = kRead, .edit = kWrite},
        .subresources = {{"status", {.view = kGet}}},
        .fields = R"({"spec":{"pipelineRef":{"name":"matrix-none"}}})"},
+      {.store_key = "tessera.dev/Sweep",
+       .object = {.view = kRead, .edit = kWrite},
+       .subresources = {{"status", {.view = kGet}}},
+       .fields = R"({"spec":{"objective":{"type":"minimize","objectiveMetricName":"loss"},)"
+                 R"("algorithm":{"algorithmName":"random"},"maxTrialCount":1,)"
+                 R"("parameters":[{"name":"lr","parameterType":"double","feasibleSpace":{"min":"0.1","max":"1"}}],)"
+                 R"("trialTemplate":{"template":{"spec":{"restartPolicy":"Never","containers":CONTAINERS}}}}})"},
   };
   return table;
 }

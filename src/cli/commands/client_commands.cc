@@ -10,6 +10,7 @@
 #include "common/suggest.h"
 #include "cli/commands/exit_codes.h"
 #include "cli/commands/resume_command.h"
+#include "cli/commands/sweep_command.h"
 #include "cli/commands/top_command.h"
 
 namespace tessera {
@@ -176,7 +177,9 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str()
       ->type_name("N");
-  get->callback(Runs(rc, [this](const CommandContext& c) { return RunGet(c, get_); }));
+  get->callback(Runs(rc, [this](const CommandContext& c) {
+    return IsGetTrials(get_.args) ? RunGetTrials(c, get_.args[1]) : RunGet(c, get_);  // `get trials SWEEP`
+  }));
 
   // logs
   CLI::App* logs = AddCommand(
@@ -375,6 +378,12 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   usage->add_option("--by", report_usage_.by, "Group by team (namespace), flavor, user or queue");
   usage->add_option("-o,--output", report_usage_.output, "table, csv or json");
   usage->callback(Runs(rc, [this](const CommandContext& c) { return RunReportUsage(c, report_usage_); }));
+  CLI::App* sweep = AddCommand(*report, "sweep", "A Sweep's objective per trial, and the best so far, as SVG",
+                               "tessera report sweep NAME [-n NAMESPACE] [-o FILE]",
+                               "Examples:\n  tessera report sweep lr-search -o lr-search.svg");
+  sweep->add_option("NAME", report_sweep_.name, "The Sweep")->required()->type_name("");
+  sweep->add_option("-o,--output", report_sweep_.output, "The SVG file (default: stdout)")->type_name("FILE");
+  sweep->callback(Runs(rc, [this](const CommandContext& c) { return RunReportSweep(c, report_sweep_); }));
 
   AddAuthCommands(app, rc);
 }

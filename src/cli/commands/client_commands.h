@@ -28,6 +28,7 @@
 #include "cli/commands/usage_report.h"
 #include "cli/commands/submit_command.h"
 #include "cli/commands/train_command.h"
+#include "cli/commands/sweep_command.h"
 
 namespace tessera {
 
@@ -67,6 +68,7 @@ class ClientCommands {
   int64_t train_max_run_ = 0;
   QueuesOptions queues_;
   ReportUsageOptions report_usage_;
+  ReportSweepOptions report_sweep_;
   std::string resume_name_;
   CanIOptions can_i_;
   ApproveOptions approve_;
