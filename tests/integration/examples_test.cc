@@ -212,14 +212,14 @@ class ExamplesTest : public ::testing::Test {
   // The Workloads that `example`'s object owns (by its ownerReferences).
   std::vector<json> OwnedWorkloads(const WorkloadExample& example) {
     std::vector<json> owned;
-    // A Sweep's trials: the Workloads of the Jobs it owns.
+    // A Sweep's trials and a PipelineRun's steps: the Workloads of the Jobs it owns.
     std::set<std::string> jobs;
-    if (example.kind == "Sweep") {
+    if (example.kind == "Sweep" || example.kind == "PipelineRun") {
       auto jr = client_->Request("GET", fmt::format("/apis/batch/v1/namespaces/{}/jobs", example.ns));
       const json list = jr && jr->status == 200 ? json::parse(jr->body, nullptr, false) : json();
       for (const json& j : list.is_object() ? list.value("items", json::array()) : json::array()) {
         for (const json& owner : j.value("metadata", json::object()).value("ownerReferences", json::array())) {
-          if (owner.value("kind", "") == "Sweep" && owner.value("name", "") == example.name) {
+          if (owner.value("kind", "") == example.kind && owner.value("name", "") == example.name) {
             jobs.insert(j["metadata"].value("name", ""));
           }
         }
