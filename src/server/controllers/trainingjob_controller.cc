@@ -120,18 +120,21 @@ void TrainingJobController::Reconcile(PassContext& pass) {
     const bool restart_on_failure = StringAt(tj.object, {"spec", "restartPolicy"}) != "Never";
     auto pods_it = pass.pods.find({wl->key.ns, wl->key.name});
     const StoredObject* failed = nullptr;
-    int64_t running = 0;
+    int64_t running = 0, ended = 0, live = 0;
     if (pods_it != pass.pods.end()) {
       for (const StoredObject* pod : pods_it->second) {
         if (ObjectAt(pod->object, {"metadata"}).contains("deletionTimestamp")) continue;
         const std::string phase = StringAt(pod->object, {"status", "phase"});
         if (phase == "Failed" && failed == nullptr) failed = pod;
         if (phase == "Running") ++running;
-        // The workload lifecycle, later in this pass, may finish the Workload:
-        // the next pass carries that to the TrainingJob at once.
-        if (phase == "Succeeded" || phase == "Failed") pass.WakeAt(pass.now);
+        if (phase == "Succeeded" || phase == "Failed") ++ended;
+        ++live;
       }
     }
+    // When every worker has ended, the workload lifecycle (later in this pass)
+    // finishes the Workload: the next pass carries that to the TrainingJob at
+    // once. (Not while some still run: that would be a pass after pass.)
+    if (live > 0 && ended == live && !ConditionTrue(wl->object, "Finished")) pass.WakeAt(pass.now);
 
     json next = tj.object;
     json& st = next["status"];
