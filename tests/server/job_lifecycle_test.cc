@@ -16,6 +16,7 @@
 #include "server/server.h"
 #include "tests/testing/api_polling.h"
 #include "tests/testing/test_dirs.h"
+#include "tests/testing/team_cluster.h"
 #include "tests/testing/test_server.h"
 
 namespace tessera {
@@ -26,45 +27,10 @@ using nlohmann::json;
 constexpr const char* kPods = "/api/v1/namespaces/team/pods/";
 constexpr const char* kJobs = "/apis/batch/v1/namespaces/team/jobs/";
 
-class JobLifecycleTest : public ::testing::Test {
+class JobLifecycleTest : public testing::TeamClusterTest {
  protected:
-  void SetUp() override {
-    dir_ = testing::FreshTestDir("tessera-joblife");
-    server_ = testing::StartLocalServer(dir_.string());
-    ASSERT_NE(server_, nullptr);
-    client_ = std::make_unique<ApiClient>(server_->url(), server_->admin_token());
-    Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}});
-    Create({{"apiVersion", "kueue.x-k8s.io/v1beta1"}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "gpu"}}}});
-    Create({{"apiVersion", "kueue.x-k8s.io/v1beta1"},
-            {"kind", "ClusterQueue"},
-            {"metadata", {{"name", "cq"}}},
-            {"spec",
-             {{"namespaceSelector", json::object()},
-              {"resourceGroups",
-               {{{"coveredResources", {"nvidia.com/gpu"}},
-                 {"flavors", {{{"name", "gpu"}, {"resources", {{{"name", "nvidia.com/gpu"}, {"nominalQuota", 8}}}}}}}}}}}}});
-    Create({{"apiVersion", "kueue.x-k8s.io/v1beta1"},
-            {"kind", "LocalQueue"},
-            {"metadata", {{"name", "default"}, {"namespace", "team"}}},
-            {"spec", {{"clusterQueue", "cq"}}}});
-    Node n{.name = "node-1", .cpu_milli = 64000, .memory_bytes = int64_t{512} << 30};
-    for (int g = 0; g < 8; ++g) {
-      n.gpus.push_back(GpuDevice{.index = g, .uuid = "gpu" + std::to_string(g), .model = "A100-80GB",
-                                 .memory_bytes = int64_t{80} << 30});
-    }
-    Create(NodeObject(n, true, Rfc3339Now()));
-  }
-  void TearDown() override {
-    client_.reset();
-    server_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  JobLifecycleTest() : TeamClusterTest("tessera-joblife") {}
 
-  void Create(const json& obj) {
-    auto r = client_->Request("POST", ObjectPath(obj, false), obj.dump());
-    ASSERT_TRUE(r.has_value());
-    ASSERT_EQ(r->status, 201) << obj.dump() << "\n" << r->body;
-  }
   static json Job(const std::string& name, int parallelism, std::optional<int> completions) {
     json container{{"name", "main"}, {"command", {"sleep", "3600"}},
                    {"resources", {{"requests", {{"nvidia.com/gpu", 1}}}, {"limits", {{"nvidia.com/gpu", 1}}}}}};
@@ -73,9 +39,6 @@ class JobLifecycleTest : public ::testing::Test {
     if (completions) spec["completions"] = *completions;
     return json{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", {{"name", name}, {"namespace", "team"}}},
                 {"spec", spec}};
-  }
-  json WaitFor(const std::string& path, const std::function<bool(const json&)>& ready) {
-    return WaitForObject(*client_, path, ready);
   }
   json WaitForPod(const std::string& name) {
     return WaitFor(kPods + name, [](const json& p) { return p.contains("metadata"); });
@@ -113,9 +76,6 @@ class JobLifecycleTest : public ::testing::Test {
     return ConditionField(job, type, field);
   }
 
-  std::filesystem::path dir_;
-  std::unique_ptr<Server> server_;
-  std::unique_ptr<ApiClient> client_;
 };
 
 TEST_F(JobLifecycleTest, AnIndexedJobRunsEveryIndexOnItsSlotsAndCompletes) {

@@ -17,6 +17,7 @@
 #include "server/server.h"
 #include "tests/testing/api_polling.h"
 #include "tests/testing/test_dirs.h"
+#include "tests/testing/team_cluster.h"
 #include "tests/testing/test_server.h"
 
 namespace tessera {
@@ -28,46 +29,10 @@ constexpr const char* kPods = "/api/v1/namespaces/team/pods/";
 constexpr const char* kJobs = "/apis/batch/v1/namespaces/team/jobs/";
 constexpr const char* kSweeps = "/apis/tessera.dev/v1/namespaces/team/sweeps/";
 
-class SweepControllerTest : public ::testing::Test {
+class SweepControllerTest : public testing::TeamClusterTest {
  protected:
-  void SetUp() override {
-    dir_ = testing::FreshTestDir("tessera-sweepctl");
-    server_ = testing::StartLocalServer(dir_.string());
-    ASSERT_NE(server_, nullptr);
-    client_ = std::make_unique<ApiClient>(server_->url(), server_->admin_token());
-    Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}});
-    Create({{"apiVersion", "kueue.x-k8s.io/v1beta1"}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "gpu"}}}});
-    Create({{"apiVersion", "kueue.x-k8s.io/v1beta1"},
-            {"kind", "ClusterQueue"},
-            {"metadata", {{"name", "cq"}}},
-            {"spec",
-             {{"namespaceSelector", json::object()},
-              {"resourceGroups",
-               {{{"coveredResources", {"nvidia.com/gpu"}},
-                 {"flavors",
-                  {{{"name", "gpu"}, {"resources", {{{"name", "nvidia.com/gpu"}, {"nominalQuota", 8}}}}}}}}}}}}});
-    Create({{"apiVersion", "kueue.x-k8s.io/v1beta1"},
-            {"kind", "LocalQueue"},
-            {"metadata", {{"name", "default"}, {"namespace", "team"}}},
-            {"spec", {{"clusterQueue", "cq"}}}});
-    Node n{.name = "node-1", .cpu_milli = 64000, .memory_bytes = int64_t{512} << 30};
-    for (int g = 0; g < 8; ++g) {
-      n.gpus.push_back(GpuDevice{.index = g, .uuid = "gpu" + std::to_string(g), .model = "A100-80GB",
-                                 .memory_bytes = int64_t{80} << 30});
-    }
-    Create(NodeObject(n, true, Rfc3339Now()));
-  }
-  void TearDown() override {
-    client_.reset();
-    server_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  SweepControllerTest() : TeamClusterTest("tessera-sweepctl") {}
 
-  void Create(const json& obj) {
-    auto r = client_->Request("POST", ObjectPath(obj, false), obj.dump());
-    ASSERT_TRUE(r.has_value());
-    ASSERT_EQ(r->status, 201) << obj.dump() << "\n" << r->body;
-  }
   // A random sweep over lr in [0.01, 0.1], minimizing loss.
   static json Sweep(const std::string& name, int parallel, int max_trials) {
     json container{{"name", "main"},
@@ -99,9 +64,6 @@ class SweepControllerTest : public ::testing::Test {
   void WaitForGone(const std::string& path) {
     for (int i = 0; i < 2000 && Exists(path); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_FALSE(Exists(path)) << path << " still exists";
-  }
-  json WaitFor(const std::string& path, const std::function<bool(const json&)>& ready) {
-    return WaitForObject(*client_, path, ready);
   }
   // The pod of trial `trial` (the Job's one pod).
   static std::string PodOf(const std::string& trial) { return "job-" + trial + "-main-0"; }
@@ -158,9 +120,6 @@ class SweepControllerTest : public ::testing::Test {
     return json();
   }
 
-  std::filesystem::path dir_;
-  std::unique_ptr<Server> server_;
-  std::unique_ptr<ApiClient> client_;
 };
 
 TEST_F(SweepControllerTest, ASweepRunsNoMoreThanParallelTrialCountTrialsAtOnce) {
