@@ -673,6 +673,19 @@ HttpResponse ApiHandler::Create(Call& call) {
   return resp;
 }
 
+std::optional<HttpResponse> ApiHandler::AdmitChange(const Call& call, const json& stored, json& next) const {
+  const RequestInfo& r = call.info;
+  if (r.subresource == "status") return std::nullopt;
+  if (r.kind->store_key == kServiceKind) {
+    KeepAllocatedServiceFields(next, stored);
+    DefaultService(next);
+  }
+  if (Status v = ValidateUpdate(*r.kind, stored, next); !v.ok()) return ErrorResponse(v);
+  if (auto refused = NodeNameChangeError(call, stored, next)) return refused;
+  if (auto refused = EscalationError(call, next)) return refused;
+  return PodSecurityAdmission(store_, *r.kind, next, &stored);
+}
+
 HttpResponse ApiHandler::Update(Call& call) {
   const RequestInfo& r = call.info;
   auto parsed = ParseSingleObject(call.http.body, BodyFormat(call.http));
@@ -710,16 +723,7 @@ HttpResponse ApiHandler::Update(Call& call) {
     if (stored["metadata"].contains(f)) next["metadata"][f] = stored["metadata"][f];
   }
   KeepServerAnnotations(next, stored, call.user.InGroup(kGroupMasters));
-  if (r.subresource != "status") {
-    if (r.kind->store_key == kServiceKind) {
-      KeepAllocatedServiceFields(next, stored);
-      DefaultService(next);
-    }
-    if (Status v = ValidateUpdate(*r.kind, stored, next); !v.ok()) return ErrorResponse(v);
-    if (auto refused = NodeNameChangeError(call, stored, next)) return std::move(*refused);
-    if (auto refused = EscalationError(call, next)) return std::move(*refused);
-    if (auto refused = PodSecurityAdmission(store_, *r.kind, next, &stored)) return std::move(*refused);
-  }
+  if (auto refused = AdmitChange(call, stored, next)) return std::move(*refused);
   const int64_t generation = stored["metadata"].value("generation", 1);
   const bool spec_changed = r.subresource != "status" && next.value("spec", json()) != stored.value("spec", json());
   next["metadata"]["generation"] = generation + (spec_changed ? 1 : 0);
@@ -768,16 +772,7 @@ HttpResponse ApiHandler::Patch(Call& call) {
     next["metadata"]["resourceVersion"] = std::to_string(current->revision);
     if (r.kind->store_key == kServiceKind && r.subresource != "status") KeepAllocatedServiceFields(next, stored);
     if (Status v = ValidateObject(*r.kind, next); !v.ok()) return ErrorResponse(v);
-    if (r.subresource != "status") {
-      if (r.kind->store_key == kServiceKind) {
-        KeepAllocatedServiceFields(next, stored);
-        DefaultService(next);
-      }
-      if (Status v = ValidateUpdate(*r.kind, stored, next); !v.ok()) return ErrorResponse(v);
-      if (auto refused = NodeNameChangeError(call, stored, next)) return std::move(*refused);
-      if (auto refused = EscalationError(call, next)) return std::move(*refused);
-      if (auto refused = PodSecurityAdmission(store_, *r.kind, next, &stored)) return std::move(*refused);
-    }
+    if (auto refused = AdmitChange(call, stored, next)) return std::move(*refused);
     if (next.value("spec", json()) != stored.value("spec", json())) {
       next["metadata"]["generation"] = stored["metadata"].value("generation", 1) + 1;
     }

@@ -147,6 +147,11 @@ class ApiHandler {
   // now held for it (the caller frees it when the create fails); nullopt for a
   // headless Service. InvalidArgument or Internal in kube-apiserver's words.
   Result<std::optional<uint32_t>> AssignClusterIp(nlohmann::json& service);
+  // What an update or a patch of an object (not its status) must pass, in
+  // order: a Service keeps its allocated fields and gets its defaults, the
+  // kind's update rules, node binding, escalation, pod security. The refusal,
+  // or nullopt.
+  std::optional<HttpResponse> AdmitChange(const Call& call, const nlohmann::json& stored, nlohmann::json& next) const;
   // The answer to a write that would bind a pod to a node (or move it) by
   // anyone but system:masters, or nullopt.
   std::optional<HttpResponse> NodeNameChangeError(const Call& call, const nlohmann::json& stored,
