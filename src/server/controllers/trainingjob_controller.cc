@@ -162,6 +162,19 @@ void TrainingJobController::Reconcile(PassContext& pass) {
       st["restarts"] = restarts + 1;
       unit = EvictionOps(*wl, pass.pods, "GangRestart", message, pass.now_text);
       pass.events.Record(pass.writer, tj, EventRecorder::Type::kWarning, "GangRestart", message, pass.now);
+    } else if (admitted && !evicted && failed != nullptr) {
+      // A worker failed with no restart left (or restartPolicy Never): the
+      // Workload ends Failed and what still runs stops.
+      phase = "Failed";
+      message = restart_on_failure ? fmt::format("{} (the gang restarted {} times, its backoffLimit)",
+                                                 PodFailureMessage(*failed), restarts)
+                                   : PodFailureMessage(*failed);
+      unit = EvictionOps(*wl, pass.pods, "Failed", message, pass.now_text);
+      unit.front().object = wl->object;
+      SetCondition(unit.front().object, "Finished", true, "Failed", message, pass.now_text);
+      SetCondition(next, "Failed", true, restart_on_failure ? "BackoffLimitExceeded" : "WorkerFailed", message,
+                   pass.now_text);
+      if (!st.contains("completionTime")) st["completionTime"] = pass.now_text;
     } else if (admitted && !evicted) {
       const int64_t world = AdmittedWorkers(wl->object);
       phase = running == world ? "Running" : "Starting";

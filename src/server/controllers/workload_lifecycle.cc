@@ -93,11 +93,13 @@ std::vector<WriteOp> EvictionOps(const StoredObject& workload, const PodIndex& p
   return unit;
 }
 
-bool IsBatchJobWorkload(const json& workload) {
+bool WorkloadOwnedBy(const json& workload, std::string_view api_version, std::string_view kind) {
   const json& owners = ArrayAt(workload, {"metadata", "ownerReferences"});
-  return !owners.empty() && owners[0].is_object() && owners[0].value("apiVersion", "") == "batch/v1" &&
-         owners[0].value("kind", "") == "Job";
+  return !owners.empty() && owners[0].is_object() && owners[0].value("apiVersion", "") == api_version &&
+         owners[0].value("kind", "") == kind;
 }
+
+bool IsBatchJobWorkload(const json& workload) { return WorkloadOwnedBy(workload, "batch/v1", "Job"); }
 
 void ReconcileWorkloadLifecycle(PassContext& pass) {
   const std::string& now_text = pass.now_text;
@@ -136,6 +138,9 @@ void ReconcileWorkloadLifecycle(PassContext& pass) {
     }
     const bool all_succeeded = succeeded > 0 && succeeded == AdmittedPodCount(w.object);
     if (!all_succeeded && failed == 0) continue;
+    // A TrainingJob's failed worker restarts the gang, or fails it: its
+    // controller decides (trainingjob_controller.h).
+    if (!all_succeeded && WorkloadOwnedBy(w.object, "tessera.dev/v1", "TrainingJob")) continue;
     const std::string message =
         all_succeeded ? fmt::format("all {} pods succeeded", succeeded) : PodFailureMessage(*first_failed);
     json next = w.object;

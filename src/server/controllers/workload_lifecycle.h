@@ -39,6 +39,8 @@ std::string PodFailureMessage(const StoredObject& pod);
 // Whether the workload is a batch/v1 Job's (its lifecycle is the job lifecycle
 // controller's: completions, retries, deadline).
 bool IsBatchJobWorkload(const nlohmann::json& workload);
+// Whether the workload's (first) owner is of that apiVersion and kind.
+bool WorkloadOwnedBy(const nlohmann::json& workload, std::string_view api_version, std::string_view kind);
 
 class WorkloadLifecycleController final : public Controller {
  public:
