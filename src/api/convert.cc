@@ -994,6 +994,7 @@ Result<Workload> WorkloadFromJson(const json& obj,
   if (std::optional<int64_t> max_run = MinOf(annotated_max_run, spec_max_run)) {
     w.max_run = Duration::Seconds(*max_run);
   }
+  if (Annotation(obj, kPlaceholderAnnotation) == "true") w.preemption_policy = PreemptionPolicy::kNever;
   if (std::optional<std::string> checkpoint = Annotation(obj, kLastCheckpointAnnotation)) {
     ASSIGN_OR_RETURN(w.last_checkpoint, TimeAt(*checkpoint, AnnotationPath(kLastCheckpointAnnotation)));
   }

@@ -62,6 +62,9 @@ inline constexpr std::string_view kPreemptibleAnnotation = "tessera.dev/preempti
 inline constexpr std::string_view kNonPreemptibleAnnotation = "tessera.dev/non-preemptible";
 inline constexpr std::string_view kMaxRunSecondsAnnotation = "tessera.dev/max-run-seconds";
 inline constexpr std::string_view kLastCheckpointAnnotation = "tessera.dev/last-checkpoint";
+// A placeholder Workload ("true") holds room and runs no pods: an elastic
+// TrainingJob's claim on the room it will grow into. It never preempts.
+inline constexpr std::string_view kPlaceholderAnnotation = "tessera.dev/placeholder";
 inline constexpr std::string_view kTopologyAnnotation = "tessera.dev/topology";
 inline constexpr std::string_view kJobNameLabel = "tessera.dev/job-name";
 inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
@@ -70,6 +73,8 @@ inline constexpr std::string_view kRackLabel = "topology.kubernetes.io/rack";
 // annotation on every create and keeps it on updates; no client can set it).
 // A Job's is copied to its Workload, and usage records count by it.
 inline constexpr std::string_view kCreatedByAnnotation = "tessera.dev/created-by";
+// The label the API server sets on every Namespace to its name, as Kubernetes does.
+inline constexpr std::string_view kNamespaceNameLabel = "kubernetes.io/metadata.name";
 // The annotations the server writes and keeps: who created an object, and a
 // Namespace's block of uids (kUidRangeAnnotation, domain/uid_range.h; an
 // update that leaves it out keeps it, and only an admin may change it).

@@ -44,6 +44,10 @@ NamespaceId SnapshotBuilder::Namespace(const std::string& name) {
   return NamespaceId(it->second);
 }
 
+void SnapshotBuilder::SetNamespaceLabels(const std::string& name, Labels labels) {
+  snapshot_.namespaces[Namespace(name).value()].labels = std::move(labels);
+}
+
 void SnapshotBuilder::AddResourceQuota(const std::string& ns, ResourceQuota quota) {
   snapshot_.namespaces[Namespace(ns).value()].quotas.push_back(std::move(quota));
 }

@@ -20,6 +20,8 @@ class SnapshotBuilder {
   ClusterQueueId AddClusterQueue(ClusterQueue cq);
   // The namespace of that name, created (without quotas) on first use.
   NamespaceId Namespace(const std::string& name);
+  // A namespace's labels, which ClusterQueues' namespaceSelectors match.
+  void SetNamespaceLabels(const std::string& name, Labels labels);
   void AddResourceQuota(const std::string& ns, ResourceQuota quota);
   void AddBudget(const std::string& ns, NamespaceBudget budget);
   // Resolved against ClusterQueues at Build(), so order does not matter.

@@ -151,7 +151,16 @@ PassInput BuildSnapshot(const ObjectCache& cache, ConvertedWorkloads& converted,
   for (const auto& [unused, l] : cache.Of("kueue.x-k8s.io/LocalQueue")) {
     if (auto lq = LocalQueueFromJson(l.object)) b.AddLocalQueue(lq->namespace_name, lq->name, lq->cluster_queue_name);
   }
-  for (const auto& [key, unused] : cache.Of("/Namespace")) b.Namespace(key.second);
+  for (const auto& [key, ns] : cache.Of("/Namespace")) {
+    // Its labels, and kubernetes.io/metadata.name (the API server sets it; a
+    // namespace the server made itself may lack it).
+    Labels labels;
+    for (const auto& [k, v] : ObjectAt(ns.object, {"metadata", "labels"}).items()) {
+      if (v.is_string()) labels.Set(k, v.get<std::string>());
+    }
+    labels.Set(std::string(kNamespaceNameLabel), key.second);
+    b.SetNamespaceLabels(key.second, std::move(labels));
+  }
   for (const auto& [unused, q] : cache.Of("/ResourceQuota")) {
     if (auto rq = ResourceQuotaFromJson(q.object)) b.AddResourceQuota(q.key.ns, std::move(*rq));
   }
@@ -572,8 +581,11 @@ Status SchedulerLoop::RunOnce() {
     std::vector<WriteOp> unit;
     unit.push_back(WriteOp{.op = WriteOp::Kind::kUpdate, .key = so.key, .object = std::move(next), .expected_revision = so.revision});
     // Pods bound to their nodes and devices; the agent on each node runs them.
+    // A placeholder holds its room with no pods (kPlaceholderAnnotation).
     std::vector<std::pair<ObjectKey, std::string>> scheduled;  // pod, node
-    for (size_t p = 0; p < a.admission.pod_sets.size(); ++p) {
+    const bool placeholder =
+        StringAt(so.object, {"metadata", "annotations", std::string(kPlaceholderAnnotation).c_str()}) == "true";
+    for (size_t p = 0; !placeholder && p < a.admission.pod_sets.size(); ++p) {
       const PodSetAssignment& psa = a.admission.pod_sets[p];
       for (size_t i = 0; i < psa.pods.size(); ++i) {
         const Node& node = snapshot.node(psa.pods[i].node);

@@ -32,7 +32,7 @@ TEST_F(DescribeTest, NamespaceShowsQuotasAndQueues) {
   CommandRun ds = Describe({"namespace", "team-data-science"});
   ASSERT_EQ(ds.rc, 0) << ds.err;
   EXPECT_TRUE(ds.out.starts_with("Name:                team-data-science\n"
-                                 "Labels:              <none>\n"
+                                 "Labels:              kubernetes.io/metadata.name=team-data-science\n"
                                  "Annotations:         tessera.dev/created-by: admin\n"
                                  "                     tessera.dev/uid-range: 10000"))
       << ds.out;
@@ -170,6 +170,90 @@ TEST_F(DescribeTest, JobShowsTheNewestCheckpointOfItsPods) {
   CommandRun wl =
       RunWith(ctx, [](const CommandContext& c) { return RunDescribe(c, {.args = {"workload", "job-ddp"}}); });
   EXPECT_TRUE(Has(wl.out, "Last Checkpoint:     4m ago (2026-12-02T10:00:00Z)\n")) << wl.out;
+}
+
+// A TrainingJob, a Sweep and a PipelineRun say why their parts wait, in the
+// scheduler's words: the gang's Workload, and each trial or step that waits
+// (no node is registered here, so nothing fits).
+TEST_F(DescribeTest, BatchKindsSayWhyTheirPartsWait) {
+  CommandRun applied = ApplyText(R"(apiVersion: tessera.dev/v1
+kind: TrainingJob
+metadata: {name: llm}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - name: worker
+        command: [torchrun, train.py]
+        resources: {requests: {nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 1}}
+---
+apiVersion: tessera.dev/v1
+kind: Sweep
+metadata: {name: lr}
+spec:
+  objective: {type: minimize, objectiveMetricName: loss}
+  algorithm: {algorithmName: random}
+  parallelTrialCount: 2
+  maxTrialCount: 4
+  parameters:
+  - name: lr
+    parameterType: double
+    feasibleSpace: {min: "0.001", max: "0.1"}
+  trialTemplate:
+    template:
+      spec:
+        containers:
+        - name: trial
+          command: [sh, -c, "echo ${params.lr}"]
+          resources: {requests: {nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 1}}
+---
+apiVersion: tessera.dev/v1
+kind: PipelineRun
+metadata: {name: nightly}
+spec:
+  pipelineSpec:
+    steps:
+    - name: prepare
+      template:
+        spec:
+          containers:
+          - name: prepare
+            command: [sh, -c, "echo prepare"]
+            resources: {requests: {nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 1}}
+)");
+  ASSERT_EQ(applied.rc, 0) << applied.err;
+  auto pending = [&](const std::string& workload) {
+    return Eventually([&] {
+      const json wl = GetJson("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/" + workload);
+      if (!wl.is_object()) return false;
+      for (const json& c : wl.value("status", json::object()).value("conditions", json::array())) {
+        if (c.value("type", "") == "QuotaReserved" && c.value("status", "") == "False") return true;
+      }
+      return false;
+    });
+  };
+  ASSERT_TRUE(pending("trainingjob-llm"));
+  ASSERT_TRUE(pending("job-lr-1") && pending("job-lr-2"));
+  CommandRun tj = Describe({"trainingjob", "llm"});
+  ASSERT_EQ(tj.rc, 0) << tj.err;
+  EXPECT_TRUE(Has(tj.out, "Workload:            trainingjob-llm\nPending:             ")) << tj.out;
+  CommandRun sweep = Describe({"sweep", "lr"});
+  ASSERT_EQ(sweep.rc, 0) << sweep.err;
+  EXPECT_TRUE(Has(sweep.out, "Waiting:\n  Trial  Job   Why\n")) << sweep.out;
+  EXPECT_TRUE(Has(sweep.out, "\n  lr-1   lr-1  ")) << sweep.out;
+  EXPECT_TRUE(Has(sweep.out, "\n  lr-2   lr-2  ")) << sweep.out;
+  ASSERT_TRUE(Eventually([&] {
+    return Has(Describe({"pipelinerun", "nightly"}).out, "Waiting:\n  Step     Job");
+  })) << Describe({"pipelinerun", "nightly"}).out;
+  // The reason is the trial's Workload's, word for word.
+  const json trial = GetJson("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-lr-1");
+  std::string why;
+  for (const json& c : trial["status"]["conditions"]) {
+    if (c.value("type", "") == "QuotaReserved") why = c.value("message", "");
+  }
+  ASSERT_FALSE(why.empty());
+  EXPECT_TRUE(Has(sweep.out, why.substr(0, 40))) << sweep.out;
 }
 
 // A workload that never reported a checkpoint shows no such line.

@@ -144,8 +144,8 @@ TEST_F(GetTest, LabelSelector) {
   CommandRun shown = Get({.args = {"ns"}, .selector = "team", .show_labels = true});
   EXPECT_EQ(shown.rc, 0) << shown.err;
   EXPECT_NE(shown.out.find("LABELS\n"), std::string::npos) << shown.out;
-  EXPECT_NE(shown.out.find("   team=nlp\n"), std::string::npos) << shown.out;
-  EXPECT_NE(shown.out.find("   team=vision\n"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("   kubernetes.io/metadata.name=a,team=nlp\n"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("   kubernetes.io/metadata.name=b,team=vision\n"), std::string::npos) << shown.out;
 }
 
 // --field-selector, as kubectl's: the server selects (here Events by what they

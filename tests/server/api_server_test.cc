@@ -264,7 +264,8 @@ TEST_F(ApiServerTest, MergePatchChangesOnlyWhatItNames) {
   auto r = c.Request("PATCH", "/api/v1/namespaces/patched", R"({"metadata":{"labels":{"b":null,"c":"3"}}})",
                      "application/merge-patch+json");
   ASSERT_EQ(r->status, 200) << r->body;
-  EXPECT_EQ(Body(*r)["metadata"]["labels"], (json{{"a", "1"}, {"c", "3"}}));
+  // kubernetes.io/metadata.name is the server's, on every Namespace.
+  EXPECT_EQ(Body(*r)["metadata"]["labels"], (json{{"a", "1"}, {"c", "3"}, {"kubernetes.io/metadata.name", "patched"}}));
 }
 
 TEST_F(ApiServerTest, DeleteRemovesTheObject) {

@@ -3,6 +3,7 @@
 // server's loop (job_lifecycle_controller) does the rest: completions and
 // Indexed Jobs, backoffLimit with its back-off, podFailurePolicy, and
 // activeDeadlineSeconds.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,7 @@
 #include "client/api_client.h"
 #include "common/time_format.h"
 #include "server/api/api_handler.h"
+#include "server/controllers/trainingjob_controller.h"
 #include "server/server.h"
 #include "tests/testing/api_polling.h"
 #include "tests/testing/test_dirs.h"
@@ -363,6 +365,67 @@ TEST_F(JobLifecycleTest, AnElasticTrainingJobStartsWithWhatFitsAtOrAboveItsMinim
   EXPECT_LE(world, 3);
   EXPECT_EQ(WaitForPod("trainingjob-elastic-worker-0")["spec"]["containers"][0]["env"][2]["value"], "2:6")
       << "PET_NNODES is the elastic range";
+}
+
+TEST_F(JobLifecycleTest, AnElasticTrainingJobGrowsAtItsNextCheckpointWhenRoomAppears) {
+  // 8 GPUs, 5 held: an elastic 2..6 gang starts below its maximum. Once it has
+  // checkpointed it asks for the rest with a placeholder Workload that runs
+  // nothing; the holder ends, the placeholder is admitted, and at the gang's
+  // next checkpoint it restarts with 6 workers: a resize, not a restart.
+  const std::string tj = std::string(kTrainingJobs) + "elastic";
+  const std::string placeholder = "/apis/kueue.x-k8s.io/v1beta1/namespaces/team/workloads/trainingjob-elastic-grow";
+  auto status_of = [](const json& t) { return t.value("status", json::object()); };
+  auto checkpoint = [&](const std::string& pod, Timestamp at) {
+    json patch{{"metadata", {{"annotations", {{"tessera.dev/last-checkpoint", FormatRfc3339(at)}}}}}};
+    auto r = client_->Request("PATCH", std::string(kPods) + pod, patch.dump(), "application/merge-patch+json");
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->status, 200) << r->body;
+  };
+  Create(Job("holder", 5, 5));
+  WaitForPod("job-holder-main-4");
+  Create(TrainingJob("elastic", {{"minReplicas", 2}, {"maxReplicas", 6}}));
+  const json started = WaitFor(tj, [&](const json& t) { return status_of(t).contains("worldSize"); });
+  const int world = started["status"]["worldSize"];
+  ASSERT_LT(world, 6);
+  for (int r = 0; r < world; ++r) RunPod("trainingjob-elastic-worker-" + std::to_string(r));
+  const json waiting_for_checkpoint = WaitFor(tj, [&](const json& t) { return status_of(t).value("phase", "") == "Running"; });
+  EXPECT_NE(waiting_for_checkpoint["status"].value("message", "").find("it grows toward 6 workers once it reports a checkpoint"),
+            std::string::npos)
+      << waiting_for_checkpoint["status"].dump();
+  EXPECT_EQ(client_->Request("GET", placeholder)->status, 404) << "no checkpoint yet: a restart would lose its work";
+
+  checkpoint("trainingjob-elastic-worker-0", SystemNow() + Duration::Seconds(-60));
+  WaitFor(tj, [&](const json& t) {
+    return status_of(t).value("message", "").find("waiting for room to grow to 6 workers") != std::string::npos;
+  });
+  const json pending = WaitFor(placeholder, [](const json& w) { return w.contains("spec"); });
+  EXPECT_EQ(pending["spec"]["podSets"][0]["count"], 6 - world);
+  EXPECT_EQ(pending["spec"]["priority"], kGrowthPlaceholderPriority);
+  EXPECT_FALSE(pending.value("status", json::object()).contains("admission")) << "the holder still has the room";
+
+  for (int i = 0; i < 5; ++i) EndPod("job-holder-main-" + std::to_string(i), 0);
+  WaitFor(placeholder, [](const json& w) { return w.value("status", json::object()).contains("admission"); });
+  const json held = WaitFor(tj, [&](const json& t) {
+    return status_of(t).value("message", "").find("is held: the gang grows to 6 at its next checkpoint") != std::string::npos;
+  });
+  EXPECT_EQ(held["status"]["worldSize"], world) << "it keeps running until it checkpoints";
+  auto pods = client_->Request("GET", "/api/v1/namespaces/team/pods?labelSelector=tessera.dev/workload%3Dtrainingjob-elastic-grow");
+  ASSERT_TRUE(pods.has_value());
+  EXPECT_TRUE(json::parse(pods->body)["items"].empty()) << "a placeholder runs no pods";
+
+  checkpoint("trainingjob-elastic-worker-1", SystemNow() + Duration::Seconds(1));
+  const json resizing = WaitFor(tj, [&](const json& t) { return status_of(t).value("phase", "") == "Resizing"; });
+  EXPECT_NE(resizing["status"].value("message", "").find(fmt::format("growing from {} to 6 workers", world)), std::string::npos)
+      << resizing["status"].dump();
+  for (int r = 0; r < world; ++r) {
+    const std::string pod = "trainingjob-elastic-worker-" + std::to_string(r);
+    WaitFor(std::string(kPods) + pod, [](const json& p) { return p["metadata"].contains("deletionTimestamp"); });
+    ASSERT_EQ(client_->Request("DELETE", std::string(kPods) + pod)->status, 200);
+  }
+  const json grown = WaitFor(tj, [&](const json& t) { return status_of(t).value("worldSize", 0) == 6; });
+  EXPECT_EQ(grown["status"].value("restarts", 0), 0) << "a resize is not a failure restart";
+  WaitForPod("trainingjob-elastic-worker-5");
+  EXPECT_EQ(client_->Request("GET", placeholder)->status, 404) << "its room is the gang's now";
 }
 
 TEST_F(JobLifecycleTest, ABadTrainingJobIsRefusedWithItsFieldPathAndNothingIsStored) {

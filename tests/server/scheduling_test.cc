@@ -145,6 +145,51 @@ TEST_F(SchedulingTest, WorkBeyondCapacityWaitsWithAReasonAndHoldsNoGpu) {
   EXPECT_EQ(json::parse(client_->Request("GET", "/api/v1/namespaces/team-nlp/pods")->body)["items"].size(), 0u);
 }
 
+TEST_F(SchedulingTest, AClusterQueueAdmitsOnlyTheNamespacesItsSelectorMatches) {
+  // A ClusterQueue for team a's namespaces (matchLabels), with LocalQueues
+  // pointing at it from team-a and from the unlabelled team-b: only team-a's
+  // work is admitted; team-b's waits with the reason, and is admitted once an
+  // admin labels its namespace. Every namespace carries
+  // kubernetes.io/metadata.name, as in Kubernetes.
+  for (const char* ns : {"team-a", "team-b"}) {
+    json obj{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}};
+    if (std::string(ns) == "team-a") obj["metadata"]["labels"] = {{"team", "a"}};
+    Create(obj);
+  }
+  EXPECT_EQ(Get("/api/v1/namespaces/team-b")["metadata"]["labels"]["kubernetes.io/metadata.name"], "team-b");
+  AddFlavors();
+  AddNode("spot-1", "spot", 8);
+  Create({{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+          {"kind", "ClusterQueue"},
+          {"metadata", {{"name", "team-a-cq"}}},
+          {"spec",
+           {{"namespaceSelector", {{"matchLabels", {{"team", "a"}}}}},
+            {"resourceGroups",
+             {{{"coveredResources", {"nvidia.com/gpu"}},
+               {"flavors", {{{"name", "a100-spot"}, {"resources", {{{"name", "nvidia.com/gpu"}, {"nominalQuota", 8}}}}}}}}}}}}});
+  for (const char* ns : {"team-a", "team-b"}) {
+    Create({{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+            {"kind", "LocalQueue"},
+            {"metadata", {{"name", "q"}, {"namespace", ns}}},
+            {"spec", {{"clusterQueue", "team-a-cq"}}}});
+    Create(Job(ns, "train", "q", 1, "1", ""));
+  }
+  auto admitted = [](const json& w) { return Condition(w, "Admitted", "status") == "True"; };
+  WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/team-a/workloads/job-train", admitted);
+  const json refused = WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/team-b/workloads/job-train", [](const json& w) {
+    return Condition(w, "QuotaReserved", "status") == "False";
+  });
+  EXPECT_EQ(Condition(refused, "QuotaReserved", "message"),
+            "ClusterQueue team-a-cq does not admit workloads from namespace team-b (namespaceSelector)");
+  // A client cannot drop or forge the name label; other labels are its own.
+  json patch{{"metadata", {{"labels", {{"team", "a"}, {"kubernetes.io/metadata.name", "team-a"}}}}}};
+  auto r = client_->Request("PATCH", "/api/v1/namespaces/team-b", patch.dump(), "application/merge-patch+json");
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(json::parse(r->body)["metadata"]["labels"]["kubernetes.io/metadata.name"], "team-b");
+  WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/team-b/workloads/job-train", admitted);
+}
+
 TEST_F(SchedulingTest, NamespaceQuotaCeilingHoldsWorkBack) {
   // ml-research's ResourceQuota allows 8 GPUs of requests: a 3 x 4-GPU job waits with
   // the numbers, though the queue's quota and the nodes have room (the seed's gang is

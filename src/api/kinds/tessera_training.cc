@@ -78,7 +78,7 @@ std::vector<KindDefinition> TesseraTrainingKinds() {
        .schema = TrainingJobSchema(),
        .columns = {NameColumn(),
                    {.name = "STATUS",
-                    .description = "Pending, Running, Restarting, Succeeded or Failed",
+                    .description = "Pending, Starting, Running, Resizing, Restarting, Succeeded or Failed",
                     .cell = [](const json& o, const ColumnOptions&) { return TextAt(o, "status.phase", "Pending"); }},
                    {.name = "WORKERS", .description = "running world size / the workers asked for", .cell = Workers},
                    {.name = "RESTARTS",

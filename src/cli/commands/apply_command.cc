@@ -47,6 +47,7 @@ json DesiredState(const json& obj) {
     state["metadata"][map] = m != nullptr && m->is_object() ? *m : json::object();
   }
   for (std::string_view server_owned : kServerAnnotations) state["metadata"]["annotations"].erase(std::string(server_owned));
+  if (TextAt(obj, "kind") == "Namespace") state["metadata"]["labels"].erase(std::string(kNamespaceNameLabel));
   return WithoutNulls(state);
 }
 

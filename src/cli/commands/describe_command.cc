@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -79,7 +80,14 @@ class Describer {
     DescribeWriter w;
     Header(w, kind, obj);
     if (kind.store_key == "kueue.x-k8s.io/Workload") WorkloadSummary(w, obj);
-    if (kind.store_key == "batch/Job" || kind.store_key == "batch.volcano.sh/Job") JobWorkload(w, kind, obj);
+    if (kind.store_key == "batch/Job" || kind.store_key == "batch.volcano.sh/Job" ||
+        kind.store_key == "tessera.dev/TrainingJob") {
+      JobWorkload(w, kind, obj);
+    }
+    if (kind.store_key == "tessera.dev/Sweep") WaitingParts(w, obj, "tessera.dev/sweep", "tessera.dev/trial", "Trial");
+    if (kind.store_key == "tessera.dev/PipelineRun") {
+      WaitingParts(w, obj, "tessera.dev/pipelinerun", "tessera.dev/step", "Step");
+    }
     w.Object(0, obj, {"apiVersion", "kind", "metadata", "spec", "status"});
     if (const json* spec = Child(&obj, "spec")) {
       w.Field(0, "Spec", std::nullopt);
@@ -193,13 +201,22 @@ class Describer {
     return fmt::format("{} (the global default PriorityClass {})", default_class_->value, default_class_->name);
   }
 
-  // A Job's Workload (owned by it, or named job-NAME) and what it says.
+  // A Job's or TrainingJob's Workload (owned by it, or named job-NAME,
+  // vcjob-NAME, trainingjob-NAME) and what it says; a TrainingJob's growth
+  // placeholder too, while it has one.
   void JobWorkload(DescribeWriter& w, const KindInfo& kind, const json& job) {
     const KindInfo* wl_kind = FindKindByApiVersion("kueue.x-k8s.io/v1beta1", "Workload");
     const std::vector<json> workloads = ListQuietly(*wl_kind, NamespaceOf(job));
     const std::string name = NameOf(job);
+    const std::string prefix = kind.group == "batch" ? "job-" : kind.kind == "TrainingJob" ? "trainingjob-" : "vcjob-";
     const json* found = nullptr;
+    const json* growth = nullptr;
     for (const json& wl : workloads) {
+      if (Text(Child(Find(wl, "metadata.annotations"), kPlaceholderAnnotation)) == "true") {
+        if (NameOf(wl) == prefix + name + "-grow") growth = &wl;
+        continue;
+      }
+      if (found) continue;
       const json* owners = Find(wl, "metadata.ownerReferences");
       if (owners && owners->is_array()) {
         for (const json& o : *owners) {
@@ -209,23 +226,74 @@ class Describer {
           }
         }
       }
-      // The job controller names it job-NAME (batch/v1) or vcjob-NAME (Volcano).
-      const std::string prefix = kind.group == "batch" ? "job-" : "vcjob-";
       if (!found && NameOf(wl) == prefix + name) found = &wl;
-      if (found) break;
     }
     if (!found) {
       w.Field(0, "Workload", "<none yet>");
       return;
     }
     w.Field(0, "Workload", NameOf(*found));
-    const json* admitted = FindCondition(*found, "Admitted");
+    WorkloadState(w, *found);
+    LastCheckpoint(w, *found);
+    if (growth) {
+      const json* admitted = FindCondition(*growth, "Admitted");
+      int64_t held = 0;
+      if (const json* sets = Find(*growth, "status.admission.podSetAssignments"); sets && sets->is_array()) {
+        for (const json& set : *sets) held += set.is_object() ? set.value("count", int64_t{0}) : 0;
+      }
+      const std::string why = PendingMessage(*growth);
+      w.Field(0, "Growth", admitted && TextAt(*admitted, "status") == "True"
+                               ? fmt::format("room for {} more workers is held ({}): the gang grows at its next checkpoint",
+                                             held, NameOf(*growth))
+                               : fmt::format("waiting for room ({}): {}", NameOf(*growth),
+                                             why.empty() ? "not yet considered by the scheduler" : why));
+    }
+  }
+
+  // "Admitted: in ClusterQueue X", or "Pending: <the scheduler's reason>".
+  void WorkloadState(DescribeWriter& w, const json& workload) {
+    const json* admitted = FindCondition(workload, "Admitted");
     if (admitted && TextAt(*admitted, "status") == "True") {
-      w.Field(0, "Admitted", fmt::format("in ClusterQueue {}", TextAt(*found, "status.admission.clusterQueue")));
-    } else if (std::string message = PendingMessage(*found); !message.empty()) {
+      w.Field(0, "Admitted", fmt::format("in ClusterQueue {}", TextAt(workload, "status.admission.clusterQueue")));
+    } else if (std::string message = PendingMessage(workload); !message.empty()) {
       w.Field(0, "Pending", message);
     }
-    LastCheckpoint(w, *found);
+  }
+
+  // A Sweep's trials or a PipelineRun's steps that wait: each is a Job (labelled
+  // `label`=NAME) whose Workload is not admitted; the scheduler's reason for each.
+  void WaitingParts(DescribeWriter& w, const json& obj, const char* label, const char* part_label,
+                    const char* part_header) {
+    const KindInfo* job_kind = FindKindByApiVersion("batch/v1", "Job");
+    const KindInfo* wl_kind = FindKindByApiVersion("kueue.x-k8s.io/v1beta1", "Workload");
+    const std::string selector = fmt::format("{}={}", label, NameOf(obj));
+    std::map<std::string, const json*> workloads;
+    const std::vector<json> wls = ListQuietly(*wl_kind, NamespaceOf(obj));
+    for (const json& wl : wls) workloads[NameOf(wl)] = &wl;
+    std::vector<std::vector<std::string>> rows;
+    for (const json& job : ListQuietly(*job_kind, NamespaceOf(obj), selector)) {
+      const json* complete = FindCondition(job, "Complete");
+      const json* failed = FindCondition(job, "Failed");
+      if ((complete && TextAt(*complete, "status") == "True") || (failed && TextAt(*failed, "status") == "True")) continue;
+      auto it = workloads.find("job-" + NameOf(job));
+      std::string why;
+      if (it == workloads.end()) {
+        why = "no Workload yet (the job controller makes it on its next pass)";
+      } else {
+        const json* admitted = FindCondition(*it->second, "Admitted");
+        if (admitted && TextAt(*admitted, "status") == "True") continue;
+        why = PendingMessage(*it->second);
+        if (why.empty()) why = "not yet considered by the scheduler";
+      }
+      const std::string part = Text(Child(Find(job, "metadata.labels"), part_label));
+      rows.push_back({part.empty() ? NameOf(job) : part, NameOf(job), why});
+    }
+    if (rows.empty()) {
+      w.Field(0, "Waiting", "<none>");
+      return;
+    }
+    w.Field(0, "Waiting", std::nullopt);
+    WriteTable(w, 2, {part_header, "Job", "Why"}, rows);
   }
 
   // Where an admitted workload runs: flavors per pod set, node and GPU devices per pod.

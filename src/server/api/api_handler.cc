@@ -39,6 +39,15 @@ struct ApiHandler::Call {
 
 namespace {
 
+// Every Namespace carries kubernetes.io/metadata.name: NAME, set by the server
+// on create and update as Kubernetes does, so that selectors (a ClusterQueue's
+// or a NetworkPolicy's namespaceSelector) can pick namespaces by name.
+void SetNamespaceNameLabel(nlohmann::json& ns) {
+  nlohmann::json& meta = ns["metadata"];
+  if (!meta["labels"].is_object()) meta["labels"] = nlohmann::json::object();
+  meta["labels"][std::string(kNamespaceNameLabel)] = meta.value("name", "");
+}
+
 using nlohmann::json;
 
 constexpr int kConflictRetries = 5;
@@ -615,6 +624,7 @@ HttpResponse ApiHandler::Create(Call& call) {
     service_ip = *assigned;
     obj["status"] = {{"loadBalancer", json::object()}};
   }
+  if (r.kind->store_key == "/Namespace") SetNamespaceNameLabel(obj);
   meta.erase("resourceVersion");
   meta["creationTimestamp"] = clock_();
   meta["generation"] = 1;
@@ -676,6 +686,7 @@ HttpResponse ApiHandler::Create(Call& call) {
 std::optional<HttpResponse> ApiHandler::AdmitChange(const Call& call, const json& stored, json& next) const {
   const RequestInfo& r = call.info;
   if (r.subresource == "status") return std::nullopt;
+  if (r.kind->store_key == "/Namespace") SetNamespaceNameLabel(next);
   if (r.kind->store_key == kServiceKind) {
     KeepAllocatedServiceFields(next, stored);
     DefaultService(next);

@@ -150,7 +150,7 @@ ApprovalController::Verdict ApprovalController::Evaluate(const ObjectCache& cach
   }
   std::map<std::string, std::string> ns_labels;
   if (const StoredObject* n = cache.Find(ObjectKey{"/Namespace", "", ns})) ns_labels = LabelsOf(n->object);
-  ns_labels["kubernetes.io/metadata.name"] = ns;  // as Kubernetes labels every namespace
+  ns_labels[std::string(kNamespaceNameLabel)] = ns;  // as Kubernetes labels every namespace
 
   const bool unbounded = wl->max_run.infinite();
   const int64_t run_seconds = unbounded ? 0 : wl->max_run.seconds();
@@ -254,6 +254,9 @@ void ApprovalController::Reconcile(const ObjectCache& cache, Timestamp now, Batc
     const StoredObject& so = *active;
     if (so.object.value("status", json::object()).contains("admission")) continue;  // admitted: past any gate
     if (!StringAt(so.object, {"metadata", "deletionTimestamp"}).empty()) continue;
+    // A placeholder holds room for work already approved at its full size (an
+    // elastic gang's Workload asks for its maximum): no gate of its own.
+    if (StringAt(so.object, {"metadata", "annotations", std::string(kPlaceholderAnnotation).c_str()}) == "true") continue;
     seen.insert(&so);
     auto [it, fresh] = verdicts_.try_emplace(&so);
     if (fresh || it->second.revision != so.revision || it->second.context != context_) it->second = Evaluate(cache, so);

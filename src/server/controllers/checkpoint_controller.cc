@@ -33,6 +33,9 @@ void CheckpointController::Reconcile(PassContext& pass) {
     pass.writer.Add(
         WriteOp{.op = WriteOp::Kind::kUpdate, .key = w.key, .object = std::move(next), .expected_revision = w.revision},
         fmt::format("last checkpoint of workload {}/{}", key.first, key.second));
+    // The controllers before this one (a TrainingJob's growth waits for a
+    // checkpoint) see it in the next pass, not at the next resync.
+    pass.WakeAt(pass.now);
   }
 }
 

@@ -16,6 +16,8 @@ void RequeueController::Reconcile(PassContext& pass) {
     next["status"].erase("admission");
     const std::string why = WorkloadInactive(w.object)
                                 ? fmt::format("suspended; `tessera resume {}` queues it again", key.second)
+                            : ConditionValue(w.object, "Evicted", "reason") == "Resizing"
+                                ? "resizing; waiting in its queue to start again with more workers"
                                 : "preempted; waiting in its queue again";
     SetCondition(next, "QuotaReserved", false, "Evicted", why, pass.now_text);
     SetCondition(next, "Admitted", false, "Evicted", why, pass.now_text);

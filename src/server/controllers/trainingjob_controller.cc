@@ -83,6 +83,28 @@ json WorkloadFor(const StoredObject& tj, const std::string& queue) {
   return json{{"apiVersion", "kueue.x-k8s.io/v1beta1"}, {"kind", "Workload"}, {"metadata", metadata}, {"spec", wl_spec}};
 }
 
+std::string GrowthName(const std::string& job) { return WorkloadName(job) + "-grow"; }
+
+// The placeholder that claims room for `extra` more workers of `wl`'s gang:
+// the same worker template, at a priority below all real work (it takes only
+// room nobody waiting wants, and anyone may preempt it), never preempting.
+json GrowthPlaceholderFor(const StoredObject& tj, const StoredObject& wl, int64_t extra, const std::string& now_text) {
+  json spec = ObjectAt(wl.object, {"spec"});
+  spec.erase("priorityClassName");  // its value and non-preemptibility are not the placeholder's
+  spec["priority"] = kGrowthPlaceholderPriority;
+  json& pod_set = spec["podSets"][0];
+  pod_set["count"] = extra;
+  pod_set["minCount"] = 1;
+  json metadata{{"name", GrowthName(tj.key.name)},
+                {"namespace", tj.key.ns},
+                {"labels", {{kOwnerLabel, tj.key.name}}},
+                {"annotations", {{std::string(kPlaceholderAnnotation), "true"}, {"tessera.dev/type", "training"}}},
+                {"ownerReferences", ArrayAt(wl.object, {"metadata", "ownerReferences"})},
+                {"creationTimestamp", now_text},
+                {"generation", 1}};
+  return json{{"apiVersion", "kueue.x-k8s.io/v1beta1"}, {"kind", "Workload"}, {"metadata", metadata}, {"spec", spec}};
+}
+
 int64_t AdmittedWorkers(const json& workload) {
   int64_t n = 0;
   for (const json& a : ArrayAt(workload, {"status", "admission", "podSetAssignments"})) {
@@ -141,7 +163,16 @@ void TrainingJobController::Reconcile(PassContext& pass) {
     st["workload"] = wl->key.name;
     const bool admitted = ObjectAt(wl->object, {"status"}).contains("admission");
     const bool evicted = ConditionTrue(wl->object, "Evicted");
+    const StoredObject* growth = pass.cache.Find(ObjectKey{kWorkloadKind, tj.key.ns, GrowthName(tj.key.name)});
     std::vector<WriteOp> unit;
+    // The growth placeholder goes when the gang ends, and when the gang's pods
+    // have all stopped for a restart or a resize: its room is then the gang's,
+    // in this very pass (the requeue controller queues the gang after this one).
+    const bool no_pods = pods_it == pass.pods.end() || pods_it->second.empty();  // terminating ones count
+    if (growth != nullptr && (ConditionTrue(wl->object, "Finished") || !admitted || (evicted && no_pods))) {
+      unit.push_back(WriteOp{.op = WriteOp::Kind::kDelete, .key = growth->key});
+      growth = nullptr;
+    }
     std::string phase;
     std::string message;
     if (ConditionTrue(wl->object, "Finished")) {
@@ -181,8 +212,14 @@ void TrainingJobController::Reconcile(PassContext& pass) {
       st["worldSize"] = world;
       message = fmt::format("{} of {} workers running", running, world);
       if (!st.contains("startTime")) st["startTime"] = pass.now_text;
+      const int64_t max = IntField(spec, "maxReplicas").value_or(world);
+      if (!spec.contains("replicas") && world < max && running == world) {
+        Grow(pass, tj, *wl, growth, world, max, st, message, unit);
+        if (!unit.empty() && unit.front().key == wl->key) phase = "Resizing";
+      }
     } else {
-      phase = evicted || restarts > 0 ? "Restarting" : "Pending";
+      const bool resizing = evicted && ConditionValue(wl->object, "Evicted", "reason") == "Resizing";
+      phase = resizing ? "Resizing" : evicted || restarts > 0 ? "Restarting" : "Pending";
       message = ConditionValue(wl->object, evicted ? "Evicted" : "QuotaReserved", "message");
     }
     st["phase"] = phase;
@@ -197,6 +234,60 @@ void TrainingJobController::Reconcile(PassContext& pass) {
     if (!unit.empty()) pass.writer.Add(std::move(unit), fmt::format("trainingjob {}/{}", tj.key.ns, tj.key.name));
   }
   DeleteOrphans(pass);
+}
+
+void TrainingJobController::Grow(PassContext& pass, const StoredObject& tj, const StoredObject& wl,
+                                 const StoredObject* growth, int64_t world, int64_t max, json& st,
+                                 std::string& message, std::vector<WriteOp>& unit) {
+  const std::string checkpoint =
+      StringAt(wl.object, {"metadata", "annotations", std::string(kLastCheckpointAnnotation).c_str()});
+  if (growth == nullptr) {
+    // Only a gang that checkpoints can restart without losing its work; and
+    // after a try that found no checkpoint in time, only after a new one.
+    if (checkpoint.empty()) {
+      message += fmt::format("; it grows toward {} workers once it reports a checkpoint", max);
+      return;
+    }
+    if (checkpoint == StringAt(st, {"growthSkippedAt"})) return;
+    pass.writer.Add(WriteOp{.op = WriteOp::Kind::kCreate,
+                            .key = ObjectKey{kWorkloadKind, tj.key.ns, GrowthName(tj.key.name)},
+                            .object = GrowthPlaceholderFor(tj, wl, max - world, pass.now_text)},
+                    fmt::format("growth placeholder of trainingjob {}/{}", tj.key.ns, tj.key.name));
+    message += fmt::format("; waiting for room to grow to {} workers", max);
+    return;
+  }
+  const bool held = ObjectAt(growth->object, {"status"}).contains("admission") && !ConditionTrue(growth->object, "Evicted");
+  if (!held) {
+    message += fmt::format("; waiting for room to grow to {} workers", max);
+    return;
+  }
+  const int64_t extra = AdmittedWorkers(growth->object);
+  const Result<Timestamp> held_since = ParseRfc3339(ConditionValue(growth->object, "Admitted", "lastTransitionTime"));
+  const Result<Timestamp> checkpointed = ParseRfc3339(checkpoint);
+  if (held_since && checkpointed && *checkpointed >= *held_since) {
+    // Restart at the checkpoint: the gang's pods stop, it is queued again with
+    // the placeholder's room free, and starts with more workers.
+    message = fmt::format("growing from {} to {} workers: room was free and the gang checkpointed at {}", world,
+                          world + extra, checkpoint);
+    std::vector<WriteOp> evict = EvictionOps(wl, pass.pods, "Resizing", message, pass.now_text);
+    unit.insert(unit.begin(), std::make_move_iterator(evict.begin()), std::make_move_iterator(evict.end()));
+    pass.events.Record(pass.writer, tj, EventRecorder::Type::kNormal, "Resizing", message, pass.now);
+    return;
+  }
+  if (held_since && pass.now >= *held_since + kGrowthCheckpointWait) {
+    // No checkpoint came: the room goes back rather than be held idle.
+    unit.push_back(WriteOp{.op = WriteOp::Kind::kDelete, .key = growth->key});
+    st["growthSkippedAt"] = checkpoint;
+    const std::string why = fmt::format(
+        "room for {} more workers was free for {}s but no checkpoint came; the gang keeps {} workers and tries again "
+        "after its next checkpoint",
+        extra, kGrowthCheckpointWait.ms / 1000, world);
+    pass.events.Record(pass.writer, tj, EventRecorder::Type::kNormal, "GrowthSkipped", why, pass.now);
+    return;
+  }
+  if (held_since) pass.WakeAt(*held_since + kGrowthCheckpointWait);
+  message += fmt::format("; room for {} more workers is held: the gang grows to {} at its next checkpoint", extra,
+                         world + extra);
 }
 
 void TrainingJobController::DeleteOrphans(PassContext& pass) {

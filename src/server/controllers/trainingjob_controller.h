@@ -12,7 +12,16 @@
 //     is evicted and queued again (restarts counted), up to backoffLimit
 //     (default 3); it resumes from its last checkpoint, since its checkpoint
 //     directory is the Workload's; Never, or no restarts left: the TrainingJob fails;
-//   - status: phase (Pending, Running, Restarting, Succeeded, Failed), restarts,
+//   - elastic growth: a gang running below maxReplicas that has reported a
+//     checkpoint asks for the rest with a placeholder Workload
+//     (trainingjob-<name>-grow, kPlaceholderAnnotation: no pods, the lowest
+//     priority, never preempting), queued like any work; once it is admitted
+//     (room appeared) the gang restarts at its next checkpoint (reason
+//     Resizing, not counted in restarts) and the placeholder is deleted as the
+//     gang's pods have stopped, so the gang is admitted again with that room.
+//     No checkpoint within kGrowthCheckpointWait: the room is given back until
+//     the next checkpoint. (Shrinking is by preemption of the whole gang.)
+//   - status: phase (Pending, Running, Resizing, Restarting, Succeeded, Failed), restarts,
 //     worldSize, lastCheckpoint, workload, message, and the Succeeded/Failed
 //     conditions.
 // A TrainingJob's deletion deletes its Workload and Pods.
@@ -20,6 +29,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
+
+#include "common/time.h"
 
 #include "server/controllers/controller.h"
 
@@ -27,6 +40,8 @@ namespace tessera {
 
 inline constexpr const char* kTrainingJobKind = "tessera.dev/TrainingJob";
 inline constexpr int64_t kDefaultTrainingBackoffLimit = 3;
+inline constexpr int32_t kGrowthPlaceholderPriority = -1000000000;  // below any PriorityClass users make
+inline constexpr Duration kGrowthCheckpointWait = Duration::Seconds(600);
 
 class TrainingJobController final : public Controller {
  public:
@@ -34,6 +49,9 @@ class TrainingJobController final : public Controller {
   void Reconcile(PassContext& pass) override;
 
  private:
+  // An elastic gang below its maximum: the placeholder, and the restart that grows it.
+  void Grow(PassContext& pass, const StoredObject& tj, const StoredObject& wl, const StoredObject* growth,
+            int64_t world, int64_t max, nlohmann::json& st, std::string& message, std::vector<WriteOp>& unit);
   void DeleteOrphans(PassContext& pass);
   std::optional<uint64_t> orphans_checked_at_;  // ObjectCache::removals of the kind at the last scan
 };
