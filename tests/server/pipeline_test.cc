@@ -338,5 +338,25 @@ TEST_F(PipelineArtifactsTest, ARunIsRefusedAClaimOfItsNameThatIsNotItsOwn) {
   EXPECT_FALSE(Exists(std::string(kJobs) + "mine-a-1"));
 }
 
+TEST_F(PipelineArtifactsTest, ARunWaitsForRoomForItsClaimUnderAQuota) {
+  // Its claim is the controller's, not the API's, but counted as the API counts one.
+  Create({{"apiVersion", "v1"},
+          {"kind", "ResourceQuota"},
+          {"metadata", {{"name", "claims"}, {"namespace", "team"}}},
+          {"spec", {{"hard", {{"persistentvolumeclaims", "0"}}}}}});
+  Create(RunOf("full", {Step("a")}));
+  const json waiting = WaitFor(kRuns + std::string("full"), [](const json& o) {
+    return o.value("status", json::object()).value("message", "").find("exceeded quota: claims") != std::string::npos;
+  });
+  EXPECT_EQ(waiting["status"]["phase"], "Pending") << waiting.dump();
+  EXPECT_FALSE(Exists("/api/v1/namespaces/team/persistentvolumeclaims/full-artifacts"));
+  EXPECT_FALSE(Exists(std::string(kJobs) + "full-a-1"));
+  auto r = client_->Request("DELETE", "/api/v1/namespaces/team/resourcequotas/claims");
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->status, 200) << r->body;
+  WaitForPod(PodOf("full-a-1"));
+  EXPECT_TRUE(Exists("/api/v1/namespaces/team/persistentvolumeclaims/full-artifacts"));
+}
+
 }  // namespace
 }  // namespace tessera

@@ -18,6 +18,7 @@
 #include "api/kinds.h"
 #include "api/validation.h"
 #include "common/time_format.h"
+#include "domain/quantity.h"
 #include "pipeline/dag.h"
 #include "pipeline/dag_scheduler.h"
 #include "pipeline/digests.h"
@@ -242,6 +243,29 @@ json ArtifactClaim(const StoredObject& run, const std::string& name, const std::
               {"status", {{"phase", "Bound"}, {"accessModes", {"ReadWriteMany"}}, {"capacity", {{"storage", "0"}}}}}};
 }
 
+// As claim admission counts a create (api/claim_admission.h): the quota
+// message when one more claim in `ns` would take it past a ResourceQuota's
+// `persistentvolumeclaims`, else "". (The run's claim requests no storage, so
+// `requests.storage` cannot be exceeded by it.)
+std::string ClaimQuotaExceeded(const ObjectCache& cache, const std::string& ns) {
+  int64_t used = 0;
+  for (const auto& [k, claim] : cache.Of(kClaimKind)) used += k.first == ns ? 1 : 0;
+  for (const auto& [k, quota] : cache.Of("/ResourceQuota")) {
+    if (k.first != ns) continue;
+    const json& hard = ObjectAt(quota.object, {"spec", "hard"});
+    auto it = hard.find("persistentvolumeclaims");
+    if (it == hard.end()) continue;
+    auto limit = ParseUnits(it->is_string() ? it->get<std::string>() : it->dump());
+    if (limit && used + 1 > *limit) {
+      return fmt::format(
+          "exceeded quota: {}, requested: persistentvolumeclaims=1, used: persistentvolumeclaims={}, limited: "
+          "persistentvolumeclaims={}",
+          k.second, used, *limit);
+    }
+  }
+  return "";
+}
+
 // A Succeeded (or Cached) node with `key` in another PipelineRun of `ns`:
 // (run, node, its node status), or nullopt.
 std::optional<std::pair<std::string, json>> FindCacheHit(const ObjectCache& cache, const std::string& ns,
@@ -333,6 +357,14 @@ Resolved Resolve(const ObjectCache& cache, const StoredObject& run, json& status
           "PersistentVolumeClaim {} exists and is not this run's: the run keeps its artifacts in a claim of that name; "
           "delete the claim or give the run another name",
           claim_name));
+    }
+    // Its claim is made here, not through the API: counted as the API would.
+    if (const std::string exceeded = ClaimQuotaExceeded(cache, run.key.ns); !exceeded.empty()) {
+      status["phase"] = "Pending";
+      status["message"] = fmt::format(
+          "its artifacts need a PersistentVolumeClaim {}: {}; it waits until the namespace has room for one more claim",
+          claim_name, exceeded);
+      return Resolved::kWaiting;
     }
   }
   auto parsed = pl::ParsePipelineSpec(pipeline_spec, field);

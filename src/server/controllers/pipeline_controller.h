@@ -36,10 +36,11 @@
 //   - At its first pass a run gets a PersistentVolumeClaim RUN-artifacts of
 //     its own (owned by it, labelled tessera.dev/pipelinerun=RUN, bound as
 //     claim admission binds one, requesting no storage), recorded in
-//     status.artifacts {claimName, claimUid}. It is made here, past the API's
-//     claim admission: it is not checked against the namespace's quotas when
-//     made, but counts as used for the claims made after it. A claim of that
-//     name the run does not own fails the run.
+//     status.artifacts {claimName, claimUid}. It is made here, not through
+//     the API, but counted as claim admission counts one: while one more claim
+//     would exceed a ResourceQuota's persistentvolumeclaims, the run stays
+//     Pending saying so (claims the API is creating at that moment are not
+//     seen). A claim of that name the run does not own fails the run.
 //   - A node writes <claim dir>/STEP (a fanned-out step's item I:
 //     STEP/I), recorded in its status as artifacts {claim, claimUid, path}.
 //     Before each attempt the controller empties it and makes
