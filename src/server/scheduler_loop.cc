@@ -317,7 +317,8 @@ void SchedulerLoop::BuildControllers() {
   own(std::make_unique<TrainingJobController>());
   own(std::make_unique<JobLifecycleController>());
   own(std::make_unique<SweepController>());  // after the Jobs' ends this pass, to judge and replace its trials
-  own(std::make_unique<PipelineController>());  // after the Jobs' ends this pass, to start what follows them
+  // After the Jobs' ends this pass, to start what follows them; artifacts on the volume root.
+  own(std::make_unique<PipelineController>(volume_root_.value_or("")));
   own(std::make_unique<WorkloadLifecycleController>());
   own(std::make_unique<CheckpointController>());
   controllers_.push_back(ttl_after_finished_.get());  // after the Jobs' ends this pass, to wake for their expiry

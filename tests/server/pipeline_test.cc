@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "agent/node_registration.h"
@@ -245,6 +246,116 @@ TEST_F(PipelineTest, DeletingARunDeletesItsJobs) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_FALSE(Exists(std::string(kJobs) + "gone-a-1")) << "the deleted run's Job is still there";
+}
+
+// With a volume root (the server's --volume-root): each run gets a claim, and a
+// container step gets it mounted, its outputs at /tessera/outputs and each
+// upstream node's read-only at /tessera/inputs/STEP; the controller reads
+// OUTPUT/result when the node succeeds.
+class PipelineArtifactsTest : public PipelineTest {
+ protected:
+  void SetUp() override {
+    volumes_ = testing::FreshTestDir("tessera-pipeline-volumes");
+    server_options_.volume_root = volumes_.string();
+    PipelineTest::SetUp();
+  }
+  void TearDown() override {
+    PipelineTest::TearDown();
+    std::filesystem::remove_all(volumes_);
+  }
+  std::filesystem::path volumes_;
+};
+
+// The value of variable `name` in a container's env, and its index ("" and -1 when absent).
+std::pair<std::string, int> EnvOf(const json& container, const std::string& name) {
+  const json env = container.value("env", json::array());
+  for (size_t i = 0; i < env.size(); ++i) {
+    if (env[i].value("name", "") == name) return {env[i].value("value", ""), static_cast<int>(i)};
+  }
+  return {"", -1};
+}
+
+TEST_F(PipelineArtifactsTest, AContainerStepMountsItsOutputsAndItsUpstreamOutputsFromTheRunsClaim) {
+  json a = Step("a");
+  a["template"]["spec"]["containers"][0]["image"] = "busybox:1.36";
+  a["template"]["spec"]["containers"][0]["env"] = {{{"name", "TESSERA_INPUT_DIR"}, {"value", "/mine"}}};
+  json b = Step("b", {"a"}, {"echo", "{{steps.a.outputs.result}}"});
+  b["template"]["spec"]["containers"][0]["image"] = "busybox:1.36";
+  Create(RunOf("art", {a, b}));
+  const json pod_a = WaitForPod(PodOf("art-a-1"));
+  const json run = WaitFor(kRuns + std::string("art"), [](const json& o) {
+    return !o.value("status", json::object()).value("artifacts", json::object()).empty();
+  });
+  const std::string uid = run["status"]["artifacts"].value("claimUid", "");
+  EXPECT_EQ(run["status"]["artifacts"]["claimName"], "art-artifacts");
+  // The claim: the run's, bound.
+  const json claim =
+      WaitFor("/api/v1/namespaces/team/persistentvolumeclaims/art-artifacts", [](const json&) { return true; });
+  EXPECT_EQ(claim["metadata"]["uid"], uid);
+  EXPECT_EQ(claim["metadata"]["ownerReferences"][0]["name"], "art");
+  EXPECT_EQ(claim["status"]["phase"], "Bound");
+
+  EXPECT_EQ(pod_a["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"], "art-artifacts");
+  const json& ca = pod_a["spec"]["containers"][0];
+  EXPECT_EQ(EnvOf(ca, "TESSERA_OUTPUT_DIR").first, "/tessera/outputs");
+  // The template's own variable comes after the controller's, so it wins.
+  EXPECT_EQ(ca["env"][1]["name"], "TESSERA_INPUT_DIR");
+  EXPECT_EQ(ca["env"][2]["value"], "/mine");
+  EXPECT_EQ(ca["volumeMounts"][0]["mountPath"], "/tessera/outputs");
+  EXPECT_EQ(ca["volumeMounts"][0]["subPath"], "a");
+
+  // a's output directory is there and empty; what it writes as result is b's {{steps.a.outputs.result}}.
+  const std::filesystem::path out = volumes_ / ("team-art-artifacts-" + uid) / "a";
+  ASSERT_TRUE(std::filesystem::is_directory(out));
+  EXPECT_TRUE(std::filesystem::is_empty(out));
+  std::ofstream(out / "result") << "0.93\n";
+  EndJob("art-a-1", 0);
+  const json pod_b = WaitForPod(PodOf("art-b-1"));
+  const json& cb = pod_b["spec"]["containers"][0];
+  EXPECT_EQ(cb["command"][1], "0.93");
+  EXPECT_EQ(EnvOf(cb, "TESSERA_INPUT_DIR").first, "/tessera/inputs");
+  ASSERT_EQ(cb["volumeMounts"].size(), 2u) << cb.dump();
+  EXPECT_EQ(cb["volumeMounts"][1]["mountPath"], "/tessera/inputs/a");
+  EXPECT_EQ(cb["volumeMounts"][1]["subPath"], "a");
+  EXPECT_EQ(cb["volumeMounts"][1]["readOnly"], true);
+  const json after = WaitFor(kRuns + std::string("art"), [](const json& o) { return NodePhase(o, "a") == "Succeeded"; });
+  EXPECT_EQ(after["status"]["nodes"]["a"]["result"], "0.93");
+  EXPECT_EQ(after["status"]["nodes"]["a"]["outputDigest"].get<std::string>().size(), 64u);
+  EndJob("art-b-1", 0);
+  WaitForPhase("art", "Succeeded");
+}
+
+TEST_F(PipelineArtifactsTest, ARunIsRefusedAClaimOfItsNameThatIsNotItsOwn) {
+  Create({{"apiVersion", "v1"},
+          {"kind", "PersistentVolumeClaim"},
+          {"metadata", {{"name", "mine-artifacts"}, {"namespace", "team"}}},
+          {"spec", {{"accessModes", {"ReadWriteOnce"}}, {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}});
+  Create(RunOf("mine", {Step("a")}));
+  const json failed = WaitForPhase("mine", "Failed");
+  EXPECT_NE(failed["status"].value("message", "").find("PersistentVolumeClaim mine-artifacts exists"),
+            std::string::npos)
+      << failed.dump();
+  EXPECT_FALSE(Exists(std::string(kJobs) + "mine-a-1"));
+}
+
+TEST_F(PipelineArtifactsTest, ARunWaitsForRoomForItsClaimUnderAQuota) {
+  // Its claim is the controller's, not the API's, but counted as the API counts one.
+  Create({{"apiVersion", "v1"},
+          {"kind", "ResourceQuota"},
+          {"metadata", {{"name", "claims"}, {"namespace", "team"}}},
+          {"spec", {{"hard", {{"persistentvolumeclaims", "0"}}}}}});
+  Create(RunOf("full", {Step("a")}));
+  const json waiting = WaitFor(kRuns + std::string("full"), [](const json& o) {
+    return o.value("status", json::object()).value("message", "").find("exceeded quota: claims") != std::string::npos;
+  });
+  EXPECT_EQ(waiting["status"]["phase"], "Pending") << waiting.dump();
+  EXPECT_FALSE(Exists("/api/v1/namespaces/team/persistentvolumeclaims/full-artifacts"));
+  EXPECT_FALSE(Exists(std::string(kJobs) + "full-a-1"));
+  auto r = client_->Request("DELETE", "/api/v1/namespaces/team/resourcequotas/claims");
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->status, 200) << r->body;
+  WaitForPod(PodOf("full-a-1"));
+  EXPECT_TRUE(Exists("/api/v1/namespaces/team/persistentvolumeclaims/full-artifacts"));
 }
 
 }  // namespace

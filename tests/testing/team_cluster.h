@@ -29,7 +29,7 @@ class TeamClusterTest : public ::testing::Test {
   void SetUp() override {
     using nlohmann::json;
     dir_ = FreshTestDir(dir_prefix_);
-    server_ = StartLocalServer(dir_.string());
+    server_ = StartLocalServer(dir_.string(), server_options_);
     ASSERT_NE(server_, nullptr);
     client_ = std::make_unique<ApiClient>(server_->url(), server_->admin_token());
     Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}});
@@ -70,6 +70,7 @@ class TeamClusterTest : public ::testing::Test {
   }
 
   std::string dir_prefix_;
+  ServerOptions server_options_;  // what a fixture sets before SetUp (its data_dir is dir_)
   std::filesystem::path dir_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<ApiClient> client_;

@@ -31,17 +31,46 @@
 // unless the template sets one. When a PipelineRun is removed, its Jobs are
 // deleted (scanned only after a removal).
 //
-// Not done: artifacts. No volume is shared between steps, so
-// TESSERA_OUTPUT_DIR / TESSERA_INPUT_DIR are not set, every node's result
-// ({{steps.X.outputs.result}}) reads "" and its output digest is "".
+// Artifacts (with a volume root: the server's --volume-root, the share its
+// agents mount at the same path, as claim_reclaimer.h assumes):
+//   - At its first pass a run gets a PersistentVolumeClaim RUN-artifacts of
+//     its own (owned by it, labelled tessera.dev/pipelinerun=RUN, bound as
+//     claim admission binds one, requesting no storage), recorded in
+//     status.artifacts {claimName, claimUid}. It is made here, not through
+//     the API, but counted as claim admission counts one: while one more claim
+//     would exceed a ResourceQuota's persistentvolumeclaims, the run stays
+//     Pending saying so (claims the API is creating at that moment are not
+//     seen). A claim of that name the run does not own fails the run.
+//   - A node writes <claim dir>/STEP (a fanned-out step's item I:
+//     STEP/I), recorded in its status as artifacts {claim, claimUid, path}.
+//     Before each attempt the controller empties it and makes
+//     <claim dir>/.inputs/NODE, holding one symbolic link per upstream node
+//     (STEP, or STEP/I for a fanned-out one) to where that node's outputs are:
+//     this run's claim, or for a node carried over (resumeFrom) or Cached, the
+//     claim of the run that ran it.
+//   - A process pod (no image) gets TESSERA_OUTPUT_DIR and TESSERA_INPUT_DIR as
+//     those node paths; a container pod gets the claims as volumes, its
+//     outputs mounted at /tessera/outputs and each upstream node's read-only at
+//     /tessera/inputs/STEP[/I], and the variables naming those.
+//   - When a node succeeds the controller reads OUTPUT/result (its first 4 KiB,
+//     trailing white space dropped) as {{steps.NODE.outputs.result}}, and its
+//     output digest is the identity of where its outputs are (SHA-256 of the
+//     claim's uid and path), so a downstream cache key changes when an input
+//     was produced again and a cache hit reads the very files it was keyed on.
+//   - A removed run's claim is deleted with its Jobs; the claim reclaimer then
+//     deletes its directory.
+// Without a volume root nothing of this happens: the variables are not set,
+// results read "" and output digests are "".
 //
 // Thread-safety: the loop's thread only (controller.h).
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
+#include "common/uuid.h"
 #include "server/controllers/controller.h"
 
 namespace tessera {
@@ -51,16 +80,24 @@ inline constexpr const char* kPipelineRunKind = "tessera.dev/PipelineRun";
 inline constexpr const char* kPipelineRunLabel = "tessera.dev/pipelinerun";
 inline constexpr const char* kPipelineStepLabel = "tessera.dev/step";
 
+inline constexpr const char* kArtifactsOutputsPath = "/tessera/outputs";
+inline constexpr const char* kArtifactsInputsPath = "/tessera/inputs";
+
 class PipelineController final : public Controller {
  public:
+  PipelineController() = default;
+  // With the shared volume root: artifacts (above).
+  explicit PipelineController(std::string volume_root) : volume_root_(std::move(volume_root)) {}
   std::string_view name() const override { return "pipeline-controller"; }
   void Reconcile(PassContext& pass) override;
 
  private:
-  // Deletes the Jobs of PipelineRuns that are gone.
-  void DeleteOrphanJobs(PassContext& pass);
+  // Deletes the Jobs and artifact claims of PipelineRuns that are gone.
+  void DeleteOrphans(PassContext& pass);
   // ObjectCache::removals of PipelineRuns at the last orphan scan.
   std::optional<uint64_t> orphans_checked_at_;
+  std::string volume_root_;  // empty: no artifacts
+  UuidGenerator uuids_;      // the artifact claims' uids
 };
 
 }  // namespace tessera
