@@ -584,21 +584,18 @@ TEST_F(AgentTest, ADeletedPodsLogsStayReadable) {
   EXPECT_FALSE(record.value("deletedAt", "").empty()) << record.dump();
   auto r = client_->Request("GET", pod_path);
   ASSERT_TRUE(r.has_value());
-  if (r->status == 404) {  // not replaced (a finished Job's pods are not): its logs come from the record
-    auto logs = client_->Request("GET", pod_path + "/log?tailLines=1");
-    ASSERT_TRUE(logs.has_value());
-    EXPECT_EQ(logs->status, 200) << logs->body;
-    EXPECT_EQ(logs->body, "world\n");
-    auto previous = client_->Request("GET", pod_path + "/log?previous=true");
-    ASSERT_TRUE(previous.has_value());
-    EXPECT_EQ(previous->status, 400);
-    EXPECT_EQ(Message(*previous), "previous terminated container \"main\" in pod \"job-hello-main-0\" not found");
-  } else {
-    auto previous = client_->Request("GET", pod_path + "/log?previous=true");
-    ASSERT_TRUE(previous.has_value());
-    EXPECT_EQ(previous->status, 200) << previous->body;
-    EXPECT_EQ(previous->body, "hello\nworld\n");
-  }
+  ASSERT_EQ(r->status, 404) << "a finished Job's pod is not replaced";
+  auto logs = client_->Request("GET", pod_path + "/log?tailLines=1");
+  ASSERT_TRUE(logs.has_value());
+  EXPECT_EQ(logs->status, 200) << logs->body;
+  EXPECT_EQ(logs->body, "world\n");
+  auto previous = client_->Request("GET", pod_path + "/log?previous=true");
+  ASSERT_TRUE(previous.has_value());
+  EXPECT_EQ(previous->status, 400);
+  EXPECT_EQ(Message(*previous), "previous terminated container \"main\" in pod \"job-hello-main-0\" not found");
+  const LogsRun cli = RunLogsCommand(*server_, LogsOptions{.name = "job-hello-main-0"});
+  EXPECT_EQ(cli.rc, 0) << cli.err;
+  EXPECT_EQ(cli.out, "hello\nworld\n");
 }
 
 // The agent removes the directory of a pod gone from its node once nothing
