@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -259,6 +260,10 @@ struct Agent::Impl {
   std::string checkpoint_error;  // the last refusal logged, so that it is logged once
   // Running pods' metric lines, read every kMetricsInterval.
   int64_t next_metrics_ms = 0;
+  // The directories of pods gone from this node, removed after options.log_retention.
+  int64_t next_directory_gc_ms = 0;
+  bool pods_seen = false;                 // the loop has had the server's list of this node's pods
+  std::set<std::string> gc_failed;        // directories whose removal failed (said once each)
 
   // The server's signing keys and issuer, for the log endpoint's check of the
   // server's calls (fetched at start and again for a key not among them).
@@ -398,6 +403,9 @@ struct Agent::Impl {
   // end is reported).
   void ReportMetrics(ApiClient& client);
   void ReportPodMetrics(ApiClient& client, Run& run, bool final);
+  // Removes the directories of pods this node no longer has, once they are
+  // older than options.log_retention (log_server.h CollectPodDirectories).
+  void CollectDirectories();
   bool Bridged(const json& pod) const {
     return options.pod_network == AgentOptions::PodNetworkMode::kBridge &&
            !pod.value("spec", json::object()).value("hostNetwork", false);
@@ -1665,6 +1673,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
   if (!lease_lost && fenced) spdlog::info("agent {}: lease renewed; running pods again", options.node_name);
   fenced = lease_lost;
 
+  pods_seen = pods_seen || listed;
   if (listed) {
     auto take = [&](const std::string& uid, const json& pod) {
       auto [it, fresh] = runs.try_emplace(uid);
@@ -1906,6 +1915,25 @@ void Agent::Impl::ReportCheckpoints(ApiClient& client) {
   }
 }
 
+void Agent::Impl::CollectDirectories() {
+  if (!pods_seen) return;  // which pods are this node's is not known yet
+  // What the loop still has (running, finished but not deleted, terminating),
+  // and every pod the server binds here.
+  std::set<std::string> keep;
+  for (const auto& [uid, run] : runs) keep.insert(SafePathPart(uid));
+  for (const auto& [uid, pod] : current) keep.insert(SafePathPart(uid));
+  const CollectedPodDirectories collected =
+      CollectPodDirectories((fs::path(options.data_dir) / "pods").string(), keep, options.log_retention);
+  for (const std::string& dir : collected.removed) {
+    spdlog::info("agent {}: removed {}: its pod is gone from this node and its logs are older than the retention ({}s)",
+                 options.node_name, dir, options.log_retention.ms / 1000);
+    gc_failed.erase(dir);
+  }
+  for (const auto& [dir, why] : collected.failed) {
+    if (gc_failed.insert(dir).second) spdlog::warn("agent {}: not removing {} yet: {}", options.node_name, dir, why);
+  }
+}
+
 void Agent::Impl::Loop() {
   pthread_setname_np(pthread_self(), "agent-loop");
   ApiClient client(options.server, options.token, options.tls);
@@ -1926,6 +1954,12 @@ void Agent::Impl::Loop() {
     if (SteadyMs() >= next_metrics_ms) {
       next_metrics_ms = SteadyMs() + kMetricsIntervalMs;
       ReportMetrics(client);
+    }
+    if (SteadyMs() >= next_directory_gc_ms) {
+      // A fraction of the retention (a tiny one in tests), at most once a minute.
+      next_directory_gc_ms =
+          SteadyMs() + std::min<int64_t>(std::max<int64_t>(options.log_retention.ms / 4, options.poll_interval.ms), 60'000);
+      CollectDirectories();
     }
     // A container being created is looked at every 5 ms: it is Running once runc says so.
     bool creating = false;

@@ -83,6 +83,11 @@ struct AgentOptions {
   // are looked at (one stat each); a changed one's time is set on the Pod as the
   // annotation tessera.dev/last-checkpoint (docs/agent.md "Checkpoints"). 0: never.
   Duration checkpoint_interval = Duration::Seconds(2);
+  // How long the directory of a pod this node no longer has (its logs, its
+  // working directory) is kept after it last changed; then it is removed
+  // (docs/agent.md "Logs"). While it is kept, the server serves its logs
+  // (`tessera logs --previous`, a finished or preempted job's logs).
+  Duration log_retention = Duration::Seconds(72 * 3600);
   // Who pods run as when they do not say (securityContext.runAsUser): empty,
   // the first uid of their namespace's block; else "UID[:GID]" for every pod
   // (weaker: pods of different namespaces then share a uid).

@@ -34,6 +34,91 @@ std::string PodDirectory(const std::string& pods_dir, const std::string& ns, con
 
 void MarkPodEnded(const std::string& pod_dir) { std::ofstream(fs::path(pod_dir) / "ended") << "ended\n"; }
 
+std::string PodDirectoryUid(const std::string& dir_name) {
+  const size_t last = dir_name.rfind('_');
+  if (last == std::string::npos || last + 1 == dir_name.size() || dir_name.find('_') == last) return "";
+  return dir_name.substr(last + 1);
+}
+
+namespace {
+
+// How /proc/self/mountinfo writes a path: space, tab, newline and backslash as octal escapes.
+std::string MountinfoEscaped(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\\') {
+      out += fmt::format("\\{:03o}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The mount points (as mountinfo escapes them) of this process's mount namespace.
+std::vector<std::string> MountPoints() {
+  std::vector<std::string> out;
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    // ID PARENT MAJOR:MINOR ROOT MOUNT-POINT ...
+    size_t pos = 0;
+    for (int field = 0; field < 4 && pos != std::string::npos; ++field) {
+      pos = line.find(' ', pos);
+      if (pos != std::string::npos) ++pos;
+    }
+    if (pos == std::string::npos) continue;
+    const size_t end = line.find(' ', pos);
+    out.push_back(line.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
+  }
+  return out;
+}
+
+}  // namespace
+
+CollectedPodDirectories CollectPodDirectories(const std::string& pods_dir, const std::set<std::string>& keep,
+                                              Duration retention) {
+  CollectedPodDirectories out;
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  std::vector<fs::path> expired;
+  for (const fs::directory_entry& entry : fs::directory_iterator(pods_dir, ec)) {
+    std::error_code entry_ec;
+    if (!entry.is_directory(entry_ec) || entry.is_symlink(entry_ec)) continue;
+    const std::string uid = PodDirectoryUid(entry.path().filename().string());
+    if (uid.empty() || keep.contains(uid)) continue;
+    // The newest change of what says the pod's last activity.
+    auto newest = fs::file_time_type::min();
+    for (const fs::path& p : {entry.path(), entry.path() / "ended", entry.path() / "pod.log"}) {
+      std::error_code time_ec;
+      const auto t = fs::last_write_time(p, time_ec);
+      if (!time_ec && t > newest) newest = t;
+    }
+    if (newest == fs::file_time_type::min()) continue;
+    if (std::chrono::duration_cast<std::chrono::milliseconds>(now - newest).count() < retention.ms) continue;
+    expired.push_back(entry.path());
+  }
+  if (expired.empty()) return out;
+  const std::vector<std::string> mounts = MountPoints();
+  for (const fs::path& dir : expired) {
+    const std::string escaped = MountinfoEscaped(fs::absolute(dir).lexically_normal().string());
+    bool mounted = false;
+    for (const std::string& m : mounts) mounted = mounted || m == escaped || m.starts_with(escaped + "/");
+    if (mounted) {
+      out.failed.emplace_back(dir.string(), "something is still mounted under it");
+      continue;
+    }
+    std::error_code rm_ec;
+    fs::remove_all(dir, rm_ec);
+    if (rm_ec) {
+      out.failed.emplace_back(dir.string(), rm_ec.message());
+    } else {
+      out.removed.push_back(dir.string());
+    }
+  }
+  return out;
+}
+
 Result<std::unique_ptr<LogServer>> LogServer::Start(std::string pods_dir, Authorize authorize, const std::string& host,
                                                     uint16_t port) {
   std::unique_ptr<LogServer> s(new LogServer());

@@ -6,17 +6,24 @@
 //
 // streams the pod's log files (src/agent/log_files.h) as text; with follow, it
 // keeps streaming until the pod has ended (its directory holds "ended") and
-// everything written is sent, or the client goes. Requests must carry a bearer
+// everything written is sent, or the client goes. It serves the directory of
+// any pod this node ran, running or not: the server asks for the instances
+// that ended or were deleted (`logs --previous`) until the agent's garbage
+// collection (CollectPodDirectories) removes them. Requests must carry a bearer
 // token that `authorize` accepts: the agent accepts only the short-lived token
 // its server signs for its calls to this node (TokenIssuer::IssueAgentCall).
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/result.h"
+#include "common/time.h"
 #include "http/http_server.h"
 
 namespace tessera {
@@ -45,5 +52,23 @@ std::string PodDirectory(const std::string& pods_dir, const std::string& ns, con
                          const std::string& uid);
 // Marks a pod's directory: its process has ended, nothing more will be written.
 void MarkPodEnded(const std::string& pod_dir);
+
+// The pod of a directory PodDirectory named (its last "_" part, as
+// SafePathPart writes a uid); "" for a name not of that form.
+std::string PodDirectoryUid(const std::string& dir_name);
+
+// The agent's garbage collection of pod directories (docs/agent.md "Logs"):
+// removes each directory under `pods_dir` whose uid (SafePathPart'ed) is not in
+// `keep` (the pods this node still has) and in which nothing (the directory, its
+// "ended" mark, its live log file) changed for `retention`. A directory with
+// something mounted under it (a container's root, a memory emptyDir the agent
+// has not cleaned up yet) is left for a later pass. Returns the directories
+// removed and, with why, those that could not be.
+struct CollectedPodDirectories {
+  std::vector<std::string> removed;
+  std::vector<std::pair<std::string, std::string>> failed;  // directory, why
+};
+CollectedPodDirectories CollectPodDirectories(const std::string& pods_dir, const std::set<std::string>& keep,
+                                              Duration retention);
 
 }  // namespace tessera

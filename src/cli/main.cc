@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   up->add_option("--gpus", serve.gpus, "Simulated GPU inventory when there is no NVIDIA driver (COUNTxMODEL-MEMORY)");
   up->add_flag("--no-audit-log", serve.no_audit_log, "Keep no audit log (default: <data-dir>/audit.log)");
   tessera::AddPodNetworkFlag(*up, serve.pod_network);
+  tessera::AddLogRetentionFlag(*up, serve.log_retention);
   up->callback([&] { rc = tessera::RunUpCommand(serve); });
 
   tessera::AgentCommandOptions agent;

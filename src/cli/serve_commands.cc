@@ -242,6 +242,13 @@ void AddPodNetworkFlag(CLI::App& command, std::string& mode) {
       ->capture_default_str();
 }
 
+void AddLogRetentionFlag(CLI::App& command, std::string& retention) {
+  command.add_option("--log-retention", retention,
+                     "How long the logs (and directory) of a pod gone from the node are kept, like 72h or 30m")
+      ->type_name("DURATION")
+      ->capture_default_str();
+}
+
 AgentOptions::PodNetworkMode PodNetworkMode(const std::string& mode) {
   return mode == "host" ? AgentOptions::PodNetworkMode::kHost : AgentOptions::PodNetworkMode::kBridge;
 }
@@ -287,6 +294,7 @@ void AddAgentFlags(CLI::App& command, AgentCommandOptions& o) {
                      "A registry (HOST[:PORT]) spoken to over plain HTTP; loopback ones always are; repeatable")
       ->type_name("HOST[:PORT]");
   AddPodNetworkFlag(command, o.pod_network);
+  AddLogRetentionFlag(command, o.log_retention);
   command.add_option("--cluster-cidr", o.agent.cluster_cidr,
                      "The server's --cluster-cidr: pods' traffic beyond it is masqueraded")
       ->capture_default_str();
@@ -315,6 +323,12 @@ int RunAgentCommand(AgentCommandOptions o) {
   if (o.agent.data_dir.empty()) o.agent.data_dir = "./tessera-agent-" + o.agent.node_name;
   o.agent.lease_duration = Duration::Seconds(o.lease_seconds);
   o.agent.usage_interval = Duration::Seconds(o.usage_seconds);
+  if (auto retention = ParseDuration(o.log_retention)) {
+    o.agent.log_retention = *retention;
+  } else {
+    fmt::print(stderr, "error: --log-retention: {}\n", retention.error().message());
+    return 2;
+  }
   o.agent.data_dir = std::filesystem::absolute(o.agent.data_dir).lexically_normal().string();
   o.agent.fence_command = FenceCommand(o.agent.data_dir, o.agent.lease_duration);
   for (const std::string& kv : o.labels) {
@@ -343,6 +357,12 @@ int RunAgentCommand(AgentCommandOptions o) {
 }
 
 int RunUpCommand(ServeOptions options) {
+  auto parsed_retention = ParseDuration(options.log_retention);
+  if (!parsed_retention) {
+    fmt::print(stderr, "error: --log-retention: {}\n", parsed_retention.error().message());
+    return 2;
+  }
+  const Duration log_retention = *parsed_retention;
   if (options.server.audit.path.empty() && !options.no_audit_log) {
     // One machine's platform keeps who did what from the start; a server
     // (`tessera server`) keeps a log only when told where, as kube-apiserver.
@@ -388,6 +408,7 @@ int RunUpCommand(ServeOptions options) {
   agent_options.hidden_paths = {data_dir};  // the store, the admin token and the signing key
   agent_options.gpus.simulated = options.gpus;
   agent_options.pod_network = PodNetworkMode(options.pod_network);
+  agent_options.log_retention = log_retention;
   agent_options.fence_command = FenceCommand(agent_options.data_dir, agent_options.lease_duration);
   auto agent = Agent::Start(agent_options);
   if (!agent) {

@@ -19,6 +19,7 @@ struct ServeOptions {
   std::string gpus = "8xH100-80GB";       // `up`: the simulated inventory when there is no driver
   bool no_audit_log = false;              // `up`: no <data-dir>/audit.log by default
   std::string pod_network = "bridge";     // `up`: --pod-network bridge|host of its agent
+  std::string log_retention = "72h";      // `up`: --log-retention of its agent
   // As the flags give them, turned into `server`'s by AddServerFlags' parse.
   std::string api_audiences;              // --api-audiences A,B
   std::string max_token_expiration;       // --service-account-max-token-expiration DURATION
@@ -58,6 +59,7 @@ struct AgentCommandOptions {
   int64_t usage_seconds = 10;
   std::vector<std::string> labels;  // KEY=VALUE
   std::string pod_network = "bridge";  // --pod-network bridge|host
+  std::string log_retention = "72h";   // --log-retention DURATION
 };
 void AddAgentFlags(CLI::App& command, AgentCommandOptions& options);
 int RunAgentCommand(AgentCommandOptions options);
@@ -68,6 +70,10 @@ std::vector<std::string> FenceCommand(const std::string& data_dir, Duration leas
 // --pod-network: "bridge" (a network namespace and an IP of the node's
 // podCIDR per pod) or "host" (pods share the node's network).
 void AddPodNetworkFlag(CLI::App& command, std::string& mode);
+
+// --log-retention DURATION: how long an agent keeps the directory (logs
+// included) of a pod its node no longer has (AgentOptions::log_retention).
+void AddLogRetentionFlag(CLI::App& command, std::string& retention);
 AgentOptions::PodNetworkMode PodNetworkMode(const std::string& mode);
 
 // Writes a credential to `path`, mode 0600, in a directory made mode 0700.

@@ -31,6 +31,7 @@
 #include "server/controllers/trainingjob_controller.h"
 #include "server/controllers/namespace_controller.h"
 #include "server/controllers/node_lifecycle.h"
+#include "server/controllers/pod_history_controller.h"
 #include "server/controllers/idle_reclaimer.h"
 #include "server/object_json.h"
 #include "server/pass_pacer.h"
@@ -327,6 +328,7 @@ void SchedulerLoop::BuildControllers() {
   own(std::make_unique<RequeueController>());
   own(std::make_unique<UsageRecorder>());
   own(std::make_unique<IdleReclaimer>());
+  own(std::make_unique<PodHistoryController>(cache_));  // after the pass's pod deletions, so their records go out this pass
   controllers_.push_back(dependencies_.get());
   controllers_.push_back(approvals_.get());
   controllers_.push_back(budgets_.get());

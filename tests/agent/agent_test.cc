@@ -2,6 +2,7 @@
 // real processes on the agent's node, report their status, and are terminated
 // on preemption with SIGTERM, the grace period, then SIGKILL.
 #include "agent/agent.h"
+#include "agent/log_server.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -18,10 +19,12 @@
 #include <thread>
 
 #include "agent/pod_launch.h"
+#include "cli/commands/logs_command.h"
 #include "agent/spawn_report.h"
 #include "api/convert.h"
 #include "client/api_client.h"
 #include "common/time_format.h"
+#include "server/object_json.h"
 #include "server/server.h"
 #include "tests/testing/api_polling.h"
 #include "tests/testing/test_dirs.h"
@@ -71,6 +74,7 @@ class AgentTest : public ::testing::Test {
     o.lease_duration = Duration::Seconds(4);
     o.restart_backoff = Duration::Millis(100);
     o.checkpoint_interval = Duration::Millis(50);
+    o.log_retention = log_retention_;
     auto a = Agent::Start(o);
     ASSERT_TRUE(a.has_value()) << a.error().ToString();
     agent_ = std::move(*a);
@@ -112,6 +116,7 @@ class AgentTest : public ::testing::Test {
   std::unique_ptr<ApiClient> client_;
   std::unique_ptr<Agent> agent_;
   std::string agent_token_;  // the agent's credential; empty: the admin's
+  Duration log_retention_ = Duration::Seconds(72 * 3600);
 };
 
 // A node's own credential (system:node:NAME), as `tessera up` mints it, so
@@ -444,6 +449,196 @@ TEST_F(AgentTest, ATrainingJobWhoseRankTwoFailsRestartsAsAGangAndResumesFromItsC
   const std::string log = PodLog(Pod("trainingjob-ddp-worker-2"));
   EXPECT_NE(log.find("rank=2 world=4 nnodes=4 node_rank=2"), std::string::npos) << log;
   EXPECT_NE(log.find("resumed from attempt-1"), std::string::npos) << log;
+}
+
+
+// GETs `path` until `ready` holds for the answer (the server writes a pod's
+// history asynchronously); on timeout, records a failure with the last answer.
+ApiResponse WaitForAnswer(ApiClient& client, const std::string& path, const std::function<bool(const ApiResponse&)>& ready) {
+  ApiResponse last;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto r = client.Request("GET", path);
+    if (r) {
+      last = *r;
+      if (ready(last)) return last;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ADD_FAILURE() << "timed out waiting on " << path << "; last: HTTP " << last.status << ": " << last.body;
+  return last;
+}
+
+std::string Message(const ApiResponse& r) {
+  const json body = json::parse(r.body, nullptr, false);
+  return body.is_object() ? body.value("message", "") : "";
+}
+
+// `tessera logs ARGS` in-process against the test's server.
+struct LogsRun {
+  int rc;
+  std::string out, err;
+};
+LogsRun RunLogsCommand(const Server& server, LogsOptions o) {
+  std::ostringstream out, err;
+  CommandContext ctx;
+  ctx.config.server = server.url();
+  ctx.config.token = server.admin_token();
+  ctx.out = &out;
+  ctx.err = &err;
+  const int rc = RunLogs(ctx, o);
+  return {rc, out.str(), err.str()};
+}
+
+// A preempted pod is deleted, and its Workload, admitted again, gets a new pod
+// of the same name: its first instance's logs stay readable with previous=true
+// (and while it is gone, as the pod's logs), until the Job is deleted.
+TEST_F(AgentTest, APreemptedPodsLogsStayReadableAsThePreviousInstanceUntilTheJobIsDeleted) {
+  StartAgent("node-1", "1xA100-80GB");
+  const std::string script =
+      "n=$(cat $TESSERA_CHECKPOINT_DIR/runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > $TESSERA_CHECKPOINT_DIR/runs; "
+      "echo run-$n; exec sleep 600";
+  SubmitJob(Job("train", script, "1", 1, "training", /*grace_seconds=*/1));
+  const std::string pod_path = "/api/v1/namespaces/default/pods/job-train-main-0";
+  const std::string log_path = pod_path + "/log";
+  const json first = WaitFor(pod_path, [&](const json& p) { return Phase(p) == "Running" && PodLog(p) == "run-1\n"; });
+  auto none = client_->Request("GET", log_path + "?previous=true");
+  ASSERT_TRUE(none.has_value());
+  EXPECT_EQ(none->status, 400);
+  EXPECT_EQ(Message(*none), "previous terminated container \"main\" in pod \"job-train-main-0\" not found");
+
+  // Preempted: while its pod is gone, its logs are the first instance's.
+  const fs::path go = dir_ / "go";
+  SubmitJob(Job("serve", fmt::format("while [ ! -f {} ]; do sleep 0.05; done", go.string()), "1", 1, "production"));
+  WaitFor("/api/v1/namespaces/default/pods/job-serve-main-0", [](const json& p) { return Phase(p) == "Running"; });
+  const ApiResponse gone = WaitForAnswer(*client_, log_path, [](const ApiResponse& r) { return r.status == 200; });
+  EXPECT_EQ(gone.body, "run-1\n");
+  auto pod = client_->Request("GET", pod_path);
+  ASSERT_TRUE(pod.has_value());
+  EXPECT_EQ(pod->status, 404) << "the pod is gone while serve runs";
+  const LogsRun job_logs = RunLogsCommand(*server_, LogsOptions{.name = "job/train"});
+  EXPECT_EQ(job_logs.rc, 0) << job_logs.err;
+  EXPECT_EQ(job_logs.out, "run-1\n");
+
+  // Admitted again: a new instance under the same name.
+  { std::ofstream(go) << "go\n"; }
+  const json second = WaitFor(pod_path, [&](const json& p) {
+    return Phase(p) == "Running" && p["metadata"]["uid"] != first["metadata"]["uid"] && PodLog(p) == "run-2\n";
+  });
+  const ApiResponse current = WaitForAnswer(*client_, log_path, [](const ApiResponse& r) { return r.status == 200; });
+  EXPECT_EQ(current.body, "run-2\n");
+  auto previous = client_->Request("GET", log_path + "?previous=true");
+  ASSERT_TRUE(previous.has_value());
+  EXPECT_EQ(previous->status, 200) << previous->body;
+  EXPECT_EQ(previous->body, "run-1\n");
+  // An ended instance is not followed: what is there comes back at once.
+  auto followed = client_->Request("GET", log_path + "?previous=true&follow=true");
+  ASSERT_TRUE(followed.has_value());
+  EXPECT_EQ(followed->body, "run-1\n");
+  const LogsRun cli_previous = RunLogsCommand(*server_, LogsOptions{.name = "job-train-main-0", .previous = true});
+  EXPECT_EQ(cli_previous.rc, 0) << cli_previous.err;
+  EXPECT_EQ(cli_previous.out, "run-1\n");
+  const LogsRun cli_current = RunLogsCommand(*server_, LogsOptions{.name = "train"});
+  EXPECT_EQ(cli_current.rc, 0) << cli_current.err;
+  EXPECT_EQ(cli_current.out, "run-2\n");
+
+  // The Job cleaned up: its Workload, and with it the pod's history, are gone.
+  auto deleted = client_->Request("DELETE", "/apis/batch/v1/namespaces/default/jobs/train");
+  ASSERT_TRUE(deleted.has_value());
+  ASSERT_EQ(deleted->status / 100, 2) << deleted->body;
+  WaitForAnswer(*client_, "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-train",
+                [](const ApiResponse& r) { return r.status == 404; });
+  const ApiResponse after = WaitForAnswer(*client_, log_path, [](const ApiResponse& r) { return r.status == 404; });
+  EXPECT_EQ(Message(after), "pods \"job-train-main-0\" not found");
+  auto after_previous = client_->Request("GET", log_path + "?previous=true");
+  ASSERT_TRUE(after_previous.has_value());
+  EXPECT_EQ(after_previous->status, 404);
+  EXPECT_EQ(Message(*after_previous), "pods \"job-train-main-0\" not found");
+  const LogsRun cli_after = RunLogsCommand(*server_, LogsOptions{.name = "job-train-main-0", .previous = true});
+  EXPECT_NE(cli_after.rc, 0);
+  EXPECT_NE(cli_after.err.find("no pod, workload or job named \"job-train-main-0\""), std::string::npos) << cli_after.err;
+  (void)second;
+}
+
+// A finished job's pod that is deleted keeps its logs readable through the API
+// (its Workload remembers where they are); it has no earlier instance.
+TEST_F(AgentTest, ADeletedPodsLogsStayReadable) {
+  StartAgent();
+  SubmitJob(Job("hello", "echo hello; echo world"));
+  const std::string pod_path = "/api/v1/namespaces/default/pods/job-hello-main-0";
+  const json pod = WaitFor(pod_path, [](const json& p) { return Phase(p) == "Succeeded"; });
+  WaitFor("/apis/batch/v1/namespaces/default/jobs/hello", [](const json& j) { return Condition(j, "Complete", "status") == "True"; });
+  auto deleted = client_->Request("DELETE", pod_path);
+  ASSERT_TRUE(deleted.has_value());
+  ASSERT_EQ(deleted->status / 100, 2) << deleted->body;
+  const json workload = WaitFor("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job-hello", [&](const json& w) {
+    for (const json& r : ArrayAt(w, {"status", "podHistory"})) {
+      if (r.value("uid", "") == pod["metadata"].value("uid", "")) return true;
+    }
+    return false;
+  });
+  const json record = ArrayAt(workload, {"status", "podHistory"}).back();
+  EXPECT_EQ(record["name"], "job-hello-main-0");
+  EXPECT_EQ(record["nodeName"], "node-1");
+  EXPECT_EQ(record["phase"], "Succeeded");
+  EXPECT_FALSE(record.value("deletedAt", "").empty()) << record.dump();
+  auto r = client_->Request("GET", pod_path);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->status, 404) << "a finished Job's pod is not replaced";
+  auto logs = client_->Request("GET", pod_path + "/log?tailLines=1");
+  ASSERT_TRUE(logs.has_value());
+  EXPECT_EQ(logs->status, 200) << logs->body;
+  EXPECT_EQ(logs->body, "world\n");
+  auto previous = client_->Request("GET", pod_path + "/log?previous=true");
+  ASSERT_TRUE(previous.has_value());
+  EXPECT_EQ(previous->status, 400);
+  EXPECT_EQ(Message(*previous), "previous terminated container \"main\" in pod \"job-hello-main-0\" not found");
+  const LogsRun cli = RunLogsCommand(*server_, LogsOptions{.name = "job-hello-main-0"});
+  EXPECT_EQ(cli.rc, 0) << cli.err;
+  EXPECT_EQ(cli.out, "hello\nworld\n");
+}
+
+// The agent removes the directory of a pod gone from its node once nothing
+// changed in it for --log-retention, and keeps a running pod's however old.
+TEST_F(AgentTest, TheAgentRemovesAGonePodsDirectoryAfterTheRetentionAndKeepsARunningOnes) {
+  log_retention_ = Duration::Millis(300);
+  StartAgent();
+  SubmitJob(Job("sleeper", "exec sleep 600"));
+  const json sleeper = WaitFor("/api/v1/namespaces/default/pods/job-sleeper-main-0", [](const json& p) { return Phase(p) == "Running"; });
+  SubmitJob(Job("brief", "echo brief"));
+  const std::string pod_path = "/api/v1/namespaces/default/pods/job-brief-main-0";
+  const json brief = WaitFor(pod_path, [](const json& p) { return Phase(p) == "Succeeded"; });
+  WaitFor("/apis/batch/v1/namespaces/default/jobs/brief", [](const json& j) { return Condition(j, "Complete", "status") == "True"; });
+  auto pod_dir = [&](const json& p) {
+    return dir_ / "node-1" / "pods" / fmt::format("default_{}_{}", p["metadata"].value("name", ""), p["metadata"].value("uid", ""));
+  };
+  ASSERT_TRUE(fs::exists(pod_dir(brief) / "pod.log"));
+  auto deleted = client_->Request("DELETE", pod_path);
+  ASSERT_TRUE(deleted.has_value());
+  ASSERT_EQ(deleted->status / 100, 2) << deleted->body;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (fs::exists(pod_dir(brief)) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(fs::exists(pod_dir(brief))) << "not removed after the retention";
+  // Its record remains (the Job does): the server says the node no longer has the logs.
+  const ApiResponse gone = WaitForAnswer(*client_, pod_path + "/log", [](const ApiResponse& r) {
+    return r.status == 404 && Message(r).find("no longer kept on node node-1") != std::string::npos;
+  });
+  EXPECT_NE(Message(gone).find(brief["metadata"].value("uid", "")), std::string::npos) << gone.body;
+  // The running pod's directory, older than the retention by now, stays, and so do its logs.
+  EXPECT_TRUE(fs::exists(pod_dir(sleeper) / "pod.log"));
+  auto running = client_->Request("GET", "/api/v1/namespaces/default/pods/job-sleeper-main-0/log");
+  ASSERT_TRUE(running.has_value());
+  EXPECT_EQ(running->status, 200) << running->body;
+}
+
+TEST(PodDirectoryTest, TheUidIsTheLastPartOfTheName) {
+  EXPECT_EQ(PodDirectoryUid("default_job-a-main-0_6f1c2b3a-1234"), "6f1c2b3a-1234");
+  EXPECT_EQ(PodDirectoryUid(fs::path(PodDirectory("/d", "ns", "p", "u-1")).filename().string()), "u-1");
+  EXPECT_EQ(PodDirectoryUid("stray"), "");
+  EXPECT_EQ(PodDirectoryUid("a_b"), "");
+  EXPECT_EQ(PodDirectoryUid("a_b_"), "");
 }
 
 }  // namespace

@@ -190,8 +190,10 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       "  tessera logs train-1                 # the pods of job train-1\n"
       "  tessera logs -f job-train-1-main-0   # follow one pod until it ends\n"
       "  tessera logs --tail 20 notebook");
-  logs->add_option("NAME", logs_.name, "Pod, workload or job")->required()->type_name("");
+  logs->add_option("NAME", logs_.name, "Pod, workload or job (job/NAME)")->required()->type_name("");
   logs->add_flag("-f,--follow", logs_.follow, "Keep streaming until the pod ends");
+  logs->add_flag("-p,--previous", logs_.previous,
+                 "The pod's earlier instance (before a preemption or a retry replaced it)");
   logs->add_option("--tail", logs_.tail, "Only the last N lines")->type_name("N");
   logs->callback(Runs(rc, [this](const CommandContext& c) { return RunLogs(c, logs_); }));
 
