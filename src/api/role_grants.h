@@ -47,7 +47,7 @@ std::vector<std::string> VerbNames(VerbSet verbs);
 
 struct RoleGrant {
   DefaultRole role = DefaultRole::kView;
-  std::string_view subresource;  // "" for the resource itself; "status", "log", "token", "approval"
+  std::string_view subresource;  // "" for the resource itself; "status", "log", "token", "approval", "proxy"
   VerbSet verbs = 0;
 };
 

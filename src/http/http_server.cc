@@ -63,6 +63,7 @@ HttpRequest Convert(const http::request<http::string_body>& req, const std::stri
   }
   r.body = req.body();
   r.remote = remote;
+  r.target = target;
   return r;
 }
 
@@ -265,8 +266,39 @@ class Session : public IdleTracked, public std::enable_shared_from_this<Session<
     }
     if (response.stream) return StartStream(std::move(response), version);
     if (response.deferred) return Defer(std::move(response.deferred), version, keep_alive);
+    if (response.upgrade) return HandOver(std::move(response.upgrade));
     Respond(std::move(response), version, keep_alive);
   }
+
+ public:
+  // The connection, once handed over (UpgradedConnection), on its I/O thread.
+  std::string TakeBuffered() {
+    std::string out = beast::buffers_to_string(buffer_.data());
+    buffer_.consume(buffer_.size());
+    return out;
+  }
+  void RawRead(std::function<void(std::string_view)> done) {
+    if (closed_) return done({});
+    if (!raw_in_) raw_in_ = std::make_unique<std::array<char, 64 * 1024>>();
+    stream_.async_read_some(net::buffer(*raw_in_), [self = this->shared_from_this(), done = std::move(done)](
+                                                       beast::error_code ec, size_t n) {
+      if (ec || n == 0 || self->closed_) return done({});
+      done(std::string_view(self->raw_in_->data(), n));
+    });
+  }
+  void RawWrite(std::string data, std::function<void(bool)> done) {
+    if (closed_) return done(false);
+    auto owned = std::make_shared<std::string>(std::move(data));
+    net::async_write(stream_, net::buffer(*owned),
+                     [self = this->shared_from_this(), owned, done = std::move(done)](beast::error_code ec, size_t) {
+                       done(!ec && !self->closed_);
+                     });
+  }
+  void RawClose() { Shutdown(); }
+  net::any_io_executor executor() { return stream_.get_executor(); }
+
+ private:
+  void HandOver(std::function<void(std::shared_ptr<UpgradedConnection>)> upgrade);
 
   // The response comes through `respond`, from any thread: it is written from
   // this connection's strand. Until then nothing is read from the connection.
@@ -277,6 +309,7 @@ class Session : public IdleTracked, public std::enable_shared_from_this<Session<
       net::post(self->stream_.get_executor(), [self, r = std::move(r), version, keep_alive]() mutable {
         if (r.stream) return self->StartStream(std::move(r), version);
         if (r.deferred) return self->Defer(std::move(r.deferred), version, keep_alive);
+        if (r.upgrade) return self->HandOver(std::move(r.upgrade));
         self->Respond(std::move(r), version, keep_alive);
       });
     };
@@ -363,6 +396,26 @@ class Session : public IdleTracked, public std::enable_shared_from_this<Session<
   bool closed_ = false;
   std::atomic<bool> closed_flag_{false};
   std::array<char, 512> probe_{};
+  std::unique_ptr<std::array<char, 64 * 1024>> raw_in_;  // reads of a connection handed over
+};
+
+// A session handed over: holds it (it stays open while this is held, or an
+// operation of it is in flight) and closes it when dropped.
+template <class Stream>
+class HandedOverConnection : public UpgradedConnection {
+ public:
+  explicit HandedOverConnection(std::shared_ptr<Session<Stream>> s) : session_(std::move(s)) {}
+  ~HandedOverConnection() override { session_->RawClose(); }
+  boost::asio::any_io_executor executor() override { return session_->executor(); }
+  std::string TakeBuffered() override { return session_->TakeBuffered(); }
+  void ReadSome(std::function<void(std::string_view)> done) override { session_->RawRead(std::move(done)); }
+  void Write(std::string data, std::function<void(bool)> done) override {
+    session_->RawWrite(std::move(data), std::move(done));
+  }
+  void Close() override { session_->RawClose(); }
+
+ private:
+  std::shared_ptr<Session<Stream>> session_;
 };
 
 // Holds the session weakly: the I/O handlers own sessions, so stopping the server
@@ -403,6 +456,17 @@ void Session<Stream>::StartStream(HttpResponse r, unsigned version) {
   WriteNext();
   WatchForClose();
   r.stream(std::make_shared<SessionSink<Stream>>(this->weak_from_this()));
+}
+
+template <class Stream>
+void Session<Stream>::HandOver(std::function<void(std::shared_ptr<UpgradedConnection>)> upgrade) {
+  waiting_for_client_ = false;  // the idle sweep leaves it alone: a WebSocket may be quiet for hours
+  try {
+    upgrade(std::make_shared<HandedOverConnection<Stream>>(this->shared_from_this()));
+  } catch (const std::exception& e) {
+    spdlog::error("upgrade handler threw: {}", e.what());
+    Shutdown();
+  }
 }
 
 }  // namespace

@@ -16,8 +16,14 @@
 // server writes whatever the returned StreamSink is given, as chunks, until the
 // client goes away or the sink is closed.
 //
+// A handler may also take a connection over (HttpResponse::upgrade): the
+// server then hands it the connection's bytes both ways, as Go's Hijacker does
+// (a reverse proxy, a WebSocket after its 101).
+//
 // Thread-safety: Start/Stop from one thread; StreamSink is safe to use from any.
 #pragma once
+
+#include <boost/asio/any_io_executor.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -40,6 +46,7 @@ struct HttpRequest {
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
   std::string remote;  // "ip:port"
+  std::string target;  // the request-target as sent: the path and query, not decoded
 
   std::string Header(const std::string& lower_name) const {
     auto it = headers.find(lower_name);
@@ -61,6 +68,26 @@ class StreamSink {
   virtual bool open() const = 0;
 };
 
+// A connection the server handed over (HttpResponse::upgrade): raw bytes both
+// ways, through TLS when the server speaks it. Call it, and expect its
+// callbacks, on its own I/O thread only (executor(); do other I/O of the
+// exchange there too). It is closed once the last reference to it goes, or by
+// Close, or when the server stops; the idle timeout no longer applies.
+class UpgradedConnection {
+ public:
+  virtual ~UpgradedConnection() = default;
+  virtual boost::asio::any_io_executor executor() = 0;
+  // What the client sent past the end of the request, already read (a
+  // pipelined request, or a WebSocket client's first frames); given once.
+  virtual std::string TakeBuffered() = 0;
+  // Reads what comes next: `done` gets at least one byte, or an empty view
+  // once the client closed its side or the connection failed. One at a time.
+  virtual void ReadSome(std::function<void(std::string_view data)> done) = 0;
+  // Writes all of `data`; `done(false)` when the connection failed. One at a time.
+  virtual void Write(std::string data, std::function<void(bool ok)> done) = 0;
+  virtual void Close() = 0;
+};
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
@@ -76,6 +103,11 @@ struct HttpResponse {
   // connections, so a handler that waits for something (a store write, an
   // identity provider) does not hold it.
   std::function<void(std::function<void(HttpResponse)> respond)> deferred;
+  // When set (and neither `stream` nor `deferred` is), the server writes
+  // nothing of this response: it calls `upgrade` once, on the connection's
+  // I/O thread, with the connection, which is the handler's from then on
+  // (status and the rest are not used). Nothing more is read from it as HTTP.
+  std::function<void(std::shared_ptr<UpgradedConnection>)> upgrade;
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;

@@ -225,6 +225,16 @@ TEST(KindDefinitionTest, EveryKindDeclaresItsDefaultRoleGrants) {
   for (const RoleGrant& g : grants("/Pod")) view_reads_logs |= g.role == DefaultRole::kView && g.subresource == "log";
   EXPECT_TRUE(view_reads_logs);
   for (const RoleGrant& g : grants("/Secret")) EXPECT_NE(g.role, DefaultRole::kView);
+  // pods/proxy and services/proxy: edit (so admin), every verb; never view.
+  for (std::string_view key : {"/Pod", "/Service"}) {
+    bool edit_proxies = false;
+    for (const RoleGrant& g : grants(key)) {
+      if (g.subresource != "proxy") continue;
+      EXPECT_EQ(g.role, DefaultRole::kEdit) << key;
+      edit_proxies |= g.role == DefaultRole::kEdit && g.verbs == verbs::kAll;
+    }
+    EXPECT_TRUE(edit_proxies) << key;
+  }
   EXPECT_TRUE(grants("/Node").empty());
 }
 

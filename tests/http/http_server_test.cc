@@ -217,5 +217,79 @@ TEST(HttpServerTest, AQuietStreamIsNotIdle) {
   server.Stop();
 }
 
+// Upper-cases what the client sends on a connection handed over, until "bye".
+class Shouter : public std::enable_shared_from_this<Shouter> {
+ public:
+  explicit Shouter(std::shared_ptr<UpgradedConnection> conn) : conn_(std::move(conn)) {}
+  void Start() {
+    conn_->Write("HTTP/1.1 101 Switching Protocols\r\nUpgrade: shout\r\nConnection: Upgrade\r\n\r\n" +
+                     Upper(conn_->TakeBuffered()),
+                 [self = shared_from_this()](bool ok) {
+                   if (ok) self->Next();
+                 });
+  }
+
+ private:
+  static std::string Upper(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return out;
+  }
+  void Next() {
+    conn_->ReadSome([self = shared_from_this()](std::string_view data) {
+      if (data.empty() || data == "bye") return self->conn_->Close();
+      self->conn_->Write(Upper(data), [self](bool ok) {
+        if (ok) self->Next();
+      });
+    });
+  }
+  std::shared_ptr<UpgradedConnection> conn_;
+};
+
+// A handler takes a connection over (HttpResponse::upgrade): the server writes
+// nothing of its own, the bytes the client sent past the request come first
+// (TakeBuffered), then the handler reads and writes the connection until it
+// closes it; the idle timeout no longer applies to it.
+TEST(HttpServerTest, AHandlerTakesAConnectionOver) {
+  HttpServerOptions options;
+  options.port = 0;
+  options.idle_timeout = std::chrono::milliseconds(50);
+  HttpServer server(options, [](const HttpRequest& req) {
+    HttpResponse r;
+    if (req.path == "/upgrade") {
+      r.upgrade = [](std::shared_ptr<UpgradedConnection> conn) { std::make_shared<Shouter>(std::move(conn))->Start(); };
+    }
+    return r;
+  });
+  ASSERT_TRUE(server.Start().ok());
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::socket socket(ioc);
+  socket.connect({boost::asio::ip::make_address("127.0.0.1"), server.port()});
+  auto read_exactly = [&](size_t n) {
+    std::string got(n, '\0');
+    boost::system::error_code ec;
+    boost::asio::read(socket, boost::asio::buffer(got), ec);
+    EXPECT_FALSE(ec) << ec.message();
+    return got;
+  };
+  boost::asio::write(socket, boost::asio::buffer(std::string(
+                                 "GET /upgrade HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: shout\r\n\r\nearly")));
+  const std::string head = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: shout\r\nConnection: Upgrade\r\n\r\nEARLY";
+  EXPECT_EQ(read_exactly(head.size()), head);
+  // Past the idle timeout (and its sweep, a tenth of it) a few times over: still served.
+  for (int i = 0; i < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    boost::asio::write(socket, boost::asio::buffer(std::string("more")));
+    EXPECT_EQ(read_exactly(4), "MORE");
+  }
+  boost::asio::write(socket, boost::asio::buffer(std::string("bye")));
+  std::array<char, 16> rest{};
+  boost::system::error_code ec;
+  const size_t n = socket.read_some(boost::asio::buffer(rest), ec);
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(ec, boost::asio::error::eof);  // the handler closed it
+  server.Stop();
+}
+
 }  // namespace
 }  // namespace tessera

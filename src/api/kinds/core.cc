@@ -673,7 +673,10 @@ std::vector<KindDefinition> CoreKinds() {
                     .cell = [](const json& o, const ColumnOptions&) {
                       return Text(Child(Find(o, "metadata.annotations"), "tessera.dev/gpu-devices"), "<none>");
                     }}},
-       .roles = RoleGrants{.grants = {ViewReads(), ViewReads("log"), ViewReads("status"), EditWrites()}},
+       // As Kubernetes' edit role: pods/proxy reaches into the pod's
+       // programs, so view does not hold it.
+       .roles = RoleGrants{.grants = {ViewReads(), ViewReads("log"), ViewReads("status"), EditWrites(),
+                                      {.role = DefaultRole::kEdit, .subresource = "proxy", .verbs = verbs::kAll}}},
        .controller = "scheduler-loop"},
       {.info = {.group = "", .version = "v1", .kind = "Node", .api_version = "v1", .plural = "nodes",
                 .singular = "node", .short_names = {"no"}, .namespaced = false, .store_key = "/Node"},
@@ -744,7 +747,8 @@ std::vector<KindDefinition> CoreKinds() {
                     .priority = 1,
                     .description = ".spec.selector",
                     .cell = [](const json& o, const ColumnOptions&) { return JoinMap(Find(o, "spec.selector")); }}},
-       .roles = RoleGrants{.grants = {ViewReads(), ViewReads("status"), EditWrites()}},
+       .roles = RoleGrants{.grants = {ViewReads(), ViewReads("status"), EditWrites(),
+                                      {.role = DefaultRole::kEdit, .subresource = "proxy", .verbs = verbs::kAll}}},
        .controller = "endpointslice-controller"},
       {.info = {.group = "", .version = "v1", .kind = "ConfigMap", .api_version = "v1", .plural = "configmaps",
                 .singular = "configmap", .short_names = {"cm"}, .namespaced = true, .store_key = "/ConfigMap"},

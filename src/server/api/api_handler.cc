@@ -24,6 +24,7 @@
 #include "server/object_json.h"
 #include "server/api/pod_logs.h"
 #include "server/api/pod_security_admission.h"
+#include "server/api/proxy.h"
 
 namespace tessera {
 
@@ -100,6 +101,7 @@ bool ServesSubresource(const KindInfo& kind, std::string_view subresource) {
   if (subresource == "log") return kind.store_key == "/Pod";
   if (subresource == "token") return kind.store_key == "/ServiceAccount" || kind.store_key == "/Node";
   if (subresource == "approval") return kind.store_key == "tessera.dev/ApprovalRequest";
+  if (subresource == "proxy") return kind.store_key == "/Pod" || kind.store_key == "/Service";
   return false;
 }
 
@@ -240,10 +242,14 @@ HttpResponse ApiHandler::Serve(const HttpRequest& req, bool may_block) {
   return Finish(call, Dispatch(call));
 }
 
+bool ApiHandler::Audited(const Call& call, bool refused) const {
+  return security_.audit != nullptr &&
+         (refused || (call.info.mutating() && (call.info.kind == nullptr || call.info.kind->stored)));
+}
+
 HttpResponse ApiHandler::Finish(const Call& call, HttpResponse response, bool refused) {
-  const bool audited = security_.audit != nullptr &&
-                       (refused || (call.info.mutating() && (call.info.kind == nullptr || call.info.kind->stored)));
-  if (!audited) return response;
+  // A proxied request is recorded when the backend answers (Proxy).
+  if (!Audited(call, refused) || response.upgrade) return response;
   AuditEvent event = StartAudit(call);
   if (!response.deferred) {
     CompleteAudit(std::move(event), response);
@@ -307,6 +313,20 @@ void ApiHandler::CompleteAudit(AuditEvent e, const HttpResponse& response) {
   security_.audit->Record(std::move(e));
 }
 
+HttpResponse ApiHandler::Proxy(Call& call) {
+  ProxyAnswered answered;
+  if (Audited(call, /*refused=*/false)) {
+    // The record is made when the backend answers, after the request is gone.
+    answered = [this, event = StartAudit(call)](int status, const std::string& error) mutable {
+      HttpResponse answer;
+      answer.status = status;
+      if (!error.empty()) answer.body = ProxyStatusJson(status, "ServiceUnavailable", error);
+      CompleteAudit(std::move(event), answer);
+    };
+  }
+  return ProxyResponse(store_, call.info, call.http, std::move(answered));
+}
+
 HttpResponse ApiHandler::NonResource(Call& call) {
   const std::string& path = call.http.path;
   if (call.http.method == "GET" && path == "/.well-known/openid-configuration") {
@@ -361,6 +381,7 @@ HttpResponse ApiHandler::Dispatch(Call& call) {
     if (req.method != "GET") return StatusResponse(405, "MethodNotAllowed", "pod logs are read with GET");
     return PodLogResponse(store_, *security_.issuer, r.ns, r.name, req);
   }
+  if (r.subresource == "proxy") return Proxy(call);
   if (r.subresource == "token") {
     if (req.method != "POST") return StatusResponse(405, "MethodNotAllowed", "tokens are requested with POST");
     if (key == "/Node") return AnswerNodeToken(*security_.issuer, r, req, call.received);

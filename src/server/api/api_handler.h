@@ -131,6 +131,10 @@ class ApiHandler {
   HttpResponse Update(Call& call);
   HttpResponse Patch(Call& call);
   HttpResponse Delete(Call& call);
+  // pods/proxy and services/proxy (proxy.h).
+  HttpResponse Proxy(Call& call);
+  // Whether the call goes into the audit log: every refusal, and every change.
+  bool Audited(const Call& call, bool refused) const;
   // Records an answered call in the audit log when it changed state or was
   // refused (a deferred answer when it comes).
   HttpResponse Finish(const Call& call, HttpResponse response, bool refused = false);

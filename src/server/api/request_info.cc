@@ -81,7 +81,10 @@ RequestInfo ParseRequestInfo(const HttpRequest& request) {
     info.namespace_in_path = true;
     i += 2;
   }
-  if (i + 3 < parts.size()) return info;  // too long: no resource this API has
+  // Only the proxy subresource has a path of its own after it (kube-apiserver's
+  // pods/NAME/proxy/PATH...), which is not part of what is asked about.
+  const bool proxy = i + 2 < parts.size() && parts[i + 2] == "proxy";
+  if (i + 3 < parts.size() && !proxy) return info;  // too long: no resource this API has
   info.resource = std::string(parts[i]);
   if (i + 1 < parts.size()) info.name = std::string(parts[i + 1]);
   if (i + 2 < parts.size()) info.subresource = std::string(parts[i + 2]);

@@ -4,6 +4,8 @@
 //   /api/v1/{plural}[/{name}[/{subresource}]]
 //   /api/v1/namespaces/{ns}/{plural}[/{name}[/{subresource}]]
 //   /apis/{group}/{version}/... the same shapes
+//   .../{plural}/{name}/proxy/{path...}: the proxy subresource, whose path
+//     after "proxy" is the backend's (name is as written: NAME:PORT)
 //   anything else: a non-resource request (/metrics, /version, /openid/v1/jwks)
 //
 // The verb is Kubernetes': GET of an object "get", of a collection "list", or

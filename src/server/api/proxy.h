@@ -1,0 +1,50 @@
+// The proxy subresource, as kube-apiserver serves it:
+//
+//   /api/v1/namespaces/NS/pods/NAME[:PORT]/proxy[/PATH...]
+//   /api/v1/namespaces/NS/services/NAME[:PORT]/proxy[/PATH...]
+//
+// NAME:PORT may also be SCHEME:NAME:PORT with the scheme http (https to a pod
+// is not supported). Every method is forwarded, with the query, the body and
+// the headers but the hop-by-hop ones and the caller's Authorization (which
+// authenticated to this server, as kube-apiserver drops it); the answer is
+// relayed as it comes, and upgrades (WebSockets) are relayed both ways
+// (http/reverse_proxy.h).
+//
+// Where it goes:
+//   - a pod: its status.podIP (on the pod network, or the node's address for
+//     a host-network pod) and PORT: a number, or the name of one of its
+//     containers' ports; without PORT its first container port, else 80;
+//   - a Service: PORT is one of its ports, by number or name (without PORT
+//     the unnamed one); one of its ready endpoints from its EndpointSlices,
+//     picked at random, on that port's target port there.
+// A pod that does not run or has no IP, a Service with no ready endpoint, a
+// backend that refuses the connection: 503 ServiceUnavailable, in
+// kube-apiserver's words where it has them (`no endpoints available for
+// service "web"`).
+//
+// Thread-safety: functions of the store only.
+#pragma once
+
+#include <string>
+#include <variant>
+
+#include "http/http_server.h"
+#include "http/reverse_proxy.h"
+#include "server/api/request_info.h"
+#include "store/store.h"
+
+namespace tessera {
+
+// The backend of a pods/proxy or services/proxy request, or the answer saying
+// why there is none (404, 400 or 503 Status).
+std::variant<ProxyBackend, HttpResponse> ResolveProxyBackend(Store& store, const RequestInfo& info);
+
+// What the backend is asked for: the request's target after .../proxy ("/"
+// when nothing follows), its query included, not decoded.
+std::string ProxiedTarget(const HttpRequest& request);
+
+// Resolves and forwards; `answered` as ReverseProxy's.
+HttpResponse ProxyResponse(Store& store, const RequestInfo& info, const HttpRequest& request,
+                           ProxyAnswered answered);
+
+}  // namespace tessera
