@@ -70,15 +70,16 @@ int FreePort() {
   return ntohs(addr.sin_port);
 }
 
+// argv: port, base URL, and the kernel's state ("idle" or "busy").
 constexpr const char* kStandIn = R"(import http.server, json, sys
-port, base = int(sys.argv[1]), sys.argv[2]
+port, base, state = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 class Jupyter(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == base + "api/status":
-            body = {"started": "2026-12-01T08:00:00.000000Z", "last_activity": "2026-12-01T09:15:30.000000Z",
+            body = {"started": "2020-01-01T08:00:00.000000Z", "last_activity": "2020-01-01T09:15:30.000000Z",
                     "kernels": 1, "connections": 0}
         elif self.path == base + "api/kernels":
-            body = [{"id": "k1", "name": "python3", "execution_state": "idle"}]
+            body = [{"id": "k1", "name": "python3", "execution_state": state}]
         else:
             self.send_response(404); self.end_headers(); return
         data = json.dumps(body).encode()
@@ -105,7 +106,7 @@ class NotebookAgentTest : public ::testing::Test {
     o.node_name = "node-1";
     o.data_dir = (dir_ / "node-1").string();
     o.checkpoint_root = (dir_ / "checkpoints").string();
-    o.gpus.simulated = "1xA100-80GB";
+    o.gpus.simulated = "2xA100-80GB";
     o.gpus.preference = GpuPreference::kSimulated;
     o.usage_interval = Duration::Millis(200);
     o.lease_duration = Duration::Seconds(4);
@@ -125,6 +126,25 @@ class NotebookAgentTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
+  // A Notebook running the stand-in with its kernel `state`, on a free port.
+  void CreateNotebook(const std::string& name, const std::string& state, const json& extra = json::object()) {
+    const fs::path script = dir_ / "jupyter_stand_in.py";
+    if (!fs::exists(script)) std::ofstream(script) << kStandIn;
+    json spec{{"port", FreePort()},
+              {"cpu", "100m"},
+              {"memory", "256Mi"},
+              {"command",
+               {"sh", "-c", "exec python3 " + script.string() + " \"$NOTEBOOK_PORT\" \"$NOTEBOOK_BASE_URL\" " + state}}};
+    spec.update(extra);
+    const json nb{{"apiVersion", "tessera.dev/v1"},
+                  {"kind", "Notebook"},
+                  {"metadata", {{"name", name}, {"namespace", "default"}}},
+                  {"spec", spec}};
+    auto r = client_->Request("POST", "/apis/tessera.dev/v1/namespaces/default/notebooks", nb.dump());
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->status, 201) << r->body;
+  }
+
   fs::path dir_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<ApiClient> client_;
@@ -132,20 +152,7 @@ class NotebookAgentTest : public ::testing::Test {
 };
 
 TEST_F(NotebookAgentTest, TheAgentReportsAStandInJupytersKernelActivityOnThePodAndTheNotebook) {
-  const fs::path script = dir_ / "jupyter_stand_in.py";
-  std::ofstream(script) << kStandIn;
-  const int port = FreePort();
-  const json nb{{"apiVersion", "tessera.dev/v1"},
-                {"kind", "Notebook"},
-                {"metadata", {{"name", "nb"}, {"namespace", "default"}}},
-                {"spec",
-                 {{"port", port},
-                  {"cpu", "100m"},
-                  {"memory", "256Mi"},
-                  {"command", {"sh", "-c", "exec python3 " + script.string() + " \"$NOTEBOOK_PORT\" \"$NOTEBOOK_BASE_URL\""}}}}};
-  auto r = client_->Request("POST", "/apis/tessera.dev/v1/namespaces/default/notebooks", nb.dump());
-  ASSERT_TRUE(r.has_value());
-  ASSERT_EQ(r->status, 201) << r->body;
+  CreateNotebook("nb", "idle");
   const json pod = WaitForObject(
       *client_, "/api/v1/namespaces/default/pods/notebook-nb-notebook-0",
       [](const json& p) {
@@ -153,11 +160,57 @@ TEST_F(NotebookAgentTest, TheAgentReportsAStandInJupytersKernelActivityOnThePodA
       },
       std::chrono::seconds(30));
   const std::string reported = pod["metadata"]["annotations"].value("tessera.dev/last-activity", "");
-  EXPECT_EQ(reported.substr(0, 19), "2026-12-01T09:15:30") << reported;
+  EXPECT_EQ(reported.substr(0, 19), "2020-01-01T09:15:30") << reported;
   const json running = WaitForObject(*client_, "/apis/tessera.dev/v1/namespaces/default/notebooks/nb", [&](const json& n) {
     return n.value("status", json::object()).value("lastActivity", "") == reported;
   });
   EXPECT_EQ(running["status"]["phase"], "Running") << running["status"].dump();
+}
+
+TEST_F(NotebookAgentTest, AQuietNotebookIsSuspendedWithItsGpuFreedAndABusyKernelKeepsItsOwn) {
+  // Two notebooks on the node's 2 GPUs, their processes idle (the simulated
+  // GPUs read ~0 %), a 3 s idle policy: "quiet"'s kernel last worked years
+  // ago, "busy"'s kernel is executing.
+  CreateNotebook("busy", "busy", {{"gpu", 1}, {"idle", {{"timeout", "3s"}}}});
+  CreateNotebook("quiet", "idle", {{"gpu", 1}, {"idle", {{"timeout", "3s"}}}});
+  const std::string workloads = "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/";
+  const json quiet = WaitForObject(
+      *client_, workloads + "notebook-quiet",
+      [](const json& w) { return ConditionField(w, "Suspended", "status") == "True"; }, std::chrono::seconds(60));
+  EXPECT_NE(ConditionField(quiet, "Suspended", "message").find("and its kernels quiet"), std::string::npos)
+      << ConditionField(quiet, "Suspended", "message");
+  // Its pod is stopped and gone (the agent), its GPU with it.
+  WaitForObject(*client_, "/api/v1/namespaces/default/pods?labelSelector=tessera.dev%2Fnotebook%3Dquiet",
+                [](const json& l) { return l["items"].empty(); }, std::chrono::seconds(30));
+  const json nb = WaitForObject(*client_, "/apis/tessera.dev/v1/namespaces/default/notebooks/quiet", [](const json& n) {
+    return n.value("status", json::object()).value("phase", "") == "Suspended";
+  });
+  // "busy": its GPU idle since T; once its agent has reported kernel activity
+  // at T + 4 s (past its 3 s policy, measured by GPU alone), it still runs.
+  const json busy = WaitForObject(*client_, workloads + "notebook-busy", [](const json& w) {
+    return w["metadata"].value("annotations", json::object()).contains("tessera.dev/idle-since");
+  });
+  const Timestamp gpu_idle_since = *ParseRfc3339(busy["metadata"]["annotations"].value("tessera.dev/idle-since", ""));
+  WaitForObject(
+      *client_, "/api/v1/namespaces/default/pods/notebook-busy-notebook-0",
+      [&](const json& p) {
+        auto at = ParseRfc3339(p["metadata"].value("annotations", json::object()).value("tessera.dev/last-activity", ""));
+        return at && (*at - gpu_idle_since).ms > 4000;
+      },
+      std::chrono::seconds(30));
+  const json still = WaitForObject(*client_, workloads + "notebook-busy", [](const json&) { return true; });
+  EXPECT_NE(ConditionField(still, "Suspended", "status"), "True") << still.dump();
+  EXPECT_NE(ConditionField(still, "Evicted", "status"), "True") << still.dump();
+
+  // Opened (resume-from its suspension, as `tessera notebook open` writes): it runs again.
+  auto r = client_->Request(
+      "PATCH", "/apis/tessera.dev/v1/namespaces/default/notebooks/quiet",
+      json{{"metadata", {{"annotations", {{"tessera.dev/resume-from", nb["status"]["suspendedAt"]}}}}}}.dump(),
+      "application/merge-patch+json");
+  ASSERT_TRUE(r && r->status == 200);
+  WaitForObject(*client_, "/apis/tessera.dev/v1/namespaces/default/notebooks/quiet", [](const json& n) {
+    return n.value("status", json::object()).value("phase", "") == "Running";
+  }, std::chrono::seconds(30));
 }
 
 }  // namespace

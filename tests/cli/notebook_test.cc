@@ -34,7 +34,7 @@ TEST_F(NotebookCommandTest, CreateMakesTheNotebookAndGetListsItWithItsUrl) {
   EXPECT_EQ(nb["spec"]["idle"]["timeout"], "30m");
   EXPECT_FALSE(nb["spec"].contains("command")) << "Jupyter Lab by default";
   const std::string url = "/api/v1/namespaces/default/services/notebook-nb1:http/proxy/";
-  ASSERT_TRUE(Eventually([&] { return GetJson(std::string(kNotebook) + "nb1")["status"].value("url", "") == url; }));
+  ASSERT_TRUE(Eventually([&] { return GetJson(std::string(kNotebook) + "nb1").value("status", json::object()).value("url", "") == url; }));
   r = Cli({"get", "notebooks"});
   ASSERT_EQ(r.rc, 0) << r.err;
   const auto rows = ParseTable(r.out);
@@ -77,7 +77,8 @@ TEST_F(NotebookCommandTest, SuspendThenOpenResumesAndPrintsTheUrl) {
   json nb;
   ASSERT_TRUE(Eventually([&] {
     nb = GetJson(std::string(kNotebook) + "nb");
-    return nb["status"].value("phase", "") == "Suspended" && nb["status"].contains("suspendedAt");
+    const json status = nb.value("status", json::object());
+    return status.value("phase", "") == "Suspended" && status.contains("suspendedAt");
   })) << nb.dump();
   r = Cli({"notebook", "open", "nb"});
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -88,7 +89,7 @@ TEST_F(NotebookCommandTest, SuspendThenOpenResumesAndPrintsTheUrl) {
   EXPECT_EQ(resumed["metadata"]["annotations"]["tessera.dev/resume-from"], nb["status"]["suspendedAt"]);
   ASSERT_TRUE(Eventually([&] {
     const json w = GetJson("/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/notebook-nb");
-    return w.is_object() && w["spec"].value("active", true);
+    return w.is_object() && w.value("spec", json::object()).value("active", true);
   }));
 }
 

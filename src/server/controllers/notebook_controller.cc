@@ -116,7 +116,13 @@ json WorkloadFor(const StoredObject& nb, const std::string& queue, const std::st
                 {"ownerReferences", OwnerReference(nb)},
                 {"creationTimestamp", now_text},
                 {"generation", 1}};
-  return json{{"apiVersion", "kueue.x-k8s.io/v1beta1"}, {"kind", "Workload"}, {"metadata", metadata}, {"spec", wl_spec}};
+  json wl{{"apiVersion", "kueue.x-k8s.io/v1beta1"}, {"kind", "Workload"}, {"metadata", metadata}, {"spec", wl_spec}};
+  if (spec.value("suspend", false)) {
+    SetCondition(wl, "Suspended", true, "Suspended",
+                 fmt::format("suspended by its spec.suspend; `tessera notebook resume {}` starts it", nb.key.name),
+                 now_text);
+  }
+  return wl;
 }
 
 // Headless: the proxy and the pods reach the notebook's pod through its
