@@ -4,7 +4,6 @@
 
 #include <set>
 
-#include "common/node_annotations.h"
 #include "common/time_format.h"
 #include "server/object_json.h"
 #include "server/controllers/workload_lifecycle.h"
@@ -15,11 +14,12 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kTypeAnnotation = "tessera.dev/type";
+constexpr const char* kIdleTimeoutAnnotation = "tessera.dev/idle-timeout";
+constexpr const char* kIdleSinceAnnotation = "tessera.dev/idle-since";
 
 std::string Annotation(const json& obj, const char* key) { return StringAt(obj, {"metadata", "annotations", key}); }
 
-// nullopt: never idle (a timeout of "0").
-std::optional<Duration> IdleTimeout(const ObjectCache& cache, const json& workload) {
+Duration IdleTimeout(const ObjectCache& cache, const json& workload) {
   std::string text = Annotation(workload, kIdleTimeoutAnnotation);
   if (text.empty()) {
     const std::string cq = StringAt(workload, {"status", "admission", "clusterQueue"});
@@ -27,30 +27,14 @@ std::optional<Duration> IdleTimeout(const ObjectCache& cache, const json& worklo
       text = Annotation(q->object, kIdleTimeoutAnnotation);
     }
   }
-  if (text == "0") return std::nullopt;
-  if (auto d = ParseDuration(text); !text.empty() && d) {
-    if (d->ms <= 0) return std::nullopt;
-    return *d;
-  }
+  if (auto d = ParseDuration(text); !text.empty() && d) return *d;
   return kDefaultIdleTimeout;
-}
-
-// The latest kernel activity the workload's pods report; nullopt when none does.
-std::optional<Timestamp> KernelActivity(const PodIndex& pods, const std::pair<std::string, std::string>& key) {
-  std::optional<Timestamp> latest;
-  auto it = pods.find(key);
-  if (it == pods.end()) return latest;
-  for (const StoredObject* pod : it->second) {
-    auto at = ParseRfc3339(Annotation(pod->object, std::string(kLastActivityAnnotation).c_str()));
-    if (at && (!latest || *latest < *at)) latest = *at;
-  }
-  return latest;
 }
 
 // Every device the workload holds, idle in its last sample; false when one has none.
 bool AllDevicesIdle(const json& workload, const GpuUsageByDevice& usage) {
   bool any = false;
-  for (const json& psa : ArrayAt(workload, {"status", "admission", "podSetAssignments"})) {
+  for (const json& psa : workload["status"]["admission"].value("podSetAssignments", json::array())) {
     for (const json& pod : psa.value("placements", json::array())) {
       for (const json& d : pod.value("devices", json::array())) {
         auto it = usage.find({pod.value("node", ""), d.value("index", 0)});
@@ -108,21 +92,12 @@ void ReconcileIdleWorkloads(const ObjectCache& cache, const WorkloadSubsets& sub
                  fmt::format("idle: workload {}/{}", key.first, key.second));
       continue;
     }
-    const std::optional<Duration> timeout = IdleTimeout(cache, w.object);
-    if (!timeout) continue;
-    // Quiet since the later of: its GPUs went idle, its kernels' last activity.
-    const std::optional<Timestamp> kernel = KernelActivity(pods, key);
-    const Timestamp quiet = kernel && *since < *kernel ? *kernel : *since;
-    if (now - quiet < *timeout) continue;
-    const std::string notebook = StringAt(w.object, {"metadata", "labels", "tessera.dev/notebook"});
+    const Duration timeout = IdleTimeout(cache, w.object);
+    if (now - *since < timeout) continue;
     const std::string message = fmt::format(
-        "suspended: its GPUs were idle (under {:.0f} % utilisation){} for {} s, longer than its idle timeout of {} s; "
-        "{}; `{}` brings it back",
-        kIdleUtilization * 100,
-        kernel ? fmt::format(" and its kernels quiet (last activity {})", FormatRfc3339(*kernel)) : "",
-        (now - quiet).ms / 1000, timeout->ms / 1000,
-        notebook.empty() ? "its checkpoint directory is kept" : "its home volume is kept",
-        notebook.empty() ? "tessera resume " + key.second : "tessera notebook open " + notebook);
+        "suspended: its GPUs were idle (under {:.0f} % utilisation) for {} s, longer than its idle timeout of {} s; "
+        "its checkpoint directory is kept; `tessera resume {}` brings it back",
+        kIdleUtilization * 100, (now - *since).ms / 1000, timeout.ms / 1000, key.second);
     StoredObject suspended = w;
     suspended.object["spec"]["active"] = false;
     suspended.object["metadata"]["annotations"].erase(kIdleSinceAnnotation);
