@@ -27,6 +27,7 @@
 #include "server/object_json.h"
 #include "server/server.h"
 #include "tests/testing/api_polling.h"
+#include "tests/testing/test_agent.h"
 #include "tests/testing/test_dirs.h"
 #include "tests/testing/test_server.h"
 #include "tests/testing/read_file.h"
@@ -51,27 +52,14 @@ class AgentTest : public ::testing::Test {
     // A stopped agent leaves its pods running for the next one to adopt; a test ends them.
     const std::string node = agent_ ? agent_->node_name() : "";
     agent_.reset();
-    if (!node.empty()) {
-      std::ifstream in(dir_ / node / "agent-state.json");
-      const json state = json::parse(in, nullptr, false);
-      if (state.is_object()) {
-        for (const auto& [uid, p] : state["pods"].items()) ::kill(-p.value("pid", 0), SIGKILL);
-      }
-    }
+    if (!node.empty()) testing::KillAgentPods(dir_ / node);
     client_.reset();
     server_.reset();
     fs::remove_all(dir_);
   }
   void StartAgent(const std::string& node = "node-1", const std::string& gpus = "2xA100-80GB") {
-    AgentOptions o;
-    o.server = server_->url();
-    o.token = agent_token_.empty() ? server_->admin_token() : agent_token_;
-    o.node_name = node;
-    o.data_dir = (dir_ / node).string();
-    o.checkpoint_root = (dir_ / "checkpoints").string();
-    o.gpus.simulated = gpus;
-    o.gpus.preference = GpuPreference::kSimulated;
-    o.lease_duration = Duration::Seconds(4);
+    AgentOptions o = testing::TestAgentOptions(*server_, dir_, node, gpus);
+    if (!agent_token_.empty()) o.token = agent_token_;
     o.restart_backoff = Duration::Millis(100);
     o.checkpoint_interval = Duration::Millis(50);
     o.log_retention = log_retention_;

@@ -26,6 +26,7 @@
 #include "client/api_client.h"
 #include "server/server.h"
 #include "tests/testing/api_polling.h"
+#include "tests/testing/test_agent.h"
 #include "tests/testing/test_dirs.h"
 #include "tests/testing/test_server.h"
 
@@ -52,27 +53,15 @@ class PipelineAgentTest : public ::testing::Test {
     server_ = testing::StartLocalServer((dir_ / "server").string(), so);
     ASSERT_NE(server_, nullptr);
     client_ = std::make_unique<ApiClient>(server_->url(), server_->admin_token());
-    AgentOptions o;
-    o.server = server_->url();
-    o.token = server_->admin_token();
-    o.node_name = "node-1";
-    o.data_dir = (dir_ / "node-1").string();
-    o.checkpoint_root = (dir_ / "checkpoints").string();
+    AgentOptions o = testing::TestAgentOptions(*server_, dir_, "node-1", "1xA100-80GB");
     o.volume_root = (dir_ / "volumes").string();
-    o.gpus.simulated = "1xA100-80GB";
-    o.gpus.preference = GpuPreference::kSimulated;
-    o.lease_duration = Duration::Seconds(4);
     auto a = Agent::Start(o);
     ASSERT_TRUE(a.has_value()) << a.error().ToString();
     agent_ = std::move(*a);
   }
   void TearDown() override {
     agent_.reset();
-    std::ifstream in(dir_ / "node-1" / "agent-state.json");
-    const json state = json::parse(in, nullptr, false);
-    if (state.is_object()) {
-      for (const auto& [uid, p] : state["pods"].items()) ::kill(-p.value("pid", 0), SIGKILL);
-    }
+    testing::KillAgentPods(dir_ / "node-1");
     client_.reset();
     server_.reset();
     fs::remove_all(dir_);

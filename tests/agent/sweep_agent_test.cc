@@ -17,6 +17,7 @@
 #include "client/api_client.h"
 #include "server/server.h"
 #include "tests/testing/api_polling.h"
+#include "tests/testing/test_agent.h"
 #include "tests/testing/test_dirs.h"
 #include "tests/testing/test_server.h"
 
@@ -33,26 +34,14 @@ class SweepAgentTest : public ::testing::Test {
     server_ = testing::StartLocalServer((dir_ / "server").string());
     ASSERT_NE(server_, nullptr);
     client_ = std::make_unique<ApiClient>(server_->url(), server_->admin_token());
-    AgentOptions o;
-    o.server = server_->url();
-    o.token = server_->admin_token();
-    o.node_name = "node-1";
-    o.data_dir = (dir_ / "node-1").string();
-    o.checkpoint_root = (dir_ / "checkpoints").string();
-    o.gpus.simulated = "2xA100-80GB";
-    o.gpus.preference = GpuPreference::kSimulated;
-    o.lease_duration = Duration::Seconds(4);
+    AgentOptions o = testing::TestAgentOptions(*server_, dir_, "node-1", "2xA100-80GB");
     auto a = Agent::Start(o);
     ASSERT_TRUE(a.has_value()) << a.error().ToString();
     agent_ = std::move(*a);
   }
   void TearDown() override {
     agent_.reset();
-    std::ifstream in(dir_ / "node-1" / "agent-state.json");
-    const json state = json::parse(in, nullptr, false);
-    if (state.is_object()) {
-      for (const auto& [uid, p] : state["pods"].items()) ::kill(-p.value("pid", 0), SIGKILL);
-    }
+    testing::KillAgentPods(dir_ / "node-1");
     client_.reset();
     server_.reset();
     fs::remove_all(dir_);
