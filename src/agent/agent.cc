@@ -1678,6 +1678,9 @@ void Agent::Impl::Reconcile(ApiClient& client) {
     auto take = [&](const std::string& uid, const json& pod) {
       auto [it, fresh] = runs.try_emplace(uid);
       Run& run = it->second;
+      // The node's rules take a running pod's labels from here, not from the pods informer (see SyncRules):
+      // a relabelled pod must re-render them even when the informer saw the change first.
+      if (!fresh && run.net && LabelsOf(run.pod) != LabelsOf(pod)) ++local_net_version;
       run.pod = pod;
       if (fresh && Terminal(pod)) {  // finished before this agent started
         run.done = true;
