@@ -37,6 +37,7 @@
 #include "agent/log_server.h"
 #include "agent/mounts.h"
 #include "agent/node_registration.h"
+#include "agent/notebook_activity.h"
 #include "agent/pod_launch.h"
 #include "agent/pod_network.h"
 #include "agent/pod_volumes.h"
@@ -255,6 +256,7 @@ struct Agent::Impl {
   // GPU utilisation, published every options.usage_interval by the loop thread.
   std::unique_ptr<SimulatedGpuSampler> sampler;  // with a simulated inventory
   int64_t next_usage_ms = 0;
+  NotebookActivity notebooks;  // notebook pods' kernel activity, asked with each usage sample
   // Running pods' checkpoint files, looked at every options.checkpoint_interval.
   int64_t next_checkpoint_ms = 0;
   std::string checkpoint_error;  // the last refusal logged, so that it is logged once
@@ -1949,6 +1951,13 @@ void Agent::Impl::Loop() {
     if (options.usage_interval.ms > 0 && SteadyMs() >= next_usage_ms) {
       next_usage_ms = SteadyMs() + options.usage_interval.ms;
       PublishUsage(client);
+      std::vector<NotebookPod> asked;
+      for (const auto& [uid, run] : runs) {
+        if (run.process && !run.done && !run.terminating) {
+          if (auto nb = NotebookPodOf(run.pod, PodIp(run))) asked.push_back(std::move(*nb));
+        }
+      }
+      notebooks.Poll(client, asked, SystemNow());
     }
     if (options.checkpoint_interval.ms > 0 && SteadyMs() >= next_checkpoint_ms) {
       next_checkpoint_ms = SteadyMs() + options.checkpoint_interval.ms;

@@ -29,6 +29,7 @@
 #include "server/controllers/job_lifecycle_controller.h"
 #include "server/controllers/checkpoint_controller.h"
 #include "server/controllers/trainingjob_controller.h"
+#include "server/controllers/notebook_controller.h"
 #include "server/controllers/namespace_controller.h"
 #include "server/controllers/node_lifecycle.h"
 #include "server/controllers/pod_history_controller.h"
@@ -55,6 +56,7 @@ const std::vector<std::string>& CachedKinds() {
   static const std::vector<std::string> kinds{kJobKind,
                                               kVolcanoJobKind,
                                               kTrainingJobKind,
+                                              kNotebookKind,
                                               kWorkloadKind,
                                               kPodKind,
                                               "kueue.x-k8s.io/LocalQueue",
@@ -316,6 +318,7 @@ void SchedulerLoop::BuildControllers() {
   own(std::make_unique<ClusterRoleAggregationController>(aggregated_rules_));
   own(std::make_unique<JobController>());
   own(std::make_unique<TrainingJobController>());
+  own(std::make_unique<NotebookController>());
   own(std::make_unique<JobLifecycleController>());
   own(std::make_unique<SweepController>());  // after the Jobs' ends this pass, to judge and replace its trials
   // After the Jobs' ends this pass, to start what follows them; artifacts on the volume root.

@@ -387,7 +387,76 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   sweep->add_option("-o,--output", report_sweep_.output, "The SVG file (default: stdout)")->type_name("FILE");
   sweep->callback(Runs(rc, [this](const CommandContext& c) { return RunReportSweep(c, report_sweep_); }));
 
+  AddNotebookCommands(app, rc);
   AddAuthCommands(app, rc);
+}
+
+void ClientCommands::AddNotebookCommands(CLI::App& app, int* rc) {
+  const std::string create_usage =
+      "NAME [--gpu N | --gpu-memory SIZE] [--image IMAGE] [--cpu N] [--memory SIZE]\n"
+      "                     [--home-size SIZE [--home-path DIR]] [--idle-timeout DURATION] [--queue QUEUE]\n"
+      "                     [--priority CLASS] [-n NAMESPACE] [-- COMMAND [ARGS...]]";
+  const std::string create_footer =
+      "Creates a tessera.dev/v1 Notebook: Jupyter Lab (or COMMAND, which finds its base URL in\n"
+      "NOTEBOOK_BASE_URL and its port in NOTEBOOK_PORT) with a fraction of a GPU, served through\n"
+      "the server's proxy to the namespace's members. --home-size: a volume (NAME-home) that\n"
+      "outlives the pod. --idle-timeout: suspended when its GPU and kernels stay quiet that long\n"
+      "(default 1h; 0: never); `tessera notebook open` resumes it.\n"
+      "\nExamples:\n"
+      "  tessera notebook create nb1 --gpu 0.25 --home-size 10Gi --idle-timeout 30m\n"
+      "  tessera notebook open nb1";
+  auto add_create_flags = [this, rc](CLI::App* cmd) {
+    cmd->add_option("NAME", notebook_.name, "Notebook name")->required()->type_name("");
+    cmd->add_option("COMMAND", notebook_.command, "The command and its arguments, after -- (default: Jupyter Lab)")
+        ->type_name("");
+    cmd->add_option("--gpu", notebook_.gpu, "GPUs: 0.25, 0.5, 1, 2 ...")->type_name("N");
+    cmd->add_option("--gpu-memory", notebook_.gpu_memory, "GPU memory instead of a fraction: 20Gi")->type_name("SIZE");
+    cmd->add_option("--image", notebook_.image, "Container image (default: run on the node, no image)")
+        ->type_name("IMAGE");
+    cmd->add_option("--cpu", notebook_.cpu, "CPUs (default 1)")->type_name("N");
+    cmd->add_option("--memory", notebook_.memory, "Memory (default 4Gi)")->type_name("SIZE");
+    cmd->add_option("--home-size", notebook_.home_size, "A home volume of this size, kept when suspended or deleted")
+        ->type_name("SIZE");
+    cmd->add_option("--home-path", notebook_.home_path, "Where the home volume is mounted (default /home/jovyan)")
+        ->type_name("DIR");
+    cmd->add_option("--idle-timeout", notebook_.idle_timeout, "Suspend after GPU and kernels are quiet this long (0: never)")
+        ->type_name("DURATION");
+    cmd->add_option("--queue", notebook_.queue, "LocalQueue (default: the namespace's default queue)")->type_name("QUEUE");
+    cmd->add_option("--priority", notebook_.priority, "PriorityClass")->type_name("CLASS");
+    cmd->callback(Runs(rc, [this](const CommandContext& c) { return RunNotebookCreate(c, notebook_); }));
+  };
+  CLI::App* notebook = AddCommand(app, "notebook", "Interactive notebooks: create, open, suspend, resume",
+                                  "tessera notebook create|open|suspend|resume NAME ...",
+                                  "Examples:\n  tessera notebook create nb1 --gpu 0.25\n  tessera notebook open nb1\n"
+                                  "  tessera get notebooks");
+  notebook->require_subcommand(1);
+  add_create_flags(AddCommand(*notebook, "create", "Create a notebook (a tessera.dev/v1 Notebook)",
+                              "tessera notebook create " + create_usage, create_footer));
+  CLI::App* open = AddCommand(*notebook, "open", "Print the URL a notebook is served on, resuming it when suspended",
+                              "tessera notebook open NAME [-n NAMESPACE]",
+                              "The URL is the server's proxy path for the notebook's Service; only members of\n"
+                              "its namespace reach it. A suspended notebook is resumed first.\n"
+                              "\nExamples:\n  tessera notebook open nb1 -n team-nlp");
+  open->add_option("NAME", notebook_name_, "The Notebook")->required()->type_name("");
+  open->callback(Runs(rc, [this](const CommandContext& c) { return RunNotebookOpen(c, notebook_name_); }));
+  for (const bool suspend : {true, false}) {
+    CLI::App* cmd = AddCommand(
+        *notebook, suspend ? "suspend" : "resume",
+        suspend ? "Stop a notebook: its GPU freed, its home volume kept" : "Start a suspended notebook again",
+        fmt::format("tessera notebook {} NAME [-n NAMESPACE]", suspend ? "suspend" : "resume"),
+        suspend ? "Examples:\n  tessera notebook suspend nb1" : "Examples:\n  tessera notebook resume nb1");
+    cmd->add_option("NAME", notebook_name_, "The Notebook")->required()->type_name("");
+    cmd->callback(Runs(rc, [this, suspend](const CommandContext& c) {
+      return RunNotebookSuspend(c, notebook_name_, suspend);
+    }));
+  }
+  // run notebook: the same as notebook create.
+  CLI::App* run = AddCommand(app, "run", "Start something from a template: run notebook ...",
+                             "tessera run notebook " + create_usage,
+                             "Examples:\n  tessera run notebook nb1 --gpu 0.25");
+  run->require_subcommand(1);
+  add_create_flags(AddCommand(*run, "notebook", "Create a notebook (as `tessera notebook create`)",
+                              "tessera run notebook " + create_usage, create_footer));
 }
 
 void ClientCommands::AddAuthCommands(CLI::App& app, int* rc) {

@@ -24,6 +24,7 @@
 #include "cli/commands/describe_command.h"
 #include "cli/commands/get_command.h"
 #include "cli/commands/logs_command.h"
+#include "cli/commands/notebook_command.h"
 #include "cli/commands/queues_command.h"
 #include "cli/commands/usage_report.h"
 #include "cli/commands/submit_command.h"
@@ -50,6 +51,7 @@ class ClientCommands {
   // A subcommand's callback: resolves the context, runs `command`, stores its exit code.
   std::function<void()> Runs(int* rc, std::function<int(const CommandContext&)> command);
   void AddAuthCommands(CLI::App& app, int* rc);
+  void AddNotebookCommands(CLI::App& app, int* rc);
 
   std::ostream& out_;
   std::ostream& err_;
@@ -66,6 +68,8 @@ class ClientCommands {
   int64_t submit_max_run_ = 0;
   TrainOptions train_;
   int64_t train_max_run_ = 0;
+  NotebookOptions notebook_;
+  std::string notebook_name_;
   QueuesOptions queues_;
   ReportUsageOptions report_usage_;
   ReportSweepOptions report_sweep_;

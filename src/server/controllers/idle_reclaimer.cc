@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "common/node_annotations.h"
 #include "common/time_format.h"
 #include "server/object_json.h"
 #include "server/controllers/workload_lifecycle.h"
@@ -14,12 +15,11 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kTypeAnnotation = "tessera.dev/type";
-constexpr const char* kIdleTimeoutAnnotation = "tessera.dev/idle-timeout";
-constexpr const char* kIdleSinceAnnotation = "tessera.dev/idle-since";
 
 std::string Annotation(const json& obj, const char* key) { return StringAt(obj, {"metadata", "annotations", key}); }
 
-Duration IdleTimeout(const ObjectCache& cache, const json& workload) {
+// nullopt: never idle (a timeout of "0").
+std::optional<Duration> IdleTimeout(const ObjectCache& cache, const json& workload) {
   std::string text = Annotation(workload, kIdleTimeoutAnnotation);
   if (text.empty()) {
     const std::string cq = StringAt(workload, {"status", "admission", "clusterQueue"});
@@ -27,14 +27,30 @@ Duration IdleTimeout(const ObjectCache& cache, const json& workload) {
       text = Annotation(q->object, kIdleTimeoutAnnotation);
     }
   }
-  if (auto d = ParseDuration(text); !text.empty() && d) return *d;
+  if (text == "0") return std::nullopt;
+  if (auto d = ParseDuration(text); !text.empty() && d) {
+    if (d->ms <= 0) return std::nullopt;
+    return *d;
+  }
   return kDefaultIdleTimeout;
+}
+
+// The latest kernel activity the workload's pods report; nullopt when none does.
+std::optional<Timestamp> KernelActivity(const PodIndex& pods, const std::pair<std::string, std::string>& key) {
+  std::optional<Timestamp> latest;
+  auto it = pods.find(key);
+  if (it == pods.end()) return latest;
+  for (const StoredObject* pod : it->second) {
+    auto at = ParseRfc3339(Annotation(pod->object, std::string(kLastActivityAnnotation).c_str()));
+    if (at && (!latest || *latest < *at)) latest = *at;
+  }
+  return latest;
 }
 
 // Every device the workload holds, idle in its last sample; false when one has none.
 bool AllDevicesIdle(const json& workload, const GpuUsageByDevice& usage) {
   bool any = false;
-  for (const json& psa : workload["status"]["admission"].value("podSetAssignments", json::array())) {
+  for (const json& psa : ArrayAt(workload, {"status", "admission", "podSetAssignments"})) {
     for (const json& pod : psa.value("placements", json::array())) {
       for (const json& d : pod.value("devices", json::array())) {
         auto it = usage.find({pod.value("node", ""), d.value("index", 0)});
@@ -92,12 +108,21 @@ void ReconcileIdleWorkloads(const ObjectCache& cache, const WorkloadSubsets& sub
                  fmt::format("idle: workload {}/{}", key.first, key.second));
       continue;
     }
-    const Duration timeout = IdleTimeout(cache, w.object);
-    if (now - *since < timeout) continue;
+    const std::optional<Duration> timeout = IdleTimeout(cache, w.object);
+    if (!timeout) continue;
+    // Quiet since the later of: its GPUs went idle, its kernels' last activity.
+    const std::optional<Timestamp> kernel = KernelActivity(pods, key);
+    const Timestamp quiet = kernel && *since < *kernel ? *kernel : *since;
+    if (now - quiet < *timeout) continue;
+    const std::string notebook = StringAt(w.object, {"metadata", "labels", "tessera.dev/notebook"});
     const std::string message = fmt::format(
-        "suspended: its GPUs were idle (under {:.0f} % utilisation) for {} s, longer than its idle timeout of {} s; "
-        "its checkpoint directory is kept; `tessera resume {}` brings it back",
-        kIdleUtilization * 100, (now - *since).ms / 1000, timeout.ms / 1000, key.second);
+        "suspended: its GPUs were idle (under {:.0f} % utilisation){} for {} s, longer than its idle timeout of {} s; "
+        "{}; `{}` brings it back",
+        kIdleUtilization * 100,
+        kernel ? fmt::format(" and its kernels quiet (last activity {})", FormatRfc3339(*kernel)) : "",
+        (now - quiet).ms / 1000, timeout->ms / 1000,
+        notebook.empty() ? "its checkpoint directory is kept" : "its home volume is kept",
+        notebook.empty() ? "tessera resume " + key.second : "tessera notebook open " + notebook);
     StoredObject suspended = w;
     suspended.object["spec"]["active"] = false;
     suspended.object["metadata"]["annotations"].erase(kIdleSinceAnnotation);

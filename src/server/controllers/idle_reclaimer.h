@@ -5,11 +5,17 @@
 // Kueue's deactivation), their checkpoint directory is kept, and an event says
 // why. `tessera resume` sets spec.active back to true and they queue again.
 //
-// The timeout: the workload's annotation tessera.dev/idle-timeout (from its Job;
-// "30m", "2h"), else its ClusterQueue's, else kDefaultIdleTimeout. The idle clock
-// (annotation tessera.dev/idle-since) starts at the first pass that sees every
-// device of the workload idle in its agent's last sample, and resets when one is
-// busy or a sample is missing.
+// The timeout: the workload's annotation tessera.dev/idle-timeout (from its Job
+// or Notebook; "30m", "2h"; "0": never idle), else its ClusterQueue's, else
+// kDefaultIdleTimeout. The idle clock (annotation tessera.dev/idle-since) starts
+// at the first pass that sees every device of the workload idle in its agent's
+// last sample, and resets when one is busy or a sample is missing.
+//
+// Idle by GPU and kernel: a notebook whose pod reports its kernels' activity
+// (annotation tessera.dev/last-activity, from Jupyter's /api/status, as the
+// agent polls it) is idle only when that activity, too, is older than the
+// timeout: the quiet time is counted from the later of the two. A pod that
+// reports none (not Jupyter, or it does not answer) is judged by its GPUs alone.
 #pragma once
 
 #include "common/time.h"
@@ -25,6 +31,8 @@ namespace tessera {
 
 inline constexpr Duration kDefaultIdleTimeout = Duration::Seconds(3600);
 inline constexpr double kIdleUtilization = 0.05;
+inline constexpr const char* kIdleTimeoutAnnotation = "tessera.dev/idle-timeout";
+inline constexpr const char* kIdleSinceAnnotation = "tessera.dev/idle-since";
 
 // `subsets`: the unfinished Workloads it may act on (admitted notebooks,
 // suspended workloads that may have been resumed).

@@ -1,0 +1,217 @@
+// A notebook's kernel activity, end to end: a real server, a real agent, and
+// a notebook pod running a small python3 HTTP server that stands in for
+// Jupyter (its /api/status and /api/kernels, on the proxy's base URL). The
+// agent asks it every usage interval and writes tessera.dev/last-activity on
+// the pod; the Notebook's status shows it. And the parsing of Jupyter's answers.
+#include "agent/agent.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "agent/notebook_activity.h"
+#include "client/api_client.h"
+#include "common/time_format.h"
+#include "server/server.h"
+#include "tests/testing/api_polling.h"
+#include "tests/testing/test_dirs.h"
+#include "tests/testing/test_server.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+TEST(KernelActivityTest, JupytersLastActivityOrNowWhileAKernelIsBusy) {
+  const Timestamp now = *ParseRfc3339("2026-12-02T10:00:00Z");
+  const std::string status =
+      R"({"started":"2026-12-02T08:00:00.000000Z","last_activity":"2026-12-02T09:15:30.123456Z","kernels":1,"connections":0})";
+  auto idle = KernelActivityFrom(status, R"([{"id":"k1","execution_state":"idle"}])", now);
+  ASSERT_TRUE(idle.has_value()) << idle.error().ToString();
+  EXPECT_EQ(FormatRfc3339(*idle).substr(0, 19), "2026-12-02T09:15:30");
+  auto busy = KernelActivityFrom(status, R"([{"id":"k1","execution_state":"busy"}])", now);
+  ASSERT_TRUE(busy.has_value());
+  EXPECT_EQ(busy->ms, now.ms);
+  EXPECT_TRUE(KernelActivityFrom(status, "", now).has_value()) << "api/kernels is optional";
+  EXPECT_FALSE(KernelActivityFrom("<html>not jupyter</html>", "", now).has_value());
+  EXPECT_FALSE(KernelActivityFrom(R"({"last_activity":"yesterday"})", "", now).has_value());
+}
+
+TEST(KernelActivityTest, OnlyNotebookPodsAreAskedOnTheirHttpPortAndBaseUrl) {
+  const json pod = json::parse(R"({"metadata":{"name":"notebook-nb-notebook-0","namespace":"team","uid":"u1",
+      "labels":{"tessera.dev/notebook":"nb"},"annotations":{"tessera.dev/last-activity":"2026-12-02T09:00:00Z"}},
+      "spec":{"containers":[{"name":"notebook","ports":[{"name":"http","containerPort":9000}],
+      "env":[{"name":"NOTEBOOK_BASE_URL","value":"/api/v1/namespaces/team/services/notebook-nb:http/proxy/"}]}]}})");
+  auto nb = NotebookPodOf(pod, "10.0.0.5");
+  ASSERT_TRUE(nb.has_value());
+  EXPECT_EQ(nb->url, "http://10.0.0.5:9000/api/v1/namespaces/team/services/notebook-nb:http/proxy/");
+  EXPECT_EQ(nb->reported, "2026-12-02T09:00:00Z");
+  json other = pod;
+  other["metadata"]["labels"] = json::object();
+  EXPECT_FALSE(NotebookPodOf(other, "10.0.0.5").has_value());
+}
+
+// A free TCP port on 127.0.0.1 (bound, then closed, for the stand-in to take).
+int FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// argv: port, base URL, and the kernel's state ("idle" or "busy").
+constexpr const char* kStandIn = R"(import http.server, json, sys
+port, base, state = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+class Jupyter(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path == base + "api/status":
+            body = {"started": "2020-01-01T08:00:00.000000Z", "last_activity": "2020-01-01T09:15:30.000000Z",
+                    "kernels": 1, "connections": 0}
+        elif self.path == base + "api/kernels":
+            body = [{"id": "k1", "name": "python3", "execution_state": state}]
+        else:
+            self.send_response(404); self.end_headers(); return
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", port), Jupyter).serve_forever()
+)";
+
+class NotebookAgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::FreshTestDir("tessera-notebook-agent");
+    server_ = testing::StartLocalServer((dir_ / "server").string());
+    ASSERT_NE(server_, nullptr);
+    client_ = std::make_unique<ApiClient>(server_->url(), server_->admin_token());
+    AgentOptions o;
+    o.server = server_->url();
+    o.token = server_->admin_token();
+    o.node_name = "node-1";
+    o.data_dir = (dir_ / "node-1").string();
+    o.checkpoint_root = (dir_ / "checkpoints").string();
+    o.gpus.simulated = "2xA100-80GB";
+    o.gpus.preference = GpuPreference::kSimulated;
+    o.usage_interval = Duration::Millis(200);
+    o.lease_duration = Duration::Seconds(4);
+    auto a = Agent::Start(o);
+    ASSERT_TRUE(a.has_value()) << a.error().ToString();
+    agent_ = std::move(*a);
+  }
+  void TearDown() override {
+    agent_.reset();
+    std::ifstream in(dir_ / "node-1" / "agent-state.json");
+    const json state = json::parse(in, nullptr, false);
+    if (state.is_object()) {
+      for (const auto& [uid, p] : state["pods"].items()) ::kill(-p.value("pid", 0), SIGKILL);
+    }
+    client_.reset();
+    server_.reset();
+    fs::remove_all(dir_);
+  }
+
+  // A Notebook running the stand-in with its kernel `state`, on a free port.
+  void CreateNotebook(const std::string& name, const std::string& state, const json& extra = json::object()) {
+    const fs::path script = dir_ / "jupyter_stand_in.py";
+    if (!fs::exists(script)) std::ofstream(script) << kStandIn;
+    json spec{{"port", FreePort()},
+              {"cpu", "100m"},
+              {"memory", "256Mi"},
+              {"command",
+               {"sh", "-c", "exec python3 " + script.string() + " \"$NOTEBOOK_PORT\" \"$NOTEBOOK_BASE_URL\" " + state}}};
+    spec.update(extra);
+    const json nb{{"apiVersion", "tessera.dev/v1"},
+                  {"kind", "Notebook"},
+                  {"metadata", {{"name", name}, {"namespace", "default"}}},
+                  {"spec", spec}};
+    auto r = client_->Request("POST", "/apis/tessera.dev/v1/namespaces/default/notebooks", nb.dump());
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->status, 201) << r->body;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<ApiClient> client_;
+  std::unique_ptr<Agent> agent_;
+};
+
+TEST_F(NotebookAgentTest, TheAgentReportsAStandInJupytersKernelActivityOnThePodAndTheNotebook) {
+  CreateNotebook("nb", "idle");
+  const json pod = WaitForObject(
+      *client_, "/api/v1/namespaces/default/pods/notebook-nb-notebook-0",
+      [](const json& p) {
+        return p["metadata"].value("annotations", json::object()).contains("tessera.dev/last-activity");
+      },
+      std::chrono::seconds(30));
+  const std::string reported = pod["metadata"]["annotations"].value("tessera.dev/last-activity", "");
+  EXPECT_EQ(reported.substr(0, 19), "2020-01-01T09:15:30") << reported;
+  const json running = WaitForObject(*client_, "/apis/tessera.dev/v1/namespaces/default/notebooks/nb", [&](const json& n) {
+    return n.value("status", json::object()).value("lastActivity", "") == reported;
+  });
+  EXPECT_EQ(running["status"]["phase"], "Running") << running["status"].dump();
+}
+
+TEST_F(NotebookAgentTest, AQuietNotebookIsSuspendedWithItsGpuFreedAndABusyKernelKeepsItsOwn) {
+  // Two notebooks on the node's 2 GPUs, their processes idle (the simulated
+  // GPUs read ~0 %), a 3 s idle policy: "quiet"'s kernel last worked years
+  // ago, "busy"'s kernel is executing.
+  CreateNotebook("busy", "busy", {{"gpu", 1}, {"idle", {{"timeout", "3s"}}}});
+  CreateNotebook("quiet", "idle", {{"gpu", 1}, {"idle", {{"timeout", "3s"}}}});
+  const std::string workloads = "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/";
+  const json quiet = WaitForObject(
+      *client_, workloads + "notebook-quiet",
+      [](const json& w) { return ConditionField(w, "Suspended", "status") == "True"; }, std::chrono::seconds(60));
+  EXPECT_NE(ConditionField(quiet, "Suspended", "message").find("and its kernels quiet"), std::string::npos)
+      << ConditionField(quiet, "Suspended", "message");
+  // Its pod is stopped and gone (the agent), its GPU with it.
+  WaitForObject(*client_, "/api/v1/namespaces/default/pods?labelSelector=tessera.dev%2Fnotebook%3Dquiet",
+                [](const json& l) { return l["items"].empty(); }, std::chrono::seconds(30));
+  const json nb = WaitForObject(*client_, "/apis/tessera.dev/v1/namespaces/default/notebooks/quiet", [](const json& n) {
+    return n.value("status", json::object()).value("phase", "") == "Suspended";
+  });
+  // "busy": its GPU idle since T; once its agent has reported kernel activity
+  // at T + 4 s (past its 3 s policy, measured by GPU alone), it still runs.
+  const json busy = WaitForObject(*client_, workloads + "notebook-busy", [](const json& w) {
+    return w["metadata"].value("annotations", json::object()).contains("tessera.dev/idle-since");
+  });
+  const Timestamp gpu_idle_since = *ParseRfc3339(busy["metadata"]["annotations"].value("tessera.dev/idle-since", ""));
+  WaitForObject(
+      *client_, "/api/v1/namespaces/default/pods/notebook-busy-notebook-0",
+      [&](const json& p) {
+        auto at = ParseRfc3339(p["metadata"].value("annotations", json::object()).value("tessera.dev/last-activity", ""));
+        return at && (*at - gpu_idle_since).ms > 4000;
+      },
+      std::chrono::seconds(30));
+  const json still = WaitForObject(*client_, workloads + "notebook-busy", [](const json&) { return true; });
+  EXPECT_NE(ConditionField(still, "Suspended", "status"), "True") << still.dump();
+  EXPECT_NE(ConditionField(still, "Evicted", "status"), "True") << still.dump();
+
+  // Opened (resume-from its suspension, as `tessera notebook open` writes): it runs again.
+  auto r = client_->Request(
+      "PATCH", "/apis/tessera.dev/v1/namespaces/default/notebooks/quiet",
+      json{{"metadata", {{"annotations", {{"tessera.dev/resume-from", nb["status"]["suspendedAt"]}}}}}}.dump(),
+      "application/merge-patch+json");
+  ASSERT_TRUE(r && r->status == 200);
+  WaitForObject(*client_, "/apis/tessera.dev/v1/namespaces/default/notebooks/quiet", [](const json& n) {
+    return n.value("status", json::object()).value("phase", "") == "Running";
+  }, std::chrono::seconds(30));
+}
+
+}  // namespace
+}  // namespace tessera
