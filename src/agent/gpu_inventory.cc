@@ -327,7 +327,7 @@ Result<std::vector<GpuUsage>> SimulatedGpuSampler::Sample(const GpuAssignment& a
   // Steps: 1. scan /proc once: the processes of each pod (its pid and its
   // process group); 2. per pod, CPU ticks and RSS, and the rate since the last
   // sample; 3. per device, the sum over its pods by the model in the header.
-  if (last_time_ && now <= *last_time_) return last_result_;
+  if (last_time_ && (now <= *last_time_ || (now - *last_time_).ms < options_.min_interval_ms)) return last_result_;
 
   std::map<pid_t, int> devices_of_pod;  // pod pid -> how many devices it is on
   for (const auto& [index, shares] : assignment) {

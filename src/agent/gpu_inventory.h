@@ -143,14 +143,20 @@ class SimulatedGpuSampler {
     int64_t clock_ticks_per_second = 0;  // 0: sysconf(_SC_CLK_TCK)
     int64_t page_size = 0;               // 0: sysconf(_SC_PAGESIZE)
     bool count_runqueue_wait = true;     // see the model above
+    // The shortest interval a rate is measured over; a call sooner returns the
+    // previous result. CPU time comes in clock ticks (10 ms): over 200 ms one
+    // tick of a process that only woke to answer a request reads as 5 %, the
+    // idle threshold; over 1 s it reads as 1 % (NVML averages over up to 1 s too).
+    int64_t min_interval_ms = 1000;
   };
 
   explicit SimulatedGpuSampler(std::vector<GpuDevice> devices);
   SimulatedGpuSampler(std::vector<GpuDevice> devices, Options options);
 
   // One GpuUsage per device, in device order. Devices of `assignment` that are
-  // not in the inventory are ignored. A call whose `now` is not after the
-  // previous one returns the previous result unchanged. Errors: IoError when
+  // not in the inventory are ignored. A call whose `now` is not at least
+  // options.min_interval_ms after the previous one returns the previous result
+  // unchanged (and keeps its baseline). Errors: IoError when
   // proc_root cannot be listed.
   Result<std::vector<GpuUsage>> Sample(const GpuAssignment& assignment, Timestamp now);
 

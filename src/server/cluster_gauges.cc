@@ -6,6 +6,7 @@
 
 #include "common/node_annotations.h"
 #include "sched/workload_usage.h"
+#include "server/object_json.h"
 
 namespace tessera {
 namespace {
@@ -35,6 +36,20 @@ GpuUsageByDevice GpuUsageFromNodes(const std::vector<const nlohmann::json*>& nod
       const double percent = d.value("utilizationPercent", 0.0);
       out[{meta.value("name", ""), d["index"].get<int32_t>()}] =
           GpuUsageSample{std::clamp(percent / 100.0, 0.0, 1.0), d.value("memoryUsedBytes", int64_t{0})};
+    }
+  }
+  return out;
+}
+
+std::vector<std::optional<GpuUsageSample>> WorkloadDeviceSamples(const nlohmann::json& workload,
+                                                                 const GpuUsageByDevice& usage) {
+  std::vector<std::optional<GpuUsageSample>> out;
+  for (const nlohmann::json& psa : ArrayAt(workload, {"status", "admission", "podSetAssignments"})) {
+    for (const nlohmann::json& pod : psa.value("placements", nlohmann::json::array())) {
+      for (const nlohmann::json& d : pod.value("devices", nlohmann::json::array())) {
+        auto it = usage.find({pod.value("node", ""), d.value("index", 0)});
+        out.push_back(it == usage.end() ? std::nullopt : std::optional<GpuUsageSample>(it->second));
+      }
     }
   }
   return out;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +31,12 @@ using GpuUsageByDevice = std::map<std::pair<std::string, int32_t>, GpuUsageSampl
 // From Node objects' tessera.dev/gpu-usage annotations (common/node_annotations.h);
 // a node without one, or with a malformed one, contributes nothing.
 GpuUsageByDevice GpuUsageFromNodes(const std::vector<const nlohmann::json*>& nodes);
+
+// The last sample of each device a Workload's admission placed it on (its
+// status.admission.podSetAssignments[].placements[].devices), in order;
+// nullopt for a device whose agent has published none.
+std::vector<std::optional<GpuUsageSample>> WorkloadDeviceSamples(const nlohmann::json& workload,
+                                                                 const GpuUsageByDevice& usage);
 
 // The state `plan` leaves: the snapshot's admitted work plus the plan's
 // admissions (its preemption victims still hold their devices until they stop).

@@ -521,6 +521,23 @@ TEST(SimulatedGpuSamplerTest, ASampleThatDoesNotAdvanceTimeRepeatsThePreviousOne
   EXPECT_EQ(*again, *at_1s);
 }
 
+// One 10 ms tick in 200 ms would read as 5 %, the idle threshold: a rate is
+// measured over at least a second, and a sooner call keeps the baseline.
+TEST(SimulatedGpuSamplerTest, ARateIsMeasuredOverAtLeastASecond) {
+  TempDir proc;
+  WriteStat(proc, 100, 100, 0, 0);
+  SimulatedGpuSampler sampler = MakeFakeProcSampler(proc, "1xH100-80GB");
+  const GpuAssignment assignment{{0, {{.pid = 100}}}};
+  ASSERT_TRUE(sampler.Sample(assignment, Timestamp::FromMillis(0)).has_value());
+  WriteStat(proc, 100, 100, 1, 0);
+  auto soon = sampler.Sample(assignment, Timestamp::FromMillis(200));
+  ASSERT_TRUE(soon.has_value());
+  EXPECT_EQ((*soon)[0].utilization_percent, 0) << "the previous result: too soon to measure";
+  auto at_1s = sampler.Sample(assignment, Timestamp::FromMillis(1000));
+  ASSERT_TRUE(at_1s.has_value());
+  EXPECT_EQ((*at_1s)[0].utilization_percent, 1) << "one tick over the whole second";
+}
+
 TEST(SimulatedGpuSamplerTest, AnUnreadableProcRootIsAnIoError) {
   SimulatedGpuSampler sampler(*ParseSimulatedInventory("1xH100-80GB"), {.proc_root = "/nonexistent/proc"});
   auto sample = sampler.Sample({{0, {{.pid = 1}}}}, Timestamp::FromMillis(0));

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "common/node_annotations.h"
@@ -49,17 +50,10 @@ std::optional<Timestamp> KernelActivity(const PodIndex& pods, const std::pair<st
 
 // Every device the workload holds, idle in its last sample; false when one has none.
 bool AllDevicesIdle(const json& workload, const GpuUsageByDevice& usage) {
-  bool any = false;
-  for (const json& psa : ArrayAt(workload, {"status", "admission", "podSetAssignments"})) {
-    for (const json& pod : psa.value("placements", json::array())) {
-      for (const json& d : pod.value("devices", json::array())) {
-        auto it = usage.find({pod.value("node", ""), d.value("index", 0)});
-        if (it == usage.end() || it->second.utilization >= kIdleUtilization) return false;
-        any = true;
-      }
-    }
-  }
-  return any;
+  const auto samples = WorkloadDeviceSamples(workload, usage);
+  return !samples.empty() && std::ranges::all_of(samples, [](const std::optional<GpuUsageSample>& s) {
+    return s && s->utilization < kIdleUtilization;
+  });
 }
 
 }  // namespace
@@ -71,8 +65,14 @@ bool WorkloadInactive(const json& workload) {
   return it != spec->end() && it->is_boolean() && !it->get<bool>();
 }
 
-void ReconcileIdleWorkloads(const ObjectCache& cache, const WorkloadSubsets& subsets, const PodIndex& pods,
-                            const GpuUsageByDevice& usage, Timestamp now, BatchedWriter& writer, EventRecorder& events) {
+void IdleReclaimer::Reconcile(PassContext& pass) {
+  const ObjectCache& cache = pass.cache;
+  const WorkloadSubsets& subsets = pass.workloads;
+  const PodIndex& pods = pass.pods;
+  const GpuUsageByDevice& usage = pass.gpu_usage();
+  const Timestamp now = pass.now;
+  BatchedWriter& writer = pass.writer;
+  EventRecorder& events = pass.events;
   const std::string now_text = FormatRfc3339(now);
   std::set<std::pair<std::string, std::string>> resumed;
   for (const auto& [key, held] : subsets.suspended()) {
@@ -106,6 +106,7 @@ void ReconcileIdleWorkloads(const ObjectCache& cache, const WorkloadSubsets& sub
       next["metadata"]["annotations"][kIdleSinceAnnotation] = now_text;
       writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = w.key, .object = std::move(next), .expected_revision = w.revision},
                  fmt::format("idle: workload {}/{}", key.first, key.second));
+      if (auto timeout = IdleTimeout(cache, w.object)) pass.WakeAt(now + *timeout);
       continue;
     }
     const std::optional<Duration> timeout = IdleTimeout(cache, w.object);
@@ -113,7 +114,10 @@ void ReconcileIdleWorkloads(const ObjectCache& cache, const WorkloadSubsets& sub
     // Quiet since the later of: its GPUs went idle, its kernels' last activity.
     const std::optional<Timestamp> kernel = KernelActivity(pods, key);
     const Timestamp quiet = kernel && *since < *kernel ? *kernel : *since;
-    if (now - quiet < *timeout) continue;
+    if (now - quiet < *timeout) {
+      pass.WakeAt(quiet + *timeout);  // nothing else need happen for its timeout to pass
+      continue;
+    }
     const std::string notebook = StringAt(w.object, {"metadata", "labels", "tessera.dev/notebook"});
     const std::string message = fmt::format(
         "suspended: its GPUs were idle (under {:.0f} % utilisation){} for {} s, longer than its idle timeout of {} s; "

@@ -34,20 +34,15 @@ inline constexpr double kIdleUtilization = 0.05;
 inline constexpr const char* kIdleTimeoutAnnotation = "tessera.dev/idle-timeout";
 inline constexpr const char* kIdleSinceAnnotation = "tessera.dev/idle-since";
 
-// `subsets`: the unfinished Workloads it may act on (admitted notebooks,
-// suspended workloads that may have been resumed).
-void ReconcileIdleWorkloads(const ObjectCache& cache, const WorkloadSubsets& subsets, const PodIndex& pods,
-                            const GpuUsageByDevice& usage, Timestamp now, BatchedWriter& writer, EventRecorder& events);
-
 // Inactive (spec.active: false): suspended, not to be admitted until resumed.
 bool WorkloadInactive(const nlohmann::json& workload);
 
 class IdleReclaimer final : public Controller {
  public:
   std::string_view name() const override { return "idle-reclaimer"; }
-  void Reconcile(PassContext& pass) override {
-    ReconcileIdleWorkloads(pass.cache, pass.workloads, pass.pods, pass.gpu_usage(), pass.now, pass.writer, pass.events);
-  }
+  // Acts on the pass's unfinished Workloads: admitted notebooks, and suspended
+  // workloads that may have been resumed. Wakes the loop when an idle clock runs out.
+  void Reconcile(PassContext& pass) override;
 };
 
 }  // namespace tessera
