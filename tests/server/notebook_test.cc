@@ -196,6 +196,27 @@ TEST_F(NotebookTest, ANotebookIsIdleOnlyWhenItsGpuAndItsKernelsAreBothQuiet) {
   EXPECT_NE(wl["spec"]["active"], false);
 }
 
+// Its status keeps its GPUs' use a minute at a time for the last hour (the
+// portal's sparkline, `get notebooks -o wide`'s GPU-USE(1H)).
+TEST_F(NotebookTest, ItsStatusKeepsItsGpuUseOverTheLastHour) {
+  SampleGpus(40);
+  Create(Notebook("nb", {{"gpu", 1}}));
+  RunPod("notebook-nb-notebook-0");
+  const json nb = WaitFor(std::string(kNotebooks) + "nb", [](const json& n) {
+    const json history = n.value("status", json::object()).value("gpuUtilization", json::object()).value("history", json::array());
+    return !history.empty() && history.back().value("percent", -1) == 40;
+  });
+  const json& use = nb["status"]["gpuUtilization"];
+  EXPECT_EQ(use["window"], "1h");
+  EXPECT_EQ(use["averagePercent"], 40) << use.dump();
+  ASSERT_EQ(use["history"].size(), 1u) << use.dump();
+  // Its sample is of this minute, and this minute has one.
+  auto at = ParseRfc3339(use["history"][0].value("time", ""));
+  ASSERT_TRUE(at.has_value()) << use.dump();
+  EXPECT_EQ(at->ms % 60000, 0);
+  EXPECT_LT((SystemNow() - *at).ms, 120000);
+}
+
 TEST_F(NotebookTest, AHomeVolumeBeyondTheNamespaceQuotaWaitsWithKubernetesWords) {
   Create({{"apiVersion", "v1"}, {"kind", "ResourceQuota"}, {"metadata", {{"name", "storage"}, {"namespace", "team"}}},
           {"spec", {{"hard", {{"requests.storage", "2Gi"}}}}}});

@@ -106,6 +106,14 @@ std::vector<KindDefinition> TesseraNotebookKinds() {
                    {.name = "IDLE",
                     .description = "how long its GPU and kernels have been quiet",
                     .cell = Idle},
+                   {.name = "GPU-USE(1H)",
+                    .priority = 1,
+                    .description = "its GPUs' mean utilisation over the last hour, in percent",
+                    .cell =
+                        [](const json& o, const ColumnOptions&) {
+                          const std::string p = TextAt(o, "status.gpuUtilization.averagePercent");
+                          return p.empty() ? std::string("-") : p + "%";
+                        }},
                    AgeColumn()},
        .roles = RoleGrants{.grants = {ViewReads(), ViewReads("status"), EditWrites()}},
        .controller = "notebook-controller"},

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "common/uuid.h"
 #include "domain/quantity.h"
 #include "server/api/claim_admission.h"
+#include "server/cluster_gauges.h"
 #include "server/controllers/idle_reclaimer.h"
 #include "server/controllers/job_controller.h"
 #include "server/controllers/workload_lifecycle.h"
@@ -26,6 +28,8 @@ using nlohmann::json;
 constexpr const char* kClaimKind = "/PersistentVolumeClaim";
 constexpr const char* kPodSet = "notebook";
 constexpr const char* kDefaultHome = "/home/jovyan";
+constexpr Duration kGpuUseSampleEvery = Duration::Seconds(60);
+constexpr Duration kGpuUseWindow = Duration::Seconds(3600);
 
 std::string WorkloadName(const std::string& nb) { return "notebook-" + nb; }
 std::string ServiceName(const std::string& nb) { return "notebook-" + nb; }
@@ -236,6 +240,37 @@ const StoredObject* LivePod(const PodIndex& pods, const ObjectKey& workload) {
   return nullptr;
 }
 
+// status.gpuUtilization: one sample a minute (the mean utilisation of the
+// Notebook's devices in their agents' last samples; devices without one left out) for the last hour, and
+// their mean; minutes it held no GPU (suspended, queued) have no sample.
+void RecordGpuUse(json& st, const std::vector<std::optional<GpuUsageSample>>& devices, PassContext& pass) {
+  if (devices.empty()) return;
+  const int64_t minute_ms = pass.now.ms - pass.now.ms % kGpuUseSampleEvery.ms;
+  pass.WakeAt(Timestamp{minute_ms} + kGpuUseSampleEvery);
+  json history = json::array();
+  for (const json& s : ArrayAt(st, {"gpuUtilization", "history"})) {
+    auto at = ParseRfc3339(s.value("time", ""));
+    if (at && pass.now - *at < kGpuUseWindow) history.push_back(s);
+  }
+  if (!history.empty()) {
+    auto last = ParseRfc3339(history.back().value("time", ""));
+    if (last && last->ms >= minute_ms) return;  // this minute's is taken
+  }
+  int64_t sum = 0, sampled = 0;
+  for (const auto& d : devices) {
+    if (!d) continue;
+    sum += std::lround(d->utilization * 100);
+    ++sampled;
+  }
+  if (sampled == 0) return;  // its agents have published nothing yet
+  history.push_back(json{{"time", FormatRfc3339(Timestamp{minute_ms})}, {"percent", sum / sampled}});
+  int64_t total = 0;
+  for (const json& s : history) total += s.value("percent", int64_t{0});
+  st["gpuUtilization"] = json{{"window", "1h"},
+                              {"averagePercent", total / static_cast<int64_t>(history.size())},
+                              {"history", std::move(history)}};
+}
+
 }  // namespace
 
 std::string NotebookUrl(const std::string& ns, const std::string& name) {
@@ -372,6 +407,8 @@ void NotebookController::Reconcile(PassContext& pass) {
       } else {
         st.erase("idleSince");
       }
+      // 7. GPU use over the last hour, a sample a minute while it holds GPUs.
+      if (!inactive && admitted) RecordGpuUse(st, WorkloadDeviceSamples(wl->object, pass.gpu_usage()), pass);
     }
     if (next != nb.object) {
       unit.push_back(WriteOp{.op = WriteOp::Kind::kUpdate, .key = nb.key, .object = std::move(next),

@@ -18,7 +18,9 @@
 // status.suspendedAt), as `tessera notebook open|resume` writes it.
 // Status: phase Pending (with the scheduler's reason), Running, Suspended (with
 // the reason), Resuming; url, workload, pod, lastActivity (Jupyter's, as the
-// agent reports it), idleSince, suspendedAt, message.
+// agent reports it), idleSince, suspendedAt, message; gpuUtilization: its GPUs'
+// mean utilisation a minute at a time over the last hour (history) and the
+// mean of those minutes (averagePercent), kept while it holds GPUs.
 // A Notebook's deletion deletes its Workload, Pods and Service; not its claim.
 #pragma once
 
