@@ -127,23 +127,38 @@ Status ValidateObject(const KindInfo& kind, const json& object) {
   }
 }
 
-Status ValidateTokenRequest(const json& object) {
+namespace {
+
+// The body of a POST that is answered, never stored (TokenRequest, TemplateRender):
+// apiVersion and kind, when present, are its own; the rest follows `schema`.
+Status ValidateAnsweredBody(const json& object, std::string_view api_version_want, std::string_view kind_want,
+                            const SchemaRef& body_schema) {
   try {
     if (!object.is_object()) {
-      return Status::InvalidArgument(fmt::format("expected a TokenRequest object, got {}", Describe(object)));
+      return Status::InvalidArgument(fmt::format("expected a {} object, got {}", kind_want, Describe(object)));
     }
     Errors errors;
     const json* api_version = Get(object, "apiVersion");
     const json* kind = Get(object, "kind");
-    if (api_version && *api_version != "authentication.k8s.io/v1") {
-      errors.Add("apiVersion", fmt::format("expected \"authentication.k8s.io/v1\", got {}", Describe(*api_version)));
+    if (api_version && *api_version != api_version_want) {
+      errors.Add("apiVersion", fmt::format("expected \"{}\", got {}", api_version_want, Describe(*api_version)));
     }
-    if (kind && *kind != "TokenRequest") errors.Add("kind", fmt::format("expected \"TokenRequest\", got {}", Describe(*kind)));
-    Validate(*TokenRequestSchema(), object, "", errors);
+    if (kind && *kind != kind_want) errors.Add("kind", fmt::format("expected \"{}\", got {}", kind_want, Describe(*kind)));
+    Validate(*body_schema, object, "", errors);
     return errors.ToStatus();
   } catch (const std::exception& e) {
-    return Status::Internal(fmt::format("validating a TokenRequest failed: {}", e.what()));
+    return Status::Internal(fmt::format("validating a {} failed: {}", kind_want, e.what()));
   }
+}
+
+}  // namespace
+
+Status ValidateTokenRequest(const json& object) {
+  return ValidateAnsweredBody(object, "authentication.k8s.io/v1", "TokenRequest", TokenRequestSchema());
+}
+
+Status ValidateTemplateRender(const json& object) {
+  return ValidateAnsweredBody(object, "tessera.dev/v1", "TemplateRender", TemplateRenderSchema());
 }
 
 Status ValidateUpdate(const KindInfo& kind, const nlohmann::json& stored, const nlohmann::json& next) {

@@ -76,6 +76,11 @@ Result<const KindInfo*> ResolveKind(const nlohmann::json& object);
 // TokenRequest's; spec.audiences, spec.expirationSeconds, spec.boundObjectRef.
 Status ValidateTokenRequest(const nlohmann::json& object);
 
+// A tessera.dev/v1 TemplateRender (the body of a POST to templates/NAME/render,
+// api/templates.h): spec.name and spec.namespace of the object to make, and
+// spec.parameters, the values of the template's knobs.
+Status ValidateTemplateRender(const nlohmann::json& object);
+
 // Name rules, for names that arrive outside a manifest (URL paths, CLI
 // arguments): ValidateName, ValidateLabelKey, ValidateLabelValue (api/names.h).
 

@@ -16,6 +16,7 @@
 #include "api/service.h"
 #include "auth/authenticator.h"
 #include "auth/bootstrap_policy.h"
+#include "server/default_templates.h"
 #include "auth/rbac.h"
 #include "client/api_client.h"
 #include "common/time_format.h"
@@ -199,6 +200,7 @@ Status BootstrapDefaults(Store& store, const std::string& now) {
                           {"kind", "LocalQueue"},
                           {"metadata", {{"name", "default"}, {"namespace", "default"}}},
                           {"spec", {{"clusterQueue", "default"}}}}));
+  for (nlohmann::json t : DefaultTemplates()) RETURN_IF_ERROR(ensure("tessera.dev/Template", "", std::move(t)));
   return BootstrapRbac(store, now);
 }
 

@@ -102,7 +102,9 @@ std::vector<ExpectedRole> HandWrittenRoles() {
        {kBatchAdmin, kBatchUser}},
       {"system:basic-user",
        {rule("authorization.k8s.io", {"selfsubjectaccessreviews", "selfsubjectrulesreviews"}, {"create"}),
-        rule("authentication.k8s.io", {"selfsubjectreviews"}, {"create"})},
+        rule("authentication.k8s.io", {"selfsubjectreviews"}, {"create"}),
+        // The catalogue: everyone's to read and render from.
+        rule("tessera.dev", {"templates"}, read), rule("tessera.dev", {"templates/render"}, {"create"})},
        {}},
   };
   for (std::string plural : {"clusterqueues", "resourceflavors", "localqueues", "workloads"}) {

@@ -101,6 +101,7 @@ std::vector<Verb> SubresourceVerbs(std::string_view subresource) {
   if (subresource == "log") return {kGet};
   if (subresource == "token") return {kCreate};
   if (subresource == "approval") return {kUpdate, kPatch};
+  if (subresource == "render") return {kCreate};
   return {};
 }
 
@@ -125,7 +126,9 @@ constexpr std::string_view kOtherNode = "n2";  // somebody else's
 // Node authorizer): reads any Node, Namespace, NetworkPolicy, Service and
 // EndpointSlice, writes events anywhere, and
 // acts on its own things only: its Node (and status), its Lease, the pods bound
-// to it (and their status), tokens bound to such a pod; nothing else.
+// to it (and their status), tokens bound to such a pod; nothing else. Every
+// signed-in caller (system:basic-user) reads the template catalogue and renders
+// from it (templates, templates/render), and nothing else of the cluster scope.
 
 struct Grants {
   Verbs view = kNone;       // ClusterRole view, in its RoleBinding's namespace
@@ -133,6 +136,7 @@ struct Grants {
   Verbs admin = kNone;      // what admin adds (admin aggregates edit)
   Verbs agent_any = kNone;  // node n1's agent, on any object of the kind
   Verbs agent_own = kNone;  // ... and on its own (bound to n1, named n1)
+  Verbs signed_in = kNone;  // every signed-in caller, anywhere (system:basic-user): the template catalogue
 };
 
 struct KindExpectation {
@@ -269,6 +273,12 @@ const std::vector<KindExpectation>& ExpectationTable() {
        .object = {.view = kRead, .edit = kWrite},
        .subresources = {{"status", {.view = kGet}}},
        .fields = R"({"spec":{"gpu":"0.25"}})"},
+      // The catalogue: read and rendered from by everyone signed in; written by cluster-admin.
+      {.store_key = "tessera.dev/Template",
+       .object = {.signed_in = kRead},
+       .subresources = {{"render", {.signed_in = kCreate}}},
+       .fields = R"({"spec":{"displayName":"matrix","object":{"apiVersion":"batch/v1","kind":"Job","spec":{)"
+                 R"("template":{"spec":{"restartPolicy":"Never","containers":CONTAINERS}}}}}})"},
       {.store_key = "tessera.dev/Sweep",
        .object = {.view = kRead, .edit = kWrite},
        .subresources = {{"status", {.view = kGet}}},
@@ -589,6 +599,7 @@ class IsolationMatrixTest : public ::testing::Test {
     if (!c.kind->stored) return true;  // the self reviews: every signed-in caller
     const Grants g = GrantsFor(*c.expectation, c.subresource);
     const bool own = rbac_ns == kOwnNs;
+    if ((g.signed_in & c.verb) != 0) return true;
     switch (role) {
       case Role::kViewer: return own && (g.view & c.verb) != 0;
       case Role::kEditor: return own && ((g.view | g.edit) & c.verb) != 0;

@@ -29,10 +29,14 @@ std::vector<KindDefinition> TesseraTrainingKinds();  // tessera.dev/v1 TrainingJ
 std::vector<KindDefinition> TesseraPipelineKinds();  // tessera.dev/v1 Pipeline, PipelineRun
 std::vector<KindDefinition> TesseraSweepKinds();   // tessera.dev/v1 Sweep
 std::vector<KindDefinition> TesseraNotebookKinds();  // tessera.dev/v1 Notebook
+std::vector<KindDefinition> TesseraTemplateKinds();  // tessera.dev/v1 Template
 
 // authentication.k8s.io/v1 TokenRequest, the body of a POST to
 // serviceaccounts/NAME/token: not a kind of its own (it is never stored nor
 // served as a collection), so it has no definition; ValidateTokenRequest uses it.
 schema::SchemaRef TokenRequestSchema();
+// tessera.dev/v1 TemplateRender, the body of a POST to templates/NAME/render:
+// likewise answered, never stored (ValidateTemplateRender).
+schema::SchemaRef TemplateRenderSchema();
 
 }  // namespace tessera

@@ -450,11 +450,41 @@ void ClientCommands::AddNotebookCommands(CLI::App& app, int* rc) {
       return RunNotebookSuspend(c, notebook_name_, suspend);
     }));
   }
-  // run notebook: the same as notebook create.
-  CLI::App* run = AddCommand(app, "run", "Start something from a template: run notebook ...",
-                             "tessera run notebook " + create_usage,
-                             "Examples:\n  tessera run notebook nb1 --gpu 0.25");
-  run->require_subcommand(1);
+  // run TEMPLATE NAME: from the catalogue; run notebook: the same as notebook create.
+  CLI::App* run = AddCommand(
+      app, "run", "Start something from a template of the catalogue (tessera get templates)",
+      "tessera run TEMPLATE NAME [--set KEY=VALUE]... [--gpu G] [--image IMAGE] [--cpu C] [--memory M]\n"
+      "                   [--dry-run] [-n NAMESPACE] [-- COMMAND [ARGS...]]\n"
+      "       tessera run notebook " + create_usage,
+      "TEMPLATE is a tessera.dev/v1 Template: `tessera get templates` lists them and their knobs\n"
+      "(PARAMETERS), `tessera describe template T` says what each means. --gpu, --image, --cpu and\n"
+      "--memory set the knobs of those names; the words after -- are the template's command.\n"
+      "The server renders the object; it is created with your rights, in your namespace.\n"
+      "\nExamples:\n"
+      "  tessera run jupyter nb1 --gpu 0.25 --set home-size=20Gi\n"
+      "  tessera run pytorch-ddp llm --set workers=8 --image registry.local/train:1 -- torchrun train.py\n"
+      "  tessera run batch prep --gpu 0 --dry-run -- python3 prep.py\n"
+      "  tessera run notebook nb1 --gpu 0.25");
+  run->add_option("TEMPLATE", run_.template_name, "The template (tessera get templates)")->type_name("");
+  run->add_option("NAME", run_.name, "The name of what it makes")->type_name("");
+  run->add_option("COMMAND", run_.command, "The command and its arguments, after --")->type_name("");
+  run->add_option("--set", run_.set, "A knob of the template: KEY=VALUE (repeatable)")->type_name("KEY=VALUE");
+  run->add_option("--gpu", run_.gpu, "GPUs (--set gpu=...): 0.25, 1, 8")->type_name("N");
+  run->add_option("--image", run_.image, "Container image (--set image=...)")->type_name("IMAGE");
+  run->add_option("--cpu", run_.cpu, "CPUs (--set cpu=...)")->type_name("N");
+  run->add_option("--memory", run_.memory, "Memory (--set memory=...)")->type_name("SIZE");
+  run->add_flag("--dry-run", run_.dry_run, "Print what it would create (YAML), create nothing");
+  run->callback([this, run, rc] {
+    if (!run->get_subcommands().empty()) return;  // run notebook: its own callback ran
+    Runs(rc, [this](const CommandContext& c) {
+      if (run_.template_name.empty() || run_.name.empty()) {
+        *c.err << "error: give a TEMPLATE and a NAME (tessera run jupyter nb1 --gpu 0.25); "
+                  "`tessera get templates` lists the catalogue\n";
+        return kExitUsage;
+      }
+      return RunTemplate(c, run_);
+    })();
+  });
   add_create_flags(AddCommand(*run, "notebook", "Create a notebook (as `tessera notebook create`)",
                               "tessera run notebook " + create_usage, create_footer));
 }

@@ -25,6 +25,7 @@
 #include "cli/commands/get_command.h"
 #include "cli/commands/logs_command.h"
 #include "cli/commands/notebook_command.h"
+#include "cli/commands/run_command.h"
 #include "cli/commands/queues_command.h"
 #include "cli/commands/usage_report.h"
 #include "cli/commands/submit_command.h"
@@ -69,6 +70,7 @@ class ClientCommands {
   TrainOptions train_;
   int64_t train_max_run_ = 0;
   NotebookOptions notebook_;
+  RunTemplateOptions run_;
   std::string notebook_name_;
   QueuesOptions queues_;
   ReportUsageOptions report_usage_;

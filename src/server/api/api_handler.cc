@@ -25,6 +25,7 @@
 #include "server/api/pod_logs.h"
 #include "server/api/pod_security_admission.h"
 #include "server/api/proxy.h"
+#include "server/api/template_render.h"
 
 namespace tessera {
 
@@ -102,6 +103,7 @@ bool ServesSubresource(const KindInfo& kind, std::string_view subresource) {
   if (subresource == "token") return kind.store_key == "/ServiceAccount" || kind.store_key == "/Node";
   if (subresource == "approval") return kind.store_key == "tessera.dev/ApprovalRequest";
   if (subresource == "proxy") return kind.store_key == "/Pod" || kind.store_key == "/Service";
+  if (subresource == "render") return kind.store_key == "tessera.dev/Template";
   return false;
 }
 
@@ -382,6 +384,7 @@ HttpResponse ApiHandler::Dispatch(Call& call) {
     return PodLogResponse(store_, *security_.issuer, r.ns, r.name, req);
   }
   if (r.subresource == "proxy") return Proxy(call);
+  if (r.subresource == "render") return AnswerTemplateRender(store_, r, req);
   if (r.subresource == "token") {
     if (req.method != "POST") return StatusResponse(405, "MethodNotAllowed", "tokens are requested with POST");
     if (key == "/Node") return AnswerNodeToken(*security_.issuer, r, req, call.received);
