@@ -808,6 +808,12 @@ void IsolationMatrixTest::Check(Role role, ApiClient& client, const Cell& c) {
       if (c.subresource == "token") {
         path = item;
         body = TokenRequest(token_pod).dump();
+      } else if (c.subresource == "render") {
+        path = item;
+        body = json{{"apiVersion", "tessera.dev/v1"},
+                    {"kind", "TemplateRender"},
+                    {"spec", {{"name", "mx-render"}, {"namespace", std::string(kOwnNs)}}}}
+                   .dump();
       } else if (!kind.stored) {
         path = CollectionPath(kind, "");
         json review{{"apiVersion", std::string(kind.api_version)}, {"kind", std::string(kind.kind)}};
