@@ -31,6 +31,10 @@ packages=(
   # NetworkPolicy and Services on the node (src/net): rulesets applied through
   # libnftables; nft itself to look at them.
   nftables libnftables-dev
+  # Notebooks (docs/workloads.md): Debian's Jupyter Notebook, the default
+  # command of a Notebook on a node without Jupyter Lab; the tests open a real
+  # kernel through the server's proxy with it.
+  jupyter-notebook
 )
 
 missing=()

@@ -38,6 +38,9 @@ inline constexpr std::string_view kServiceKind = "/Service";
 inline constexpr std::string_view kEndpointSliceKind = "discovery.k8s.io/EndpointSlice";
 // spec.clusterIP of a headless Service: no virtual address.
 inline constexpr std::string_view kHeadlessClusterIp = "None";
+// On a Service: "true" sends the server's proxy (services/NAME/proxy, see
+// server/api/proxy.h) the whole path asked for, not only what follows /proxy.
+inline constexpr const char* kProxyKeepPathAnnotation = "tessera.dev/proxy-keep-path";
 
 void DefaultService(nlohmann::json& service);
 void KeepAllocatedServiceFields(nlohmann::json& next, const nlohmann::json& stored);

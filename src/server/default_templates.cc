@@ -50,20 +50,21 @@ json ContainerParams(const std::string& gpu_default) {
 
 std::vector<json> DefaultTemplates() {
   std::vector<json> out;
-  // A notebook: Jupyter Lab (or a command) at a quarter GPU with a home volume.
+  // A notebook: Jupyter (or a command) at a quarter GPU, a home volume if asked.
   json notebook_params = json::array({
       Param("gpu", "spec.gpu", "quantity", "GPUs: a fraction below one (0.25) or whole GPUs", "0.25"),
       Param("cpu", "spec.cpu", "quantity", "CPU cores (500m, 4)", "1"),
       Param("memory", "spec.memory", "quantity", "memory (4Gi)", "4Gi"),
-      Param("home-size", "spec.home.size", "quantity", "the home volume, kept when it is suspended", "10Gi"),
+      Param("home-size", "spec.home.size", "quantity",
+            "a home volume kept when it is suspended (with an image: a process pod has no volumes)"),
       Param("idle-timeout", "spec.idle.timeout", "string", "suspended when GPU and kernels are quiet this long (0: never)",
             "1h"),
       Param("image", "spec.image", "string", "an OCI image with Jupyter (else Jupyter Lab installed on the node)"),
       Param("command", "spec.command", "command", "a program serving HTTP on $NOTEBOOK_PORT instead of Jupyter"),
   });
   out.push_back(Template("jupyter", "Jupyter notebook",
-                         "Jupyter Lab with a fraction of a GPU and a home volume; suspended when idle by GPU and kernel, "
-                         "resumed when opened.",
+                         "Jupyter with a fraction of a GPU (and, in an image, a home volume); suspended when idle by GPU "
+                         "and kernel, resumed when opened.",
                          "notebook",
                          {{"apiVersion", "tessera.dev/v1"}, {"kind", "Notebook"}, {"spec", json::object()}},
                          std::move(notebook_params)));

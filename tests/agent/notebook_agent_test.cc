@@ -6,6 +6,9 @@
 #include "agent/agent.h"
 
 #include <gtest/gtest.h>
+#include <boost/asio.hpp>
+#include <boost/beast.hpp>
+#include <boost/beast/websocket.hpp>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -27,6 +30,11 @@ namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
 
 TEST(KernelActivityTest, JupytersLastActivityOrNowWhileAKernelIsBusy) {
   const Timestamp now = *ParseRfc3339("2026-12-02T10:00:00Z");
@@ -210,6 +218,105 @@ TEST_F(NotebookAgentTest, AQuietNotebookIsSuspendedWithItsGpuFreedAndABusyKernel
   ASSERT_TRUE(r && r->status == 200);
   WaitForObject(*client_, "/apis/tessera.dev/v1/namespaces/default/notebooks/quiet", [](const json& n) {
     return n.value("status", json::object()).value("phase", "") == "Running";
+  }, std::chrono::seconds(30));
+}
+
+// The real thing, where Debian's jupyter-notebook is installed
+// (scripts/install-deps.sh installs it): a Notebook with no command runs
+// Jupyter on its proxy path; through the server's proxy, with the caller's
+// token, its REST API answers, a kernel starts, and code sent over the
+// kernel's WebSocket runs and its output comes back.
+TEST_F(NotebookAgentTest, RealJupyterRunsCodeThroughTheServersProxy) {
+  if (std::system("command -v jupyter-notebook >/dev/null 2>&1 || command -v jupyter-lab >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "neither jupyter-notebook nor jupyter-lab is installed (scripts/install-deps.sh installs Debian's)";
+  }
+  const json nb{{"apiVersion", "tessera.dev/v1"},
+                {"kind", "Notebook"},
+                {"metadata", {{"name", "real"}, {"namespace", "default"}}},
+                {"spec", {{"port", FreePort()}, {"cpu", "500m"}, {"memory", "1Gi"}, {"gpu", "0.25"},
+                          {"idle", {{"timeout", "0"}}}}}};
+  auto r = client_->Request("POST", "/apis/tessera.dev/v1/namespaces/default/notebooks", nb.dump());
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().ToString());
+  const std::string url = "/api/v1/namespaces/default/services/notebook-real:http/proxy/";
+  // Jupyter answers once it has started (a few seconds).
+  WaitForObject(*client_, url + "api/status", [](const json& s) { return s.contains("started"); },
+                std::chrono::seconds(60));
+  if (HasFailure()) {  // what the notebook and its pod say
+    auto got = client_->Request("GET", "/apis/tessera.dev/v1/namespaces/default/notebooks/real");
+    auto log = client_->Request("GET", "/api/v1/namespaces/default/pods/notebook-real-notebook-0");
+    FAIL() << (got ? got->body : "") << "\n" << (log ? log->body : "");
+  }
+  const std::string server = server_->url();
+  const uint16_t port = static_cast<uint16_t>(std::stoi(server.substr(server.rfind(':') + 1)));
+  const std::string bearer = "Bearer " + server_->admin_token();
+  net::io_context ioc;
+  // Jupyter's XSRF cookie (as a browser gets it), then a kernel.
+  auto exchange = [&](http::verb method, const std::string& target, const std::string& cookie, const std::string& body) {
+    tcp::socket socket(ioc);
+    socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+    http::request<http::string_body> req(method, target, 11);
+    req.set(http::field::host, "127.0.0.1");
+    req.set(http::field::authorization, bearer);
+    if (!cookie.empty()) {
+      req.set(http::field::cookie, "_xsrf=" + cookie);
+      req.set("X-XSRFToken", cookie);
+    }
+    req.body() = body;
+    req.prepare_payload();
+    http::write(socket, req);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    beast::error_code ec;
+    http::read(socket, buffer, res, ec);
+    EXPECT_FALSE(ec) << target << ": " << ec.message();
+    return res;
+  };
+  const auto tree = exchange(http::verb::get, url + "tree", "", "");
+  ASSERT_EQ(tree.result_int(), 200u) << tree;
+  std::string xsrf;
+  for (const auto& field : tree) {
+    const std::string value(field.value());
+    if (field.name() == http::field::set_cookie && value.starts_with("_xsrf=")) xsrf = value.substr(6, value.find(';') - 6);
+  }
+  ASSERT_FALSE(xsrf.empty()) << tree.base();
+  const auto kernel = exchange(http::verb::post, url + "api/kernels", xsrf, R"({"name":"python3"})");
+  ASSERT_EQ(kernel.result_int(), 201u) << kernel;
+  const std::string id = json::parse(kernel.body()).value("id", "");
+  ASSERT_FALSE(id.empty()) << kernel.body();
+  // The kernel's channels over a WebSocket through the proxy: execute, read its output.
+  websocket::stream<tcp::socket> ws(ioc);
+  ws.next_layer().connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+  ws.set_option(websocket::stream_base::decorator(
+      [&](websocket::request_type& req) { req.set(http::field::authorization, bearer); }));
+  websocket::response_type answer;
+  beast::error_code ec;
+  ws.handshake(answer, "127.0.0.1", url + "api/kernels/" + id + "/channels", ec);
+  ASSERT_FALSE(ec) << ec.message() << ": " << answer;
+  const json execute{{"header", {{"msg_id", "t1"}, {"username", "test"}, {"session", "s1"},
+                                 {"msg_type", "execute_request"}, {"version", "5.3"}}},
+                     {"parent_header", json::object()},
+                     {"metadata", json::object()},
+                     {"content", {{"code", "print(6 * 7)"}, {"silent", false}, {"store_history", false},
+                                  {"user_expressions", json::object()}, {"allow_stdin", false}}},
+                     {"channel", "shell"}};
+  ws.write(net::buffer(execute.dump()), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  std::string printed;
+  for (int i = 0; i < 50 && printed.empty(); ++i) {
+    beast::flat_buffer buffer;
+    ws.read(buffer, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    const json message = json::parse(beast::buffers_to_string(buffer.data()), nullptr, false);
+    if (message.is_object() && message.value("msg_type", "") == "stream") {
+      printed = message["content"].value("text", "");
+    }
+  }
+  EXPECT_EQ(printed, "42\n");
+  ws.close(websocket::close_code::normal, ec);
+  // Jupyter's own activity clock moved: the agent reports it, the Notebook shows it.
+  WaitForObject(*client_, "/apis/tessera.dev/v1/namespaces/default/notebooks/real", [](const json& n) {
+    auto at = ParseRfc3339(n.value("status", json::object()).value("lastActivity", ""));
+    return at && (SystemNow() - *at).ms < 120'000;
   }, std::chrono::seconds(30));
 }
 

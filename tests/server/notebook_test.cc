@@ -86,14 +86,16 @@ TEST_F(NotebookTest, ANotebookGetsItsWorkloadHomeVolumeAndServiceAndRuns) {
   EXPECT_EQ(c["ports"][0]["name"], "http");
   EXPECT_EQ(c["ports"][0]["containerPort"], 8888);
   EXPECT_EQ(c["resources"]["requests"]["nvidia.com/gpu"], "0.25");
-  EXPECT_EQ(c["command"][0], "jupyter");
-  EXPECT_EQ(c["command"][1], "lab");
-  bool base_url = false, no_token = false;
-  for (const json& arg : c["command"]) {
-    base_url = base_url || arg == "--ServerApp.base_url=" + url;
-    no_token = no_token || arg == "--IdentityProvider.token=";
-  }
-  EXPECT_TRUE(base_url && no_token) << c["command"].dump();
+  // Jupyter Lab where installed, else the classic Notebook: on the proxy's path, its own token off.
+  ASSERT_EQ(c["command"].size(), 7u) << c["command"].dump();
+  EXPECT_EQ(c["command"][0], "sh");
+  const std::string script = c["command"][2];
+  EXPECT_NE(script.find("exec jupyter-lab "), std::string::npos) << script;
+  EXPECT_NE(script.find("--ServerApp.base_url=\"$1\" --IdentityProvider.token="), std::string::npos) << script;
+  EXPECT_NE(script.find("exec jupyter-notebook "), std::string::npos) << script;
+  EXPECT_NE(script.find("--NotebookApp.base_url=\"$1\" --NotebookApp.token="), std::string::npos) << script;
+  EXPECT_EQ(c["command"][4], url);
+  EXPECT_EQ(c["command"][5], "8888");
   EXPECT_EQ(c["volumeMounts"][0]["mountPath"], "/home/jovyan");
   EXPECT_EQ(tmpl["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"], "nb1-home");
   // Its Service, port http, selecting the pod.
@@ -101,6 +103,7 @@ TEST_F(NotebookTest, ANotebookGetsItsWorkloadHomeVolumeAndServiceAndRuns) {
   EXPECT_EQ(svc["spec"]["ports"][0]["name"], "http");
   EXPECT_EQ(svc["spec"]["ports"][0]["port"], 8888);
   EXPECT_EQ(svc["spec"]["selector"]["tessera.dev/notebook"], "nb1");
+  EXPECT_EQ(svc["metadata"]["annotations"]["tessera.dev/proxy-keep-path"], "true") << "Jupyter serves under its base_url";
   // Admitted: its pod, labelled for the Service; Running once the agent says so.
   const json pod = WaitForPod("notebook-nb1-notebook-0");
   EXPECT_EQ(pod["metadata"]["labels"]["tessera.dev/notebook"], "nb1");

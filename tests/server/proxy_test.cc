@@ -358,6 +358,31 @@ TEST_F(ProxyTest, TheServiceProxyReachesAReadyEndpoint) {
   EXPECT_EQ(Message(no_port), "no service port 81 found for service \"web\"");
 }
 
+// A Service annotated tessera.dev/proxy-keep-path (a notebook's: Jupyter
+// serves under its base_url, the proxy path) is sent the whole path.
+TEST_F(ProxyTest, AServiceThatKeepsItsProxyPathIsSentTheWholePath) {
+  ASSERT_NO_FATAL_FAILURE(CreatePod("nb", backend_.port()));
+  ASSERT_NO_FATAL_FAILURE(CreateService("nb", backend_.port()));
+  ASSERT_NO_FATAL_FAILURE(WaitForReadyEndpoint("nb"));
+  const ApiResponse patched =
+      [&] {
+        ApiClient client(server_->url(), Admin());
+        auto r = client.Request("PATCH", "/api/v1/namespaces/team-a/services/nb",
+                                R"({"metadata":{"annotations":{"tessera.dev/proxy-keep-path":"true"}}})",
+                                "application/merge-patch+json");
+        return r.value_or(ApiResponse{});
+      }();
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  const std::string path = "/api/v1/namespaces/team-a/services/nb:http/proxy/api/status?x=1";
+  const ApiResponse r = Send("GET", path, "erin-token");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r.body)["target"], path);
+  // Its pod, by the pods/proxy path, is not: that is the Service's setting.
+  const ApiResponse pod = Send("GET", "/api/v1/namespaces/team-a/pods/nb/proxy/api/status", "erin-token");
+  ASSERT_EQ(pod.status, 200) << pod.body;
+  EXPECT_EQ(Body(pod.body)["target"], "/api/status");
+}
+
 TEST_F(ProxyTest, AWebSocketIsRelayedBothWays) {
   ASSERT_NO_FATAL_FAILURE(CreatePod("nb", backend_.port()));
   net::io_context ioc;

@@ -186,11 +186,21 @@ std::string ProxiedTarget(const HttpRequest& request) {
   return rest + std::string(query);
 }
 
+bool KeepsProxyPath(Store& store, const RequestInfo& info) {
+  if (info.kind == nullptr || info.kind->store_key != "/Service") return false;
+  const auto id = SplitSchemeNamePort(info.name);
+  if (!id) return false;
+  auto got = store.Get(ObjectKey{"/Service", info.ns, id->name});
+  return got && StringAt(got->object, {"metadata", "annotations", kProxyKeepPathAnnotation}) == "true";
+}
+
 HttpResponse ProxyResponse(Store& store, const RequestInfo& info, const HttpRequest& request, ProxyAnswered answered) {
   auto backend = ResolveProxyBackend(store, info);
   if (auto* refused = std::get_if<HttpResponse>(&backend)) return std::move(*refused);
+  std::string target = ProxiedTarget(request);
+  if (KeepsProxyPath(store, info)) target = request.target.empty() ? request.path : request.target;
   // The caller's token is for this server, never for the pod.
-  return ReverseProxy(request, std::get<ProxyBackend>(std::move(backend)), ProxiedTarget(request), {"authorization"},
+  return ReverseProxy(request, std::get<ProxyBackend>(std::move(backend)), std::move(target), {"authorization"},
                       std::move(answered));
 }
 

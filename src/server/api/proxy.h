@@ -17,6 +17,11 @@
 //   - a Service: PORT is one of its ports, by number or name (without PORT
 //     the unnamed one); one of its ready endpoints from its EndpointSlices,
 //     picked at random, on that port's target port there.
+// The path: what follows .../proxy, as kube-apiserver sends it; but a Service
+// annotated tessera.dev/proxy-keep-path: "true" is sent the whole path the
+// caller asked for, so that an app served under its proxy path (a notebook's
+// Jupyter, its base_url that path) finds its own prefix, as behind
+// JupyterHub's or Kubeflow's proxies.
 // A pod that does not run or has no IP, a Service with no ready endpoint, a
 // backend that refuses the connection: 503 ServiceUnavailable, in
 // kube-apiserver's words where it has them (`no endpoints available for
@@ -28,6 +33,7 @@
 #include <string>
 #include <variant>
 
+#include "api/service.h"
 #include "http/http_server.h"
 #include "http/reverse_proxy.h"
 #include "server/api/request_info.h"
@@ -42,6 +48,9 @@ std::variant<ProxyBackend, HttpResponse> ResolveProxyBackend(Store& store, const
 // What the backend is asked for: the request's target after .../proxy ("/"
 // when nothing follows), its query included, not decoded.
 std::string ProxiedTarget(const HttpRequest& request);
+
+// Whether the request is for a Service annotated tessera.dev/proxy-keep-path: "true".
+bool KeepsProxyPath(Store& store, const RequestInfo& info);
 
 // Resolves and forwards; `answered` as ReverseProxy's.
 HttpResponse ProxyResponse(Store& store, const RequestInfo& info, const HttpRequest& request,

@@ -55,14 +55,23 @@ json OwnerReference(const StoredObject& nb) {
                        {"controller", true}}});
 }
 
-// Jupyter Lab on the proxy's path, its own token and password off: only the
-// namespace's members reach it, through the server's proxy, which authenticates.
+// Jupyter on the proxy's path (its base_url: the Service keeps it, see
+// ServiceFor), its own token and password off: only the namespace's members
+// reach it, through the server's proxy, which authenticates. Jupyter Lab where
+// the node (or image) has it, else the classic Notebook (Debian's
+// jupyter-notebook): "$1" the base URL, "$2" the port, "$3" the root directory.
+constexpr const char* kJupyterScript =
+    "if command -v jupyter-lab >/dev/null 2>&1; then\n"
+    "  exec jupyter-lab --ip=0.0.0.0 --port=\"$2\" --no-browser --ServerApp.base_url=\"$1\" "
+    "--IdentityProvider.token= --ServerApp.token= --ServerApp.password= --ServerApp.allow_remote_access=True "
+    "${3:+\"--ServerApp.root_dir=$3\"}\n"
+    "fi\n"
+    "exec jupyter-notebook --ip=0.0.0.0 --port=\"$2\" --no-browser --NotebookApp.base_url=\"$1\" "
+    "--NotebookApp.token= --NotebookApp.password= --NotebookApp.allow_remote_access=True "
+    "${3:+\"--NotebookApp.notebook_dir=$3\"}\n";
+
 json JupyterCommand(const std::string& url, int64_t port, const std::string& root) {
-  json cmd = json::array({"jupyter", "lab", "--ip=0.0.0.0", fmt::format("--port={}", port), "--no-browser",
-                          "--ServerApp.base_url=" + url, "--IdentityProvider.token=", "--ServerApp.token=",
-                          "--ServerApp.password=", "--ServerApp.allow_remote_access=True"});
-  if (!root.empty()) cmd.push_back("--ServerApp.root_dir=" + root);
-  return cmd;
+  return json::array({"sh", "-c", kJupyterScript, "jupyter", url, std::to_string(port), root});
 }
 
 json PodTemplate(const StoredObject& nb) {
@@ -139,6 +148,8 @@ json ServiceFor(const StoredObject& nb, const std::string& now_text) {
                {{"name", ServiceName(nb.key.name)},
                 {"namespace", nb.key.ns},
                 {"labels", {{kNotebookLabel, nb.key.name}}},
+                // Jupyter serves under its base_url, the proxy path: the proxy keeps it.
+                {"annotations", {{kProxyKeepPathAnnotation, "true"}}},
                 {"ownerReferences", OwnerReference(nb)},
                 {"creationTimestamp", now_text}}},
               {"spec",
@@ -288,8 +299,14 @@ void NotebookController::Reconcile(PassContext& pass) {
     std::vector<WriteOp> unit;
     // 1. The Service, whenever it is missing.
     const ObjectKey service_key{std::string(kServiceKind), nb.key.ns, ServiceName(nb.key.name)};
-    if (pass.cache.Find(service_key) == nullptr) {
+    if (const StoredObject* service = pass.cache.Find(service_key); service == nullptr) {
       pass.writer.Add(WriteOp{.op = WriteOp::Kind::kCreate, .key = service_key, .object = ServiceFor(nb, pass.now_text)},
+                      "service for " + what);
+    } else if (StringAt(service->object, {"metadata", "annotations", kProxyKeepPathAnnotation}) != "true") {
+      json annotated = service->object;  // made before the proxy kept paths
+      annotated["metadata"]["annotations"][kProxyKeepPathAnnotation] = "true";
+      pass.writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = service_key, .object = std::move(annotated),
+                              .expected_revision = service->revision},
                       "service for " + what);
     }
     // 2. The home claim, before the Workload whose pod mounts it.
