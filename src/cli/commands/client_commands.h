@@ -25,6 +25,8 @@
 #include "cli/commands/get_command.h"
 #include "cli/commands/logs_command.h"
 #include "cli/commands/notebook_command.h"
+#include "cli/commands/open_command.h"
+#include "cli/commands/port_forward_command.h"
 #include "cli/commands/queues_command.h"
 #include "cli/commands/usage_report.h"
 #include "cli/commands/submit_command.h"
@@ -70,6 +72,8 @@ class ClientCommands {
   int64_t train_max_run_ = 0;
   NotebookOptions notebook_;
   std::string notebook_name_;
+  OpenOptions open_;
+  PortForwardOptions port_forward_;
   QueuesOptions queues_;
   ReportUsageOptions report_usage_;
   ReportSweepOptions report_sweep_;

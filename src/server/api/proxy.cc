@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "server/api/api_errors.h"
+#include "server/api/proxy_login.h"
 #include "server/object_json.h"
 
 namespace tessera {
@@ -186,12 +187,26 @@ std::string ProxiedTarget(const HttpRequest& request) {
   return rest + std::string(query);
 }
 
+HttpResponse ForwardToBackend(ProxyBackend backend, const HttpRequest& request, ProxyAnswered answered) {
+  const std::string cookie = request.Header("cookie");
+  if (SessionCookies(cookie).empty()) {
+    return ReverseProxy(request, std::move(backend), ProxiedTarget(request), {"authorization"}, std::move(answered));
+  }
+  // The pod's own cookies (Jupyter's _xsrf) go on; this server's session does not.
+  HttpRequest stripped = request;
+  const std::string rest = WithoutSessionCookies(cookie);
+  if (rest.empty()) {
+    stripped.headers.erase("cookie");
+  } else {
+    stripped.headers["cookie"] = rest;
+  }
+  return ReverseProxy(stripped, std::move(backend), ProxiedTarget(stripped), {"authorization"}, std::move(answered));
+}
+
 HttpResponse ProxyResponse(Store& store, const RequestInfo& info, const HttpRequest& request, ProxyAnswered answered) {
   auto backend = ResolveProxyBackend(store, info);
   if (auto* refused = std::get_if<HttpResponse>(&backend)) return std::move(*refused);
-  // The caller's token is for this server, never for the pod.
-  return ReverseProxy(request, std::get<ProxyBackend>(std::move(backend)), ProxiedTarget(request), {"authorization"},
-                      std::move(answered));
+  return ForwardToBackend(std::get<ProxyBackend>(std::move(backend)), request, std::move(answered));
 }
 
 }  // namespace tessera
