@@ -28,6 +28,7 @@
 #include "cli/commands/port_forward_command.h"
 #include "client/api_client.h"
 #include "server/server.h"
+#include "tests/testing/self_signed_cert.h"
 #include "tests/testing/test_dirs.h"
 #include "tests/testing/test_server.h"
 
@@ -310,6 +311,60 @@ TEST_F(PortForwardTest, AViewerAndAnotherTeamAreRefused) {
   EXPECT_EQ(RunPortForward(Context("bob-token"), options), 1);
   EXPECT_NE(err_.str().find("forbidden"), std::string::npos) << err_.str();
   EXPECT_EQ(out_.str().find("Forwarding from"), std::string::npos);
+}
+
+// To an https:// server the CLI speaks TLS, trusting the server as every
+// command does (here: --certificate-authority, the server's own certificate).
+TEST(PortForwardTlsTest, TheCliForwardsOverTls) {
+  const auto dir = testing::FreshTestDir("tessera-port-forward-tls");
+  const testing::CertFiles cert = testing::WriteSelfSignedCert(dir, "server");
+  ASSERT_FALSE(cert.cert.empty());
+  ServerOptions server_options;
+  server_options.http.tls_cert_file = cert.cert;
+  server_options.http.tls_key_file = cert.key;
+  auto server = testing::StartLocalServer((dir / "data").string(), server_options);
+  ASSERT_NE(server, nullptr);
+  ASSERT_TRUE(server->url().starts_with("https://"));
+  EchoServer echo;
+  ApiClient admin(server->url(), server->admin_token(), {.certificate_authority = cert.cert});
+  const json pod{{"apiVersion", "v1"},
+                 {"kind", "Pod"},
+                 {"metadata", {{"name", "db"}}},
+                 {"spec", {{"containers", {{{"name", "main"}, {"image", "busybox"}}}}}},
+                 {"status", {{"phase", "Running"}, {"podIP", "127.0.0.1"}}}};
+  auto created = admin.Request("POST", "/api/v1/namespaces/default/pods", pod.dump());
+  ASSERT_TRUE(created && created->status == 201) << (created ? created->body : created.error().ToString());
+
+  std::ostringstream out, err;
+  CommandContext ctx;
+  ctx.config.server = server->url();
+  ctx.config.token = server->admin_token();
+  ctx.config.tls.certificate_authority = cert.cert;
+  ctx.out = &out;
+  ctx.err = &err;
+  std::atomic<bool> stop{false};
+  std::promise<uint16_t> listening;
+  PortForwardOptions options{.target = "pod/db", .ports = {":" + std::to_string(echo.port())}};
+  options.stop = &stop;
+  options.on_listening = [&](const std::vector<uint16_t>& ports) { listening.set_value(ports.at(0)); };
+  int rc = -1;
+  std::thread cli([&] { rc = RunPortForward(ctx, options); });
+  auto local = listening.get_future();
+  ASSERT_EQ(local.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  {
+    net::io_context ioc;
+    tcp::socket s(ioc);
+    s.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), local.get()));
+    EXPECT_EQ(ReadN(s, 5), "echo:");
+    net::write(s, net::buffer(std::string("over tls")));
+    EXPECT_EQ(ReadN(s, 8), "over tls");
+  }
+  stop = true;
+  cli.join();
+  EXPECT_EQ(rc, 0) << err.str();
+  EXPECT_EQ(err.str(), "");
+  server.reset();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,8 +1,11 @@
 #include "cli/commands/port_forward_command.h"
 
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -11,11 +14,13 @@
 #include <charconv>
 #include <chrono>
 #include <optional>
+#include <type_traits>
 #include <csignal>
 #include <memory>
 
 #include "cli/commands/exit_codes.h"
 #include "cli/commands/server_errors.h"
+#include "client/tls_client.h"
 
 namespace tessera {
 namespace {
@@ -42,24 +47,21 @@ std::optional<uint16_t> PortNumber(std::string_view text, bool zero_ok) {
 struct Server {
   std::string host;
   std::string port;
+  bool tls = false;
 };
 
 Result<Server> ParseServer(const std::string& url) {
-  if (url.starts_with("https://")) {
-    return Err(Status::InvalidArgument(
-        fmt::format("port-forward speaks plain HTTP to the server for now, and {} is https: use `tessera open` "
-                    "for HTTP services, or a plain-HTTP server address",
-                    url)));
-  }
   std::string_view rest = url;
+  const bool tls = rest.starts_with("https://");
+  if (tls) rest.remove_prefix(8);
   if (rest.starts_with("http://")) rest.remove_prefix(7);
   rest = rest.substr(0, rest.find('/'));
   const auto colon = rest.rfind(':');
   if (rest.empty()) return Err(Status::InvalidArgument(fmt::format("server \"{}\" names no host", url)));
-  if (colon == std::string_view::npos || rest.back() == ']') return Server{std::string(rest), "80"};
+  if (colon == std::string_view::npos || rest.back() == ']') return Server{std::string(rest), tls ? "443" : "80", tls};
   std::string host(rest.substr(0, colon));
   if (host.starts_with('[') && host.ends_with(']')) host = host.substr(1, host.size() - 2);
-  return Server{host, std::string(rest.substr(colon + 1))};
+  return Server{host, std::string(rest.substr(colon + 1)), tls};
 }
 
 // The message of a Status body, or the body.
@@ -76,28 +78,56 @@ struct Shared {
   Server server;
   std::string token;
   std::string target;  // /api/v1/namespaces/NS/pods/NAME/portforward?ports=
+  net::ssl::context* tls = nullptr;  // an https:// server's
 };
 
-// One local connection and its WebSocket to the server.
-class Link : public std::enable_shared_from_this<Link> {
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// One local connection and its WebSocket to the server, over `Stream` (TCP, or
+// TLS to an https:// server).
+template <class Stream>
+class Link : public std::enable_shared_from_this<Link<Stream>> {
  public:
   Link(net::io_context& ioc, tcp::socket local, const Shared& shared, uint16_t remote)
-      : local_(std::move(local)), ws_(ioc), shared_(shared), remote_(remote), resolver_(ioc) {}
+      : local_(std::move(local)), ws_(MakeWs(ioc, shared)), shared_(shared), remote_(remote), resolver_(ioc) {}
+
+  static websocket::stream<Stream> MakeWs(net::io_context& ioc, const Shared& shared) {
+    if constexpr (std::is_same_v<Stream, TlsStream>) {
+      return websocket::stream<Stream>(ioc, *shared.tls);
+    } else {
+      return websocket::stream<Stream>(ioc);
+    }
+  }
 
   void Start() {
     *shared_.ctx.out << fmt::format("Handling connection for {}\n", remote_) << std::flush;
     resolver_.async_resolve(shared_.server.host, shared_.server.port,
-                            [self = shared_from_this()](beast::error_code ec, tcp::resolver::results_type results) {
+                            [self = this->shared_from_this()](beast::error_code ec, tcp::resolver::results_type results) {
                               if (ec) return self->Fail(fmt::format("cannot resolve the server: {}", ec.message()));
                               beast::get_lowest_layer(self->ws_).async_connect(
                                   results, [self](beast::error_code c_ec, const tcp::endpoint&) {
                                     if (c_ec) return self->Fail(fmt::format("cannot reach the server: {}", c_ec.message()));
-                                    self->Handshake();
+                                    self->SecureThenHandshake();
                                   });
                             });
   }
 
  private:
+  // TLS first to an https:// server, checking its certificate's name.
+  void SecureThenHandshake() {
+    if constexpr (std::is_same_v<Stream, TlsStream>) {
+      ExpectServerName(ws_.next_layer().native_handle(), shared_.server.host);
+      ws_.next_layer().async_handshake(net::ssl::stream_base::client,
+                                       [self = this->shared_from_this()](beast::error_code ec) {
+                                         if (ec) return self->Fail(fmt::format("TLS with the server: {}", ec.message()));
+                                         self->Handshake();
+                                       });
+    } else {
+      Handshake();
+    }
+  }
+
   void Handshake() {
     beast::get_lowest_layer(ws_).expires_never();
     const std::string token = shared_.token;
@@ -107,7 +137,7 @@ class Link : public std::enable_shared_from_this<Link> {
       req.set(http::field::user_agent, "tessera port-forward");
     }));
     ws_.async_handshake(answer_, shared_.server.host, fmt::format("{}{}", shared_.target, remote_),
-                        [self = shared_from_this()](beast::error_code ec) {
+                        [self = this->shared_from_this()](beast::error_code ec) {
                           if (ec) {
                             // The server's refusal (403, 404, 503) says why in its Status.
                             const std::string why = ec == websocket::error::upgrade_declined
@@ -123,7 +153,7 @@ class Link : public std::enable_shared_from_this<Link> {
   // Server to local: channel 0 is the data, 1 the errors; the first message
   // of each is the port.
   void ReadServer() {
-    ws_.async_read(in_, [self = shared_from_this()](beast::error_code ec, size_t) {
+    ws_.async_read(in_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
       if (ec) return self->Finish();
       std::string data = beast::buffers_to_string(self->in_.data());
       self->in_.consume(self->in_.size());
@@ -154,7 +184,7 @@ class Link : public std::enable_shared_from_this<Link> {
 
   // Local to server, on channel 0.
   void ReadLocal() {
-    local_.async_read_some(net::buffer(from_local_), [self = shared_from_this()](beast::error_code ec, size_t n) {
+    local_.async_read_some(net::buffer(from_local_), [self = this->shared_from_this()](beast::error_code ec, size_t n) {
       if (ec || n == 0) {
         // The local client closed: so does the stream.
         return self->ws_.async_close(websocket::close_code::normal,
@@ -184,7 +214,7 @@ class Link : public std::enable_shared_from_this<Link> {
   }
 
   tcp::socket local_;
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<Stream> ws_;
   const Shared& shared_;
   uint16_t remote_;
   tcp::resolver resolver_;
@@ -201,7 +231,11 @@ class Link : public std::enable_shared_from_this<Link> {
 void Accept(net::io_context& ioc, tcp::acceptor& acceptor, const Shared& shared, uint16_t remote) {
   acceptor.async_accept([&ioc, &acceptor, &shared, remote](beast::error_code ec, tcp::socket socket) {
     if (ec) return;  // closed: the forward ends
-    std::make_shared<Link>(ioc, std::move(socket), shared, remote)->Start();
+    if (shared.tls != nullptr) {
+      std::make_shared<Link<TlsStream>>(ioc, std::move(socket), shared, remote)->Start();
+    } else {
+      std::make_shared<Link<PlainStream>>(ioc, std::move(socket), shared, remote)->Start();
+    }
     Accept(ioc, acceptor, shared, remote);
   });
 }
@@ -359,10 +393,20 @@ int RunPortForward(const CommandContext& ctx, const PortForwardOptions& options)
 
   // 2. Listen on each local port, then accept and relay until stopped.
   net::io_context ioc;
+  std::optional<net::ssl::context> tls;
+  if (server->tls) {
+    auto context = MakeTlsClientContext(ctx.config.tls);
+    if (!context) {
+      *ctx.err << LocalError(context.error()) << "\n";
+      return kExitUsage;
+    }
+    tls.emplace(std::move(*context));
+  }
   const Shared shared{.ctx = ctx,
                       .server = *server,
                       .token = ctx.config.token,
-                      .target = fmt::format("/api/v1/namespaces/{}/pods/{}/portforward?ports=", ctx.ns, pod_name)};
+                      .target = fmt::format("/api/v1/namespaces/{}/pods/{}/portforward?ports=", ctx.ns, pod_name),
+                      .tls = tls ? &*tls : nullptr};
   std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
   std::vector<uint16_t> locals;
   for (const PortPair& pair : pairs) {

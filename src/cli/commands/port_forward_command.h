@@ -11,8 +11,8 @@
 // token, and relays bytes both ways ("Handling connection for REMOTE"); the
 // server dials the pod. The pod is read first (404, 403 and a pod that does not
 // run are errors before anything listens). Runs until interrupted (SIGINT,
-// SIGTERM) or, in tests, until `stop` is set. Plain-HTTP servers only for now:
-// an https:// server is refused saying so.
+// SIGTERM) or, in tests, until `stop` is set. To an https:// server over TLS,
+// trusting it as every other command does (client/tls_client.h).
 #pragma once
 
 #include <atomic>
