@@ -120,6 +120,50 @@ Result<std::string> TokenIssuer::IssueAgentCall(std::string_view node, Timestamp
   return key_.Sign(claims);
 }
 
+Result<IssuedToken> TokenIssuer::IssueProxySession(const UserInfo& user, std::string_view path, Duration expiration,
+                                                   Timestamp now) const {
+  if (user.name.empty() || path.empty()) {
+    return Err(Status::InvalidArgument("a proxy session needs a user and a path"));
+  }
+  const Timestamp expires = Timestamp::FromSeconds((now + expiration).seconds());
+  json claims = BaseClaims({std::string(kProxySessionAudience)}, now, expires);
+  claims["sub"] = user.name;
+  json extra = json::object();
+  for (const auto& [k, values] : user.extra) extra[k] = values;
+  claims[kTesseraClaim] = {
+      {"proxySession", {{"path", path}, {"uid", user.uid}, {"groups", user.groups}, {"extra", std::move(extra)}}}};
+  ASSIGN_OR_RETURN(std::string token, key_.Sign(claims));
+  return IssuedToken{.token = std::move(token), .expires = expires};
+}
+
+Result<UserInfo> TokenIssuer::VerifyProxySession(std::string_view token, std::string_view path, Timestamp now) const {
+  ASSIGN_OR_RETURN(Jwt jwt, VerifyJwt(token, public_keys_, kSupportedJwtAlgs));
+  const json& c = jwt.claims;
+  if (StringAt(c, "iss") != options_.issuer) return Err(Unauthenticated("session issuer is not this server"));
+  RETURN_IF_ERROR(CheckTokenTimes(c, now, Duration::Seconds(0)));
+  const std::string audience(kProxySessionAudience);
+  RETURN_IF_ERROR(CheckTokenAudience(c, std::span<const std::string>(&audience, 1)));
+  const json* tessera = ObjectAt(c, kTesseraClaim);
+  const json* session = tessera ? ObjectAt(*tessera, "proxySession") : nullptr;
+  if (session == nullptr || StringAt(c, "sub").empty()) return Err(Unauthenticated("token is not a proxy session"));
+  if (StringAt(*session, "path") != path) return Err(Unauthenticated("the session is for another proxy path"));
+  UserInfo user{.name = StringAt(c, "sub"), .uid = StringAt(*session, "uid")};
+  if (auto g = session->find("groups"); g != session->end() && g->is_array()) {
+    for (const json& group : *g) {
+      if (group.is_string()) user.groups.push_back(group.get<std::string>());
+    }
+  }
+  if (const json* extra = ObjectAt(*session, "extra")) {
+    for (const auto& [k, values] : extra->items()) {
+      if (!values.is_array()) continue;
+      for (const json& v : values) {
+        if (v.is_string()) user.extra[k].push_back(v.get<std::string>());
+      }
+    }
+  }
+  return user;
+}
+
 bool TokenIssuer::Issued(const Jwt& unverified) const { return StringAt(unverified.claims, "iss") == options_.issuer; }
 
 Result<VerifiedCredential> TokenIssuer::Verify(std::string_view token, Timestamp now) const {

@@ -17,6 +17,12 @@
 //     "tessera.dev": {"agentCall": NODE}}. The audience is never one the API
 //     accepts, and no TokenRequest can produce that subject, so neither kind of
 //     token can pass for the other.
+//   - A browser's session on one proxy path (the cookie the proxy sets after
+//     a login code, server/api/proxy_login.h): {"iss", "sub": USER, "aud":
+//     ["tessera-proxy-session"], "exp" (12 hours), "iat", "nbf", "jti",
+//     "tessera.dev": {"proxySession": {"path": P, "uid", "groups", "extra"}}}.
+//     Its audience is never one the API accepts, so it is no bearer token; it
+//     is accepted only on requests under its own path P.
 //
 // Keys: one signing key, kept in the data directory as a private JWK (mode
 // 0600), created on first start; its public half is served at /openid/v1/jwks
@@ -35,6 +41,7 @@
 #include <nlohmann/json.hpp>
 
 #include "auth/jwt.h"
+#include "auth/user_info.h"
 #include "common/result.h"
 #include "common/time.h"
 
@@ -46,6 +53,8 @@ inline constexpr Duration kMinTokenExpiration = Duration::Seconds(600);
 inline constexpr Duration kDefaultTokenExpiration = Duration::Seconds(3600);
 inline constexpr Duration kAgentCallTokenExpiration = Duration::Seconds(300);
 inline constexpr std::string_view kApiServerUser = "system:apiserver";
+inline constexpr std::string_view kProxySessionAudience = "tessera-proxy-session";
+inline constexpr Duration kProxySessionExpiration = Duration::Seconds(12 * 3600);
 
 struct TokenIssuerOptions {
   std::string issuer = std::string(kDefaultServiceAccountIssuer);  // --service-account-issuer
@@ -101,6 +110,13 @@ class TokenIssuer {
   Result<IssuedToken> IssueServiceAccount(const ServiceAccountTokenRequest& request, Timestamp now) const;
   Result<IssuedToken> IssueNode(std::string_view node, Duration expiration, Timestamp now) const;
   Result<std::string> IssueAgentCall(std::string_view node, Timestamp now) const;
+  // `user`'s session on the proxy path `path` (no trailing slash), valid for
+  // `expiration`.
+  Result<IssuedToken> IssueProxySession(const UserInfo& user, std::string_view path, Duration expiration,
+                                        Timestamp now) const;
+  // The user of a session IssueProxySession made for exactly `path`;
+  // Unauthenticated saying why (a bad signature, expired, another path).
+  Result<UserInfo> VerifyProxySession(std::string_view token, std::string_view path, Timestamp now) const;
 
   // True when the token is a JWT whose (unverified) issuer is this one: the
   // authenticator routes it here rather than to OIDC.

@@ -1,4 +1,5 @@
 #include "client/api_client.h"
+#include "client/tls_client.h"
 
 #include <sys/socket.h>
 
@@ -94,49 +95,12 @@ struct ApiClient::Impl {
   }
 
   Status MakeTlsContext() {
-    const std::string& ca_file = tls_options.certificate_authority;
-    if (!ca_file.empty() && tls_options.insecure_skip_tls_verify) {
-      return Status::InvalidArgument(
-          "specifying a root certificates file with the insecure flag is not allowed: drop "
-          "--insecure-skip-tls-verify or --certificate-authority");
-    }
-    ssl::context context(ssl::context::tls_client);
-    context.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
-                        ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-    beast::error_code ec;
-    if (tls_options.insecure_skip_tls_verify) {
-      context.set_verify_mode(ssl::verify_none);
-    } else if (ca_file.empty()) {
-      context.set_verify_mode(ssl::verify_peer);
-      context.set_default_verify_paths(ec);
-      if (ec) return Status::Unavailable(fmt::format("cannot load the system's CA certificates: {}", ec.message()));
-    } else {
-      context.set_verify_mode(ssl::verify_peer);
-      context.load_verify_file(ca_file, ec);
-      if (ec) {
-        return Status::InvalidArgument(
-            fmt::format("cannot use the certificate authority file {}: {}", ca_file, ec.message()));
-      }
-      // Any certificate of the file is a trust anchor, as in kubectl: a server's
-      // own certificate (self-signed or not) may stand in for its CA.
-      X509_STORE_set_flags(SSL_CTX_get_cert_store(context.native_handle()), X509_V_FLAG_PARTIAL_CHAIN);
-    }
+    ASSIGN_OR_RETURN(ssl::context context, MakeTlsClientContext(tls_options));
     ssl_ctx.emplace(std::move(context));
     return Status::Ok();
   }
 
-  // The name the certificate must carry (verify_peer alone accepts a trusted
-  // certificate of any host), and SNI for a DNS name.
-  void ExpectServerName(SSL* ssl) const {
-    boost::system::error_code not_an_address;
-    net::ip::make_address(host, not_an_address);
-    if (!not_an_address) {
-      X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host.c_str());
-      return;
-    }
-    SSL_set_tlsext_host_name(ssl, host.c_str());
-    SSL_set1_host(ssl, host.c_str());
-  }
+  void ExpectServerName(SSL* ssl) const { tessera::ExpectServerName(ssl, host); }
 
   Status HandshakeFailure(const beast::error_code& ec) {
     const long verify = SSL_get_verify_result(secure->native_handle());

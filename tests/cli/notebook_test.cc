@@ -83,7 +83,9 @@ TEST_F(NotebookCommandTest, SuspendThenOpenResumesAndPrintsTheUrl) {
   r = Cli({"notebook", "open", "nb"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("notebook.tessera.dev/nb was suspended: resuming"));
-  EXPECT_THAT(r.out, HasSubstr(server_->url() + "/api/v1/namespaces/default/services/notebook-nb:http/proxy/\n"));
+  // The URL logs a browser in once (a login code, never the token).
+  EXPECT_THAT(r.out, HasSubstr(server_->url() + "/api/v1/namespaces/default/services/notebook-nb:http/proxy/?tessera-login="));
+  EXPECT_EQ(r.out.find(server_->admin_token()), std::string::npos);
   const json resumed = GetJson(std::string(kNotebook) + "nb");
   EXPECT_EQ(resumed["spec"]["suspend"], false);
   EXPECT_EQ(resumed["metadata"]["annotations"]["tessera.dev/resume-from"], nb["status"]["suspendedAt"]);

@@ -197,6 +197,20 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   logs->add_option("--tail", logs_.tail, "Only the last N lines")->type_name("N");
   logs->callback(Runs(rc, [this](const CommandContext& c) { return RunLogs(c, logs_); }));
 
+  // port-forward
+  CLI::App* forward = AddCommand(
+      app, "port-forward", "Forward local ports to a pod through the server (kubectl port-forward)",
+      "tessera port-forward pod/NAME|svc/NAME [LOCAL:]REMOTE... [-n NAMESPACE]",
+      "Listens on 127.0.0.1:LOCAL and relays each connection to the pod's REMOTE port over a\n"
+      "WebSocket to the server (pods/portforward: edit and admin may, view may not). LOCAL is\n"
+      "REMOTE when omitted; :REMOTE takes any free port. Runs until interrupted.\n"
+      "\nExamples:\n"
+      "  tessera port-forward pod/nb-0 8888:8888\n"
+      "  tessera port-forward svc/notebook-nb1 :8888 -n team-nlp");
+  forward->add_option("TARGET", port_forward_.target, "pod/NAME or svc/NAME")->required()->type_name("");
+  forward->add_option("PORTS", port_forward_.ports, "[LOCAL:]REMOTE ...")->required()->type_name("");
+  forward->callback(Runs(rc, [this](const CommandContext& c) { return RunPortForward(c, port_forward_); }));
+
   // describe
   CLI::App* describe = AddCommand(
       app, "describe", "Show objects in detail: spec, status, conditions, events (kubectl describe)",
@@ -438,7 +452,20 @@ void ClientCommands::AddNotebookCommands(CLI::App& app, int* rc) {
                               "its namespace reach it. A suspended notebook is resumed first.\n"
                               "\nExamples:\n  tessera notebook open nb1 -n team-nlp");
   open->add_option("NAME", notebook_name_, "The Notebook")->required()->type_name("");
-  open->callback(Runs(rc, [this](const CommandContext& c) { return RunNotebookOpen(c, notebook_name_); }));
+  open->add_flag("--print", open_.print_only, "Print the URL only; do not start a browser");
+  open->callback(Runs(rc, [this](const CommandContext& c) {
+    return RunNotebookOpen(c, notebook_name_, open_.print_only);
+  }));
+  CLI::App* open_any = AddCommand(
+      app, "open", "Open a notebook, Service or pod through the server's proxy, logged in",
+      "tessera open NAME | svc/NAME[:PORT] | pod/NAME[:PORT] [-n NAMESPACE] [--print]",
+      "Prints (and, with a desktop and xdg-open, opens) a URL of the server's proxy that logs the\n"
+      "browser in once: a single-use code, valid 60 seconds, traded for an HttpOnly cookie on that\n"
+      "path. NAME alone is a notebook (resumed when suspended).\n"
+      "\nExamples:\n  tessera open nb1 -n team-nlp\n  tessera open svc/web:http\n  tessera open pod/nb1-0:8888 --print");
+  open_any->add_option("TARGET", open_.target, "NAME, svc/NAME[:PORT] or pod/NAME[:PORT]")->required()->type_name("");
+  open_any->add_flag("--print", open_.print_only, "Print the URL only; do not start a browser");
+  open_any->callback(Runs(rc, [this](const CommandContext& c) { return RunOpen(c, open_); }));
   for (const bool suspend : {true, false}) {
     CLI::App* cmd = AddCommand(
         *notebook, suspend ? "suspend" : "resume",

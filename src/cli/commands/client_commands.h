@@ -26,6 +26,8 @@
 #include "cli/commands/logs_command.h"
 #include "cli/commands/notebook_command.h"
 #include "cli/commands/run_command.h"
+#include "cli/commands/open_command.h"
+#include "cli/commands/port_forward_command.h"
 #include "cli/commands/queues_command.h"
 #include "cli/commands/usage_report.h"
 #include "cli/commands/submit_command.h"
@@ -72,6 +74,8 @@ class ClientCommands {
   NotebookOptions notebook_;
   RunTemplateOptions run_;
   std::string notebook_name_;
+  OpenOptions open_;
+  PortForwardOptions port_forward_;
   QueuesOptions queues_;
   ReportUsageOptions report_usage_;
   ReportSweepOptions report_sweep_;

@@ -5,6 +5,7 @@
 #include "api/kinds.h"
 #include "api/validation.h"
 #include "cli/commands/exit_codes.h"
+#include "cli/commands/open_command.h"
 #include "cli/commands/resource_paths.h"
 #include "cli/commands/server_errors.h"
 #include "cli/commands/submit_command.h"
@@ -59,12 +60,10 @@ int SetSuspend(const CommandContext& ctx, ApiClient& client, const json& nb, con
   return kExitOk;
 }
 
-std::string UrlOf(const CommandContext& ctx, const json& nb, const std::string& name) {
+std::string UrlPath(const CommandContext& ctx, const json& nb, const std::string& name) {
   std::string path = nb.value("status", json::object()).value("url", "");
   if (path.empty()) path = fmt::format("/api/v1/namespaces/{}/services/notebook-{}:http/proxy/", ctx.ns, name);
-  std::string server = ctx.config.server;
-  while (!server.empty() && server.back() == '/') server.pop_back();
-  return server + path;
+  return path;
 }
 
 }  // namespace
@@ -155,7 +154,7 @@ int RunNotebookCreate(const CommandContext& ctx, const NotebookOptions& given) {
   return kExitOk;
 }
 
-int RunNotebookOpen(const CommandContext& ctx, const std::string& name) {
+int RunNotebookOpen(const CommandContext& ctx, const std::string& name, bool print_only) {
   auto client = ctx.Client();
   int rc = kExitOk;
   auto nb = GetNotebook(ctx, *client, name, rc);
@@ -164,14 +163,27 @@ int RunNotebookOpen(const CommandContext& ctx, const std::string& name) {
   const bool suspended = nb->value("spec", json::object()).value("suspend", false) || phase == "Suspended";
   if (suspended) {
     if (int s = SetSuspend(ctx, *client, *nb, name, false); s != kExitOk) return s;
-    *ctx.out << fmt::format("{} was suspended: resuming (it is served once its pod runs)\n",
+    *ctx.out << fmt::format("{} was suspended: resuming (the page shows it starting, then the notebook)\n",
                             ObjectRef(NotebookKind(), name));
   } else if (phase != "Running") {
     const std::string message = nb->value("status", json::object()).value("message", "");
     *ctx.out << fmt::format("{} is {}{}\n", ObjectRef(NotebookKind(), name), phase,
                             message.empty() ? "" : ": " + message);
   }
-  *ctx.out << UrlOf(ctx, *nb, name) << "\n";
+  // The proxy path of its Service (status.url), logged in for a browser.
+  const std::string path = UrlPath(ctx, *nb, name);
+  const std::string prefix = fmt::format("/api/v1/namespaces/{}/services/", ctx.ns);
+  const auto proxy = path.find("/proxy");
+  if (!path.starts_with(prefix) || proxy == std::string::npos) {
+    *ctx.err << fmt::format("error: notebook \"{}\" has an unexpected status.url {}\n", name, path);
+    return kExitFailure;
+  }
+  auto url = RequestProxyLoginUrl(ctx, *client, "services", path.substr(prefix.size(), proxy - prefix.size()));
+  if (!url) {
+    *ctx.err << url.error().message() << "\n";
+    return kExitFailure;
+  }
+  ShowUrl(ctx, *url, print_only);
   return kExitOk;
 }
 

@@ -5,8 +5,9 @@
 //          [--queue Q] [--priority CLASS] [-- CMD ARGS...]
 //     Jupyter Lab unless a command is given (it reads NOTEBOOK_BASE_URL and
 //     NOTEBOOK_PORT); prints `notebook.tessera.dev/NAME created in queue Q`.
-//   open NAME: prints the URL the server's proxy serves it on (the server's
-//     address + status.url); a suspended notebook is resumed first.
+//   open NAME [--print]: a suspended notebook is resumed first; then prints
+//     (and opens, open_command.h) the URL the server's proxy serves it on
+//     (the server's address + status.url) with a single-use login code.
 //   suspend NAME: spec.suspend true (its GPU freed, its home volume kept).
 //   resume NAME: spec.suspend false, and the annotation tessera.dev/resume-from
 //     naming the suspension it resumes (an idle one stays until asked).
@@ -41,7 +42,7 @@ struct NotebookOptions {
 Result<nlohmann::json> BuildNotebook(const NotebookOptions& options, const std::string& ns);
 
 int RunNotebookCreate(const CommandContext& ctx, const NotebookOptions& options);
-int RunNotebookOpen(const CommandContext& ctx, const std::string& name);
+int RunNotebookOpen(const CommandContext& ctx, const std::string& name, bool print_only = false);
 int RunNotebookSuspend(const CommandContext& ctx, const std::string& name, bool suspend);
 
 }  // namespace tessera

@@ -24,8 +24,11 @@
 #include "server/object_json.h"
 #include "server/api/pod_logs.h"
 #include "server/api/pod_security_admission.h"
+#include "server/api/notebook_wake.h"
+#include "server/api/port_forward.h"
 #include "server/api/proxy.h"
 #include "server/api/template_render.h"
+#include "server/api/proxy_login.h"
 
 namespace tessera {
 
@@ -102,8 +105,11 @@ bool ServesSubresource(const KindInfo& kind, std::string_view subresource) {
   if (subresource == "log") return kind.store_key == "/Pod";
   if (subresource == "token") return kind.store_key == "/ServiceAccount" || kind.store_key == "/Node";
   if (subresource == "approval") return kind.store_key == "tessera.dev/ApprovalRequest";
-  if (subresource == "proxy") return kind.store_key == "/Pod" || kind.store_key == "/Service";
   if (subresource == "render") return kind.store_key == "tessera.dev/Template";
+  if (subresource == "portforward") return kind.store_key == "/Pod";
+  if (subresource == "proxy" || subresource == kProxyLoginSubresource) {
+    return kind.store_key == "/Pod" || kind.store_key == "/Service";
+  }
   return false;
 }
 
@@ -206,7 +212,24 @@ HttpResponse ApiHandler::Serve(const HttpRequest& req, bool may_block) {
   Call call{.http = req, .info = ParseRequestInfo(req), .received = received};
   const std::string auth = req.Header("authorization");
   const std::string_view token = auth.rfind("Bearer ", 0) == 0 ? std::string_view(auth).substr(7) : std::string_view();
-  auto who = security_.authenticator->Authenticate(token, received, may_block);
+  // A browser on a proxy path: a login code to trade for a session cookie,
+  // or that cookie (proxy_login.h); never on any other path.
+  const bool proxied = IsProxyRequest(call.info);
+  if (proxied && req.query.contains(std::string(kProxyLoginQuery))) {
+    UserInfo user = Anonymous();
+    HttpResponse answer = RedeemProxyLogin(proxy_logins_, *security_.issuer, call.info, req, received,
+                                           server_url_.starts_with("https://"), user);
+    call.user = std::move(user);
+    const bool refused = answer.status != 303;
+    return Finish(call, std::move(answer), refused);
+  }
+  Result<UserInfo> who = Err(Status::NotFound("no session"));
+  bool by_session = false;
+  if (token.empty() && proxied) {
+    who = SessionUser(*security_.issuer, call.info, req, received);
+    by_session = who.has_value() || who.error().code() != StatusCode::kNotFound;
+  }
+  if (!by_session) who = security_.authenticator->Authenticate(token, received, may_block);
   if (!who && who.error().code() == StatusCode::kUnavailable && !may_block) {
     // The identity provider must be asked first: on the worker, and answered from there.
     HttpResponse later;
@@ -238,8 +261,14 @@ HttpResponse ApiHandler::Serve(const HttpRequest& req, bool may_block) {
     body_name = NameInBody(req.body);
     facts.body_name = body_name;
   }
-  call.decision = authorizer_.Authorize(call.user, call.info, facts);
-  if (!call.decision.allowed) return Finish(call, ForbiddenResponse(call.user, call.info), /*refused=*/true);
+  // A proxy login is for whoever may get that proxy.
+  RequestInfo asked = call.info;
+  if (IsProxyLoginRequest(asked)) {
+    asked.subresource = "proxy";
+    asked.verb = "get";
+  }
+  call.decision = authorizer_.Authorize(call.user, asked, facts);
+  if (!call.decision.allowed) return Finish(call, ForbiddenResponse(call.user, asked), /*refused=*/true);
   if (req.path == "/metrics" && metrics_) return Metrics();
   return Finish(call, Dispatch(call));
 }
@@ -326,7 +355,16 @@ HttpResponse ApiHandler::Proxy(Call& call) {
       CompleteAudit(std::move(event), answer);
     };
   }
-  return ProxyResponse(store_, call.info, call.http, std::move(answered));
+  auto backend = ResolveProxyBackend(store_, call.info);
+  auto* refused = std::get_if<HttpResponse>(&backend);
+  // A notebook's Service: a suspended notebook resumes, a starting one says so.
+  if (auto starting = NotebookNotServing(store_, authorizer_, call.user, call.info, call.http,
+                                         refused != nullptr && refused->status == 503, [this] { Written(); })) {
+    return std::move(*starting);
+  }
+  if (refused != nullptr) return std::move(*refused);
+  return ForwardToBackend(std::get<ProxyBackend>(std::move(backend)), call.http, KeepsProxyPath(store_, call.info),
+                          std::move(answered));
 }
 
 HttpResponse ApiHandler::NonResource(Call& call) {
@@ -385,6 +423,10 @@ HttpResponse ApiHandler::Dispatch(Call& call) {
   }
   if (r.subresource == "proxy") return Proxy(call);
   if (r.subresource == "render") return AnswerTemplateRender(store_, r, req);
+  if (r.subresource == "portforward") return PortForwardResponse(store_, r, req);
+  if (r.subresource == kProxyLoginSubresource) {
+    return AnswerProxyLogin(proxy_logins_, call.user, r, req, call.received);
+  }
   if (r.subresource == "token") {
     if (req.method != "POST") return StatusResponse(405, "MethodNotAllowed", "tokens are requested with POST");
     if (key == "/Node") return AnswerNodeToken(*security_.issuer, r, req, call.received);

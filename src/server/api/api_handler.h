@@ -19,7 +19,10 @@
 //      token that needs a network round trip first (an OIDC issuer's keys not
 //      fetched yet) is authenticated, and its request served, on a worker
 //      thread, answered through HttpResponse::deferred: an identity provider
-//      that is slow or gone never holds an I/O thread;
+//      that is slow or gone never holds an I/O thread. On a pods/proxy or
+//      services/proxy path only, a browser's ?tessera-login= code is traded
+//      for a session cookie, and without a bearer token that cookie
+//      authenticates (proxy_login.h);
 //   2. the user's request rate (user_rate_limiter.h): 429 with Retry-After;
 //   3. authorization (authorization.h: system:masters, the node rules, RBAC):
 //      403 Forbidden in Kubernetes' words; for a node's agent acting on a pod,
@@ -56,6 +59,7 @@
 #include "server/api/api_errors.h"
 #include "server/api/audit_log.h"
 #include "server/api/claim_admission.h"
+#include "server/api/proxy_login.h"
 #include "server/auth_state.h"
 #include "server/api/authorization.h"
 #include "server/api/request_info.h"
@@ -175,6 +179,7 @@ class ApiHandler {
   // Creates handed to the store and not yet answered.
   std::atomic<int64_t> pending_writes_{0};
   ClaimAdmission claims_;  // PersistentVolumeClaims: bound and charged on create
+  ProxyLogins proxy_logins_;  // the proxy's login codes not yet used (proxy_login.h)
   std::mutex pending_mu_;
   std::condition_variable pending_cv_;  // notified (under pending_mu_) when pending_writes_ reaches 0
   // Serves the requests whose token needs an identity provider first.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "server/api/api_errors.h"
+#include "server/api/proxy_login.h"
 #include "server/object_json.h"
 
 namespace tessera {
@@ -194,14 +195,30 @@ bool KeepsProxyPath(Store& store, const RequestInfo& info) {
   return got && StringAt(got->object, {"metadata", "annotations", kProxyKeepPathAnnotation}) == "true";
 }
 
+HttpResponse ForwardToBackend(ProxyBackend backend, const HttpRequest& request, bool keep_path, ProxyAnswered answered) {
+  auto target = [keep_path](const HttpRequest& r) {
+    return keep_path ? (r.target.empty() ? r.path : r.target) : ProxiedTarget(r);
+  };
+  const std::string cookie = request.Header("cookie");
+  if (SessionCookies(cookie).empty()) {
+    return ReverseProxy(request, std::move(backend), target(request), {"authorization"}, std::move(answered));
+  }
+  // The pod's own cookies (Jupyter's _xsrf) go on; this server's session does not.
+  HttpRequest stripped = request;
+  const std::string rest = WithoutSessionCookies(cookie);
+  if (rest.empty()) {
+    stripped.headers.erase("cookie");
+  } else {
+    stripped.headers["cookie"] = rest;
+  }
+  return ReverseProxy(stripped, std::move(backend), target(stripped), {"authorization"}, std::move(answered));
+}
+
 HttpResponse ProxyResponse(Store& store, const RequestInfo& info, const HttpRequest& request, ProxyAnswered answered) {
   auto backend = ResolveProxyBackend(store, info);
   if (auto* refused = std::get_if<HttpResponse>(&backend)) return std::move(*refused);
-  std::string target = ProxiedTarget(request);
-  if (KeepsProxyPath(store, info)) target = request.target.empty() ? request.path : request.target;
-  // The caller's token is for this server, never for the pod.
-  return ReverseProxy(request, std::get<ProxyBackend>(std::move(backend)), std::move(target), {"authorization"},
-                      std::move(answered));
+  return ForwardToBackend(std::get<ProxyBackend>(std::move(backend)), request, KeepsProxyPath(store, info),
+                          std::move(answered));
 }
 
 }  // namespace tessera

@@ -6,7 +6,8 @@
 // NAME:PORT may also be SCHEME:NAME:PORT with the scheme http (https to a pod
 // is not supported). Every method is forwarded, with the query, the body and
 // the headers but the hop-by-hop ones and the caller's Authorization (which
-// authenticated to this server, as kube-apiserver drops it); the answer is
+// authenticated to this server, as kube-apiserver drops it) and session
+// cookie (proxy_login.h); the answer is
 // relayed as it comes, and upgrades (WebSockets) are relayed both ways
 // (http/reverse_proxy.h).
 //
@@ -51,6 +52,12 @@ std::string ProxiedTarget(const HttpRequest& request);
 
 // Whether the request is for a Service annotated tessera.dev/proxy-keep-path: "true".
 bool KeepsProxyPath(Store& store, const RequestInfo& info);
+
+// Forwards `request` to `backend` (ProxiedTarget, or the whole target when
+// `keep_path`), without the caller's Authorization and without this server's
+// session cookies (proxy_login.h): both are credentials for this server, never
+// for the pod. `answered` as ReverseProxy's.
+HttpResponse ForwardToBackend(ProxyBackend backend, const HttpRequest& request, bool keep_path, ProxyAnswered answered);
 
 // Resolves and forwards; `answered` as ReverseProxy's.
 HttpResponse ProxyResponse(Store& store, const RequestInfo& info, const HttpRequest& request,
