@@ -324,7 +324,7 @@ HttpResponse ApiHandler::Proxy(Call& call) {
       CompleteAudit(std::move(event), answer);
     };
   }
-  return ProxyResponse(store_, call.info, call.http, std::move(answered));
+  return ProxyResponse(store_, call.info, call.http, std::move(answered), traffic_);
 }
 
 HttpResponse ApiHandler::NonResource(Call& call) {
