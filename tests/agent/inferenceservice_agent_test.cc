@@ -110,7 +110,8 @@ class InferenceServiceAgentTest : public ::testing::Test {
     auto r = client_->Request("GET", "/api/v1/namespaces/default/pods?labelSelector=tessera.dev/inferenceservice%3D" + isvc);
     std::map<std::string, json> out;
     if (!r || r->status != 200) return out;
-    for (const json& p : json::parse(r->body)["items"]) out[p["metadata"]["name"]] = p;
+    const json list = json::parse(r->body);  // named: a range over a temporary's member would dangle
+    for (const json& p : list["items"]) out[p["metadata"]["name"]] = p;
     return out;
   }
 
