@@ -34,6 +34,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -99,6 +100,12 @@ int main(int argc, char** argv) {
   char tmpl[] = "/tmp/tessera-cold-start-XXXXXX";
   if (!mkdtemp(tmpl)) return 1;
   const std::string dir = tmpl;
+  // What the replica serves: an index.html, readable by the pod's user.
+  std::filesystem::create_directories(dir + "/www");
+  std::ofstream(dir + "/www/index.html") << "ready\n";
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                                        std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                                        std::filesystem::perms::others_exec);
   tessera::ServerOptions so;
   so.data_dir = dir + "/server";
   so.http.port = 0;
@@ -123,7 +130,7 @@ int main(int argc, char** argv) {
   const int port = FreePort();
   const json container{
       {"name", "server"},
-      {"command", {"sh", "-c", "exec python3 -m http.server \"$PORT\" --bind 127.0.0.1 --directory " + dir}},
+      {"command", {"sh", "-c", "exec python3 -m http.server \"$PORT\" --bind 127.0.0.1 --directory " + dir + "/www"}},
       {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}}}}};
   const json isvc{{"apiVersion", "tessera.dev/v1"},
                   {"kind", "InferenceService"},
