@@ -170,6 +170,9 @@ int main(int argc, char** argv) {
     if (!r || r->status != 200) {
       std::fprintf(stderr, "inference_cold_start: run %d: %s\n", run,
                    r ? fmt::format("{} {}", r->status, r->body).c_str() : r.error().ToString().c_str());
+      // Its replica stopped (the agent ends python3) before leaving.
+      client.Request("DELETE", "/apis/tessera.dev/v1/namespaces/default/inferenceservices/cold");
+      for (int i = 0; i < 100 && !AtZero(client); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
       return 1;
     }
     cold_ms.push_back(std::chrono::duration<double, std::milli>(answered - sent).count());

@@ -28,9 +28,28 @@ int RunRolloutUndo(const CommandContext& ctx, const std::string& target) {
     *ctx.err << "error: name the InferenceService: tessera rollout undo isvc/NAME\n";
     return kExitUsage;
   }
+  auto client = ctx.Client();
+  // As kubectl, say so when there is nothing to go back to (the controller would only warn).
+  auto got = client->Request("GET", ObjectPath(*kind, ctx.ns, name));
+  if (!got) {
+    *ctx.err << LocalError(got.error()) << "\n";
+    return kExitFailure;
+  }
+  if (got->status != 200) {
+    *ctx.err << ServerError(*got, ctx.config) << "\n";
+    return kExitFailure;
+  }
+  const nlohmann::json isvc = nlohmann::json::parse(got->body, nullptr, false);
+  const nlohmann::json status = isvc.is_object() ? isvc.value("status", nlohmann::json::object()) : nlohmann::json::object();
+  const std::string stable = status.value("stableRevision", "");
+  const bool previous = status.contains("previousTemplate");
+  if (stable.empty() || (stable == status.value("revision", "") && !previous)) {
+    *ctx.err << "error: no earlier revision of inferenceservice " << name
+             << " was ever fully ready: nothing to roll back to\n";
+    return kExitFailure;
+  }
   const std::string patch =
       nlohmann::json{{"metadata", {{"annotations", {{"tessera.dev/rollback", FormatRfc3339(SystemNow())}}}}}}.dump();
-  auto client = ctx.Client();
   auto r = client->Request("PATCH", ObjectPath(*kind, ctx.ns, name), patch, "application/merge-patch+json");
   if (!r) {
     *ctx.err << LocalError(r.error()) << "\n";
