@@ -429,6 +429,17 @@ Result<PodSet> PodSetFromJson(const json& ps_json, const std::string& path) {
   ASSIGN_OR_RETURN(ps.node_selector, LabelsAt(*spec, "nodeSelector", spath));
   ASSIGN_OR_RETURN(ps.tolerations, TolerationsAt(*spec, "tolerations", spath));
   ASSIGN_OR_RETURN(ps.topology, TopologyAt(*tmpl, tpath));
+  const json* meta = Get(*tmpl, "metadata");
+  const json* annotations = meta ? Get(*meta, "annotations") : nullptr;
+  const json* from = annotations ? Get(*annotations, kSpreadFromNodesAnnotation) : nullptr;
+  if (from != nullptr && ps.topology == TopologyPreference::kSpread && from->is_string()) {
+    const std::string& list = from->get_ref<const std::string&>();
+    for (size_t start = 0; start < list.size();) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      if (comma > start) ps.spread_from_nodes.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
   return ps;
 }
 

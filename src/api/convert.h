@@ -66,6 +66,9 @@ inline constexpr std::string_view kLastCheckpointAnnotation = "tessera.dev/last-
 // TrainingJob's claim on the room it will grow into. It never preempts.
 inline constexpr std::string_view kPlaceholderAnnotation = "tessera.dev/placeholder";
 inline constexpr std::string_view kTopologyAnnotation = "tessera.dev/topology";
+// With topology "spread": a comma-separated list of nodes to avoid where
+// another fits (the nodes of the other Workloads of one service).
+inline constexpr std::string_view kSpreadFromNodesAnnotation = "tessera.dev/spread-from-nodes";
 inline constexpr std::string_view kJobNameLabel = "tessera.dev/job-name";
 inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 inline constexpr std::string_view kRackLabel = "topology.kubernetes.io/rack";

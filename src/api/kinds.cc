@@ -23,7 +23,8 @@ const KindTable& TheRegistry() {
     KindTable r;
     for (auto group : {CoreKinds, BatchKinds, SchedulingKinds, RbacKinds, AuthorizationKinds, NetworkingKinds,
                        DiscoveryKinds, CoordinationKinds, KueueKinds, VolcanoKinds, TesseraKinds,
-                       TesseraTrainingKinds, TesseraPipelineKinds, TesseraSweepKinds, TesseraNotebookKinds, TesseraTemplateKinds}) {
+                       TesseraTrainingKinds, TesseraPipelineKinds, TesseraSweepKinds, TesseraNotebookKinds,
+                       TesseraTemplateKinds, TesseraInferenceKinds}) {
       for (KindDefinition& d : group()) r.definitions.push_back(std::move(d));
     }
     r.kinds.reserve(r.definitions.size());

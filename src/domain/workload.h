@@ -36,6 +36,10 @@ struct PodSet {
   Labels node_selector;
   std::vector<Toleration> tolerations;
   TopologyPreference topology = TopologyPreference::kNone;
+  // kSpread only: nodes that other Workloads of the same service already use
+  // (an InferenceService's replicas are one Workload each), avoided as this
+  // pod set's own nodes are, where another node fits.
+  std::vector<std::string> spread_from_nodes;
 
   int32_t MinCount() const { return min_count > 0 ? min_count : count; }
 };

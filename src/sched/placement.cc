@@ -622,6 +622,15 @@ bool Placer::PlacePodSet(const Workload& w, int p, int32_t cq, int32_t flavor, P
   }
 
   ctx.avoid_used = ps.topology == TopologyPreference::kSpread;
+  if (ctx.avoid_used && !ps.spread_from_nodes.empty()) {
+    const std::vector<Node>& nodes = state_.snapshot().nodes;
+    for (int32_t n = 0; n < static_cast<int32_t>(nodes.size()); ++n) {
+      if (std::find(ps.spread_from_nodes.begin(), ps.spread_from_nodes.end(), nodes[n].name) !=
+          ps.spread_from_nodes.end()) {
+        ctx.used_nodes.push_back(n);
+      }
+    }
+  }
   const int32_t placed = PlaceLoop(ctx, count, out);
   if (placed >= min) return true;
   ExplainCapacity(ctx, placed, why);

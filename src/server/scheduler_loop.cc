@@ -30,6 +30,7 @@
 #include "server/controllers/checkpoint_controller.h"
 #include "server/controllers/trainingjob_controller.h"
 #include "server/controllers/notebook_controller.h"
+#include "server/controllers/inferenceservice_controller.h"
 #include "server/controllers/namespace_controller.h"
 #include "server/controllers/node_lifecycle.h"
 #include "server/controllers/pod_history_controller.h"
@@ -57,6 +58,7 @@ const std::vector<std::string>& CachedKinds() {
                                               kVolcanoJobKind,
                                               kTrainingJobKind,
                                               kNotebookKind,
+                                              kInferenceServiceKind,
                                               kWorkloadKind,
                                               kPodKind,
                                               "kueue.x-k8s.io/LocalQueue",
@@ -319,6 +321,7 @@ void SchedulerLoop::BuildControllers() {
   own(std::make_unique<JobController>());
   own(std::make_unique<TrainingJobController>());
   own(std::make_unique<NotebookController>());
+  own(std::make_unique<InferenceServiceController>());
   own(std::make_unique<JobLifecycleController>());
   own(std::make_unique<SweepController>());  // after the Jobs' ends this pass, to judge and replace its trials
   // After the Jobs' ends this pass, to start what follows them; artifacts on the volume root.
@@ -547,6 +550,7 @@ Status SchedulerLoop::RunOnce() {
   // flushed after each so that the next one reads them.
   if (controllers_.empty()) BuildControllers();
   PassContext pass(cache_, pods, workload_subsets_, now, writer, events_);
+  pass.traffic = traffic_;
   for (Controller* c : controllers_) {
     const auto started = std::chrono::steady_clock::now();
     c->Reconcile(pass);

@@ -118,6 +118,8 @@ class SchedulerLoop {
   // Deletes the directories of claims that are gone from the shared volume
   // root (claim_reclaimer.h); without this call none are. Call before Start.
   void SetVolumeRoot(std::string root) { volume_root_.emplace(std::move(root)); }
+  // The services proxy's load, for the InferenceService autoscaler (PassContext::traffic).
+  void SetServiceTraffic(const ServiceTraffic* traffic) { traffic_ = traffic; }
 
  private:
   void Run();
@@ -145,6 +147,7 @@ class SchedulerLoop {
   AggregatedRules aggregated_rules_;
   std::optional<NodeCidrSet> node_cidrs_;
   std::optional<std::string> volume_root_;
+  const ServiceTraffic* traffic_ = nullptr;
   // The controllers the snapshot consults (approvals, budgets) or that observe
   // cache_ from construction; the others are made by BuildControllers.
   std::unique_ptr<ApprovalController> approvals_;

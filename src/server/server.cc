@@ -25,6 +25,7 @@
 #include "server/auth_state.h"
 #include "server/scheduler_loop.h"
 #include "server/api/service_ip_allocator.h"
+#include "server/api/service_traffic.h"
 #include "server/api/watch_hub.h"
 #include "server/object_json.h"
 #include "store/sqlite_store.h"
@@ -39,6 +40,7 @@ struct Server::Parts {
   std::unique_ptr<Authenticator> authenticator;
   std::unique_ptr<AuditLog> audit;
   std::unique_ptr<ServiceIpAllocator> service_ips;
+  std::unique_ptr<ServiceTraffic> traffic;  // the services proxy's load, held requests
   std::unique_ptr<WatchHub> watches;
   std::unique_ptr<ApiHandler> api;
   std::unique_ptr<SchedulerLoop> scheduler;
@@ -294,6 +296,9 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   p.scheduler = std::make_unique<SchedulerLoop>(*p.store, SchedulerConfig{}, SystemNow, [watches] { watches->Notify(); });
   SchedulerLoop* scheduler = p.scheduler.get();
   p.api->OnWrite([scheduler] { scheduler->Kick(); });
+  p.traffic = std::make_unique<ServiceTraffic>([scheduler] { scheduler->Kick(); });
+  p.api->SetServiceTraffic(p.traffic.get());
+  p.scheduler->SetServiceTraffic(p.traffic.get());
   p.scheduler->SetAggregatedRules([auth](const std::string& name) { return auth->rbac().RoleRules("", name); });
   // Who may approve in a namespace: whom RBAC lets update approvalrequests/approval there.
   p.scheduler->SetApprovers([auth](const std::string& ns) {
@@ -327,12 +332,14 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
 
 void Server::Stop() {
   if (!parts_) return;
+  if (parts_->traffic) parts_->traffic->Stop();  // held requests answered while the HTTP server runs
   if (parts_->http) parts_->http->Stop();
   // Creates still in the store's queue call back into the API handler, the
   // watch hub and the scheduler: let them finish while all three exist.
   if (parts_->api) parts_->api->WaitForPendingWrites();
   if (parts_->scheduler) parts_->scheduler->Stop();
   parts_->scheduler.reset();
+  parts_->traffic.reset();
   parts_->watches.reset();
   parts_->api.reset();
   parts_->service_ips.reset();

@@ -287,6 +287,12 @@ Result<Workload> Runner::ParseWorkload(const std::string& key, Options& o) {
   if (topo == "node") ps.topology = TopologyPreference::kSameNode;
   if (topo == "rack") ps.topology = TopologyPreference::kSameRack;
   if (topo == "nvlink") ps.topology = TopologyPreference::kSameNvlink;
+  const std::string from = o.Get("spreadfrom");
+  for (size_t start = 0; start < from.size();) {
+    const size_t comma = std::min(from.find(',', start), from.size());
+    if (comma > start) ps.spread_from_nodes.push_back(from.substr(start, comma - start));
+    start = comma + 1;
+  }
   w.pod_sets.push_back(std::move(ps));
   return w;
 }

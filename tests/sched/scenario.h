@@ -15,7 +15,7 @@
 //   priorityclass NAME VALUE [never] [nonpreemptible]
 //   workload NS/NAME queue=LQ [priority=CLASS] [created=SECONDS] [gpu=Q] [gpumem=Q] [cpu=Q]
 //        [memory=Q] [count=N] [min=N] [maxrun=SECONDS] [topology=spread|node|rack|nvlink]
-//        [selector=k=v,...] [tolerations=...]
+//        [spreadfrom=NODE,...] [selector=k=v,...] [tolerations=...]
 //   running NS/NAME <workload options> on=NODE:DEV[@MILLI],DEV;NODE:DEV ... [flavor=F]
 //        [started=SECONDS] [checkpoint=SECONDS] [evicting=true]
 //   repeat N <workload line with {i} in the name>

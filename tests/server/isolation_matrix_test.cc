@@ -279,6 +279,10 @@ const std::vector<KindExpectation>& ExpectationTable() {
        .subresources = {{"render", {.signed_in = kCreate}}},
        .fields = R"({"spec":{"displayName":"matrix","object":{"apiVersion":"batch/v1","kind":"Job","spec":{)"
                  R"("template":{"spec":{"restartPolicy":"Never","containers":CONTAINERS}}}}}})"},
+      {.store_key = "tessera.dev/InferenceService",
+       .object = {.view = kRead, .edit = kWrite},
+       .subresources = {{"status", {.view = kGet}}},
+       .fields = R"({"spec":{"replicas":1,"template":{"spec":{"containers":CONTAINERS}}}})"},
       {.store_key = "tessera.dev/Sweep",
        .object = {.view = kRead, .edit = kWrite},
        .subresources = {{"status", {.view = kGet}}},

@@ -30,6 +30,7 @@ std::vector<KindDefinition> TesseraPipelineKinds();  // tessera.dev/v1 Pipeline,
 std::vector<KindDefinition> TesseraSweepKinds();   // tessera.dev/v1 Sweep
 std::vector<KindDefinition> TesseraNotebookKinds();  // tessera.dev/v1 Notebook
 std::vector<KindDefinition> TesseraTemplateKinds();  // tessera.dev/v1 Template
+std::vector<KindDefinition> TesseraInferenceKinds();  // tessera.dev/v1 InferenceService
 
 // authentication.k8s.io/v1 TokenRequest, the body of a POST to
 // serviceaccounts/NAME/token: not a kind of its own (it is never stored nor

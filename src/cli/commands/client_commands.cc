@@ -10,6 +10,7 @@
 #include "common/suggest.h"
 #include "cli/commands/exit_codes.h"
 #include "cli/commands/resume_command.h"
+#include "cli/commands/rollout_command.h"
 #include "cli/commands/sweep_command.h"
 #include "cli/commands/top_command.h"
 
@@ -373,6 +374,21 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       "  tessera resume nb1 -n team-nlp");
   resume->add_option("NAME", resume_name_, "The workload, or the Job it was made from")->required()->type_name("");
   resume->callback(Runs(rc, [this](const CommandContext& c) { return RunResume(c, resume_name_); }));
+
+  // rollout undo
+  CLI::App* rollout = AddCommand(app, "rollout", "Manage an InferenceService's rollout: undo",
+                                 "tessera rollout undo isvc/NAME [-n NAMESPACE]",
+                                 "Examples:\n  tessera rollout undo isvc/llm -n team-nlp");
+  rollout->require_subcommand(1);
+  CLI::App* undo = AddCommand(
+      *rollout, "undo", "Put an InferenceService's template back to its last fully ready revision",
+      "tessera rollout undo isvc/NAME [-n NAMESPACE]",
+      "As kubectl rollout undo: spec.template goes back to the last revision whose replicas\n"
+      "were all ready (or, when the current revision is that one, to the one before it);\n"
+      "the rollout then runs as for any template change.\n"
+      "\nExamples:\n  tessera rollout undo isvc/llm");
+  undo->add_option("TARGET", rollout_target_, "isvc/NAME")->required()->type_name("");
+  undo->callback(Runs(rc, [this](const CommandContext& c) { return RunRolloutUndo(c, rollout_target_); }));
 
   // report usage
   CLI::App* report = AddCommand(app, "report", "Reports: GPU usage and cost", "tessera report usage [flags]",

@@ -80,6 +80,7 @@ class ClientCommands {
   ReportUsageOptions report_usage_;
   ReportSweepOptions report_sweep_;
   std::string resume_name_;
+  std::string rollout_target_;
   CanIOptions can_i_;
   ApproveOptions approve_;
   std::string whoami_output_;

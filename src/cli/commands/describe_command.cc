@@ -88,6 +88,7 @@ class Describer {
     if (kind.store_key == "tessera.dev/PipelineRun") {
       WaitingParts(w, obj, "tessera.dev/pipelinerun", "tessera.dev/step", "Step");
     }
+    if (kind.store_key == "tessera.dev/InferenceService") InferenceReplicas(w, obj);
     w.Object(0, obj, {"apiVersion", "kind", "metadata", "spec", "status"});
     if (const json* spec = Child(&obj, "spec")) {
       w.Field(0, "Spec", std::nullopt);
@@ -100,6 +101,9 @@ class Describer {
       for (const std::string& line : PipelineRunDagLines(obj)) w.Raw(2, line);
     }
     if (kind.store_key == "kueue.x-k8s.io/Workload") status_skip.push_back("admission");
+    if (kind.store_key == "tessera.dev/InferenceService") {  // drawn as tables above; the templates are long
+      for (const char* k : {"revisions", "stableTemplate", "previousTemplate"}) status_skip.push_back(k);
+    }
     if (kind.store_key == "/Node") {
       w.Field(0, "GPUs", std::nullopt);
       NodeGpus(w, obj);
@@ -294,6 +298,55 @@ class Describer {
     }
     w.Field(0, "Waiting", std::nullopt);
     WriteTable(w, 2, {part_header, "Job", "Why"}, rows);
+  }
+
+  // An InferenceService's revisions (replicas, ready, traffic) and each
+  // replica: its Workload, revision, pod and node, and why one waits.
+  void InferenceReplicas(DescribeWriter& w, const json& obj) {
+    std::vector<std::vector<std::string>> revisions;
+    if (const json* list = Find(obj, "status.revisions"); list && list->is_array()) {
+      for (const json& r : *list) {
+        revisions.push_back({TextAt(r, "name"), TextAt(r, "replicas"), TextAt(r, "readyReplicas"),
+                             TextAt(r, "trafficPercent") + "%"});
+      }
+    }
+    if (revisions.empty()) {
+      w.Field(0, "Revisions", "<none>");
+    } else {
+      w.Field(0, "Revisions", std::nullopt);
+      WriteTable(w, 2, {"Revision", "Replicas", "Ready", "Traffic"}, revisions);
+    }
+    const KindInfo* wl_kind = FindKindByApiVersion("kueue.x-k8s.io/v1beta1", "Workload");
+    const KindInfo* pod_kind = FindKindByApiVersion("v1", "Pod");
+    const std::string selector = "tessera.dev/inferenceservice=" + NameOf(obj);
+    std::map<std::string, const json*> pod_of;  // by workload
+    const std::vector<json> pods = ListQuietly(*pod_kind, NamespaceOf(obj), selector);
+    for (const json& p : pods) pod_of[Text(Child(Find(p, "metadata.labels"), "tessera.dev/workload"))] = &p;
+    std::vector<std::vector<std::string>> rows;
+    for (const json& wl : ListQuietly(*wl_kind, NamespaceOf(obj), selector)) {
+      const std::string revision = Text(Child(Find(wl, "metadata.labels"), "tessera.dev/revision"));
+      auto it = pod_of.find(NameOf(wl));
+      std::string pod = "-", node = "-", state;
+      if (it != pod_of.end()) {
+        pod = NameOf(*it->second);
+        node = TextAt(*it->second, "spec.nodeName");
+        const json* ready = FindCondition(*it->second, "Ready");
+        const std::string phase = TextAt(*it->second, "status.phase", "Pending");
+        state = ready && TextAt(*ready, "status") == "True" ? "Ready" : phase + ", not ready";
+      } else {
+        const json* admitted = FindCondition(wl, "Admitted");
+        state = admitted && TextAt(*admitted, "status") == "True" ? "admitted; its pod is being made" : PendingMessage(wl);
+        if (state.empty()) state = "not yet considered by the scheduler";
+        state = "Pending: " + state;
+      }
+      rows.push_back({NameOf(wl), revision, pod, node.empty() ? "-" : node, state});
+    }
+    if (rows.empty()) {
+      w.Field(0, "Replicas", "<none>");
+      return;
+    }
+    w.Field(0, "Replicas", std::nullopt);
+    WriteTable(w, 2, {"Workload", "Revision", "Pod", "Node", "State"}, rows);
   }
 
   // Where an admitted workload runs: flavors per pod set, node and GPU devices per pod.

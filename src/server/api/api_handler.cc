@@ -355,16 +355,16 @@ HttpResponse ApiHandler::Proxy(Call& call) {
       CompleteAudit(std::move(event), answer);
     };
   }
-  auto backend = ResolveProxyBackend(store_, call.info);
-  auto* refused = std::get_if<HttpResponse>(&backend);
-  // A notebook's Service: a suspended notebook resumes, a starting one says so.
-  if (auto starting = NotebookNotServing(store_, authorizer_, call.user, call.info, call.http,
-                                         refused != nullptr && refused->status == 503, [this] { Written(); })) {
-    return std::move(*starting);
+  {
+    auto backend = ResolveProxyBackend(store_, call.info);
+    auto* refused = std::get_if<HttpResponse>(&backend);
+    // A notebook's Service: a suspended notebook resumes, a starting one says so.
+    if (auto starting = NotebookNotServing(store_, authorizer_, call.user, call.info, call.http,
+                                           refused != nullptr && refused->status == 503, [this] { Written(); })) {
+      return std::move(*starting);
+    }
   }
-  if (refused != nullptr) return std::move(*refused);
-  return ForwardToBackend(std::get<ProxyBackend>(std::move(backend)), call.http, KeepsProxyPath(store_, call.info),
-                          std::move(answered));
+  return ProxyResponse(store_, call.info, call.http, std::move(answered), traffic_);
 }
 
 HttpResponse ApiHandler::NonResource(Call& call) {

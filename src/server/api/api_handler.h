@@ -77,6 +77,8 @@ std::string Rfc3339Now();
 
 // What the handler authenticates, authorizes, limits and audits with. Every
 // pointer but `audit` is required and must outlive the handler.
+class ServiceTraffic;
+
 struct ApiSecurity {
   Authenticator* authenticator = nullptr;
   AuthState* auth = nullptr;
@@ -107,6 +109,10 @@ class ApiHandler {
   // and frees it when the Service is deleted. Call before serving; unset, a
   // Service that needs an address is refused. `ips` must outlive the handler.
   void SetServiceIps(ServiceIpAllocator* ips) { service_ips_ = ips; }
+  // Counts the services proxy's in-flight requests and holds those to an
+  // InferenceService at zero replicas (service_traffic.h); unset: neither.
+  // `traffic` must outlive the handler.
+  void SetServiceTraffic(ServiceTraffic* traffic) { traffic_ = traffic; }
 
   // Called after every successful write (the scheduler loop hooks in here).
   void OnWrite(std::function<void()> callback) { on_write_ = std::move(callback); }
@@ -174,6 +180,7 @@ class ApiHandler {
   std::string server_url_;
   std::function<void()> on_write_;
   ServiceIpAllocator* service_ips_ = nullptr;
+  ServiceTraffic* traffic_ = nullptr;
   std::function<std::string()> metrics_;
   bool metrics_need_token_ = false;
   // Creates handed to the store and not yet answered.

@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <memory>
+#include <map>
 #include <random>
 #include <vector>
 
 #include "server/api/api_errors.h"
 #include "server/api/proxy_login.h"
+#include "server/api/traffic_split.h"
 #include "server/object_json.h"
 
 namespace tessera {
@@ -123,10 +127,19 @@ std::variant<ProxyBackend, HttpResponse> ServiceBackend(Store& store, const Requ
   }
   auto slices = store.List("discovery.k8s.io/EndpointSlice", info.ns);
   if (!slices) return ErrorResponse(slices.error());
-  std::vector<ProxyBackend> ready;
+  // With a traffic split (traffic_split.h), the endpoints of the Services it
+  // names, else the Service's own; the split's Service by weight, then one of
+  // its ready endpoints at random.
+  const TrafficWeights split = TrafficSplitOf(got->object);
+  auto wanted = [&](const std::string& service) {
+    if (service == id.name) return true;
+    return std::any_of(split.begin(), split.end(), [&](const auto& w) { return w.first == service; });
+  };
+  std::map<std::string, std::vector<ProxyBackend>> ready_of;
   for (const StoredObject& slice : slices->items) {
     const json& s = slice.object;
-    if (StringAt(s, {"metadata", "labels", "kubernetes.io/service-name"}) != id.name) continue;
+    const std::string service = StringAt(s, {"metadata", "labels", "kubernetes.io/service-name"});
+    if (!wanted(service)) continue;
     if (s.value("addressType", "IPv4") != "IPv4") continue;
     int port = 0;
     for (const json& p : ArrayAt(s, {"ports"})) {
@@ -140,11 +153,18 @@ std::variant<ProxyBackend, HttpResponse> ServiceBackend(Store& store, const Requ
       if (!conditions.value("ready", true)) continue;
       const json& addresses = ArrayAt(e, {"addresses"});
       if (addresses.empty() || !addresses.front().is_string()) continue;
-      ready.push_back(ProxyBackend{.host = addresses.front().get<std::string>(), .port = static_cast<uint16_t>(port)});
+      ready_of[service].push_back(
+          ProxyBackend{.host = addresses.front().get<std::string>(), .port = static_cast<uint16_t>(port)});
     }
   }
-  if (ready.empty()) return Unavailable(fmt::format("no endpoints available for service \"{}\"", id.name));
   thread_local std::minstd_rand random{std::random_device{}()};
+  std::string chosen = id.name;
+  if (!split.empty()) {
+    auto picked = PickByWeight(split, [&](const std::string& s) { return ready_of.contains(s); }, random());
+    if (picked) chosen = *picked;
+  }
+  const std::vector<ProxyBackend>& ready = ready_of[chosen];
+  if (ready.empty()) return Unavailable(fmt::format("no endpoints available for service \"{}\"", id.name));
   return ready[std::uniform_int_distribution<size_t>(0, ready.size() - 1)(random)];
 }
 
@@ -214,11 +234,62 @@ HttpResponse ForwardToBackend(ProxyBackend backend, const HttpRequest& request, 
   return ReverseProxy(stripped, std::move(backend), target(stripped), {"authorization"}, std::move(answered));
 }
 
-HttpResponse ProxyResponse(Store& store, const RequestInfo& info, const HttpRequest& request, ProxyAnswered answered) {
+HttpResponse ProxyResponse(Store& store, const RequestInfo& info, const HttpRequest& request, ProxyAnswered answered,
+                           ServiceTraffic* traffic) {
+  const bool service = info.kind != nullptr && info.kind->store_key == "/Service";
+  auto id = service ? SplitSchemeNamePort(info.name) : std::nullopt;
+  if (traffic == nullptr || !id) {
+    auto backend = ResolveProxyBackend(store, info);
+    if (auto* refused = std::get_if<HttpResponse>(&backend)) return std::move(*refused);
+    return ForwardToBackend(std::get<ProxyBackend>(std::move(backend)), request, KeepsProxyPath(store, info),
+                            std::move(answered));
+  }
+  // Counted in flight until answered (service_traffic.h).
+  traffic->Begin(info.ns, id->name);
+  auto done = std::make_shared<ProxyAnswered>(
+      [traffic, ns = info.ns, name = id->name, answered = std::move(answered)](int status, const std::string& error) {
+        traffic->End(ns, name);
+        if (answered) answered(status, error);
+      });
+  auto forward = [request, done, keep_path = KeepsProxyPath(store, info)](ProxyBackend backend) {
+    return ForwardToBackend(std::move(backend), request, keep_path,
+                            [done](int status, const std::string& error) { (*done)(status, error); });
+  };
   auto backend = ResolveProxyBackend(store, info);
-  if (auto* refused = std::get_if<HttpResponse>(&backend)) return std::move(*refused);
-  return ForwardToBackend(std::get<ProxyBackend>(std::move(backend)), request, KeepsProxyPath(store, info),
-                          std::move(answered));
+  if (auto* to = std::get_if<ProxyBackend>(&backend)) return forward(std::move(*to));
+  HttpResponse refused = std::get<HttpResponse>(std::move(backend));
+  auto svc = store.Get(ObjectKey{"/Service", info.ns, id->name});
+  const bool scales_from_zero =
+      refused.status == 503 && svc && !StringAt(svc->object, {"metadata", "labels", "tessera.dev/inferenceservice"}).empty();
+  if (!scales_from_zero) {
+    traffic->End(info.ns, id->name);  // refused as without `traffic`: `answered` is not called
+    return refused;
+  }
+  // Scale from zero: held until a replica is ready, then forwarded.
+  HttpResponse held;
+  held.deferred = [&store, info, traffic, forward, refused, name = id->name](
+                      std::function<void(HttpResponse)> respond) mutable {
+    HttpResponse timeout = refused;
+    timeout.body = ProxyStatusJson(503, "ServiceUnavailable",
+                                   fmt::format("no replica of service \"{}\" became ready in time: see tessera "
+                                               "describe isvc {}",
+                                               name, name));
+    traffic->Hold(
+        [&store, info, forward]() -> std::optional<HttpResponse> {
+          auto backend = ResolveProxyBackend(store, info);
+          auto* to = std::get_if<ProxyBackend>(&backend);
+          // Ready is not always listening yet (no readiness probe): as Knative's
+          // activator, forward only once the replica accepts a connection.
+          if (to == nullptr || !BackendAccepts(to->host, to->port)) return std::nullopt;
+          return forward(std::move(*to));
+        },
+        [respond = std::move(respond), traffic, ns = info.ns, name](HttpResponse r) mutable {
+          if (!r.upgrade) traffic->End(ns, name);  // timed out; a forwarded exchange ends through `done`
+          respond(std::move(r));
+        },
+        std::move(timeout));
+  };
+  return held;
 }
 
 }  // namespace tessera

@@ -38,6 +38,7 @@
 #include "http/http_server.h"
 #include "http/reverse_proxy.h"
 #include "server/api/request_info.h"
+#include "server/api/service_traffic.h"
 #include "store/store.h"
 
 namespace tessera {
@@ -59,8 +60,12 @@ bool KeepsProxyPath(Store& store, const RequestInfo& info);
 // for the pod. `answered` as ReverseProxy's.
 HttpResponse ForwardToBackend(ProxyBackend backend, const HttpRequest& request, bool keep_path, ProxyAnswered answered);
 
-// Resolves and forwards; `answered` as ReverseProxy's.
+// Resolves and forwards; `answered` as ReverseProxy's. With `traffic`, a
+// services/proxy request counts as in flight to its Service until answered,
+// and one to an InferenceService's Service (labelled
+// tessera.dev/inferenceservice) that has no ready endpoint is held there until
+// a replica is ready (scale from zero), instead of a 503 at once.
 HttpResponse ProxyResponse(Store& store, const RequestInfo& info, const HttpRequest& request,
-                           ProxyAnswered answered);
+                           ProxyAnswered answered, ServiceTraffic* traffic = nullptr);
 
 }  // namespace tessera

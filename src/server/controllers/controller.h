@@ -34,6 +34,8 @@
 
 namespace tessera {
 
+class ServiceTraffic;
+
 // What a pass gives each controller. Valid for one pass; the cache (and so
 // every StoredObject pointer) changes when the writer flushes.
 class PassContext {
@@ -48,6 +50,10 @@ class PassContext {
   const std::string now_text;  // RFC 3339, as objects store times
   BatchedWriter& writer;
   EventRecorder& events;
+
+  // The services proxy's in-flight requests (server/api/service_traffic.h);
+  // nullptr when the loop runs without an API server (tests, the simulator).
+  const ServiceTraffic* traffic = nullptr;
 
   // The GPUs' utilisation as the Nodes report it (read the first time it is
   // asked for in a pass).
