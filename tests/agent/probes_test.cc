@@ -6,13 +6,17 @@
 // readiness (exec, in the pod's environment) probes gate their readiness.
 #include "agent/probes.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <thread>
 
 #include "agent/agent.h"
 #include "client/api_client.h"
