@@ -288,7 +288,9 @@ TEST_F(ProbesAgentTest, ReadinessFollowsAnHttpProbeAndTheEndpointSliceFollowsRea
   // sends its httpHeaders); the probe runs every second, failureThreshold 1.
   const int port = FreePort();
   const fs::path marker = dir_ / "web-ready";
-  SubmitJob("web", {{"command", {"python3", (dir_ / "health.py").string(), std::to_string(port), marker.string()}},
+  // (Through sh, whose PATH lookup skips directories the pod's user cannot enter.)
+  SubmitJob("web", {{"command", {"sh", "-c", fmt::format("exec python3 {} {} {}", (dir_ / "health.py").string(), port,
+                                                        marker.string())}},
                     {"ports", {{{"name", "http"}, {"containerPort", port}}}},
                     {"readinessProbe",
                      {{"httpGet", {{"path", "/healthz"}, {"port", "http"}, {"httpHeaders", {{{"name", "X-Probe"}, {"value", "tessera"}}}}}},
