@@ -313,6 +313,33 @@ struct Agent::Impl {
 
   // Runs the pods' probes off the loop (made when a pod first has one).
   std::unique_ptr<ProbeWorker> prober;
+  // Where a command runs in each running pod, for the exec endpoint
+  // (exec_server.h), which serves on the log server's threads: written by the
+  // loop each pass.
+  struct ExecEntry {
+    std::string ns, name;
+    PodExecTarget target;
+  };
+  std::mutex exec_mu;
+  std::map<std::string, ExecEntry> exec_targets;  // by pod uid
+  Result<PodExecTarget> ExecTarget(const std::string& ns, const std::string& name, const std::string& uid) {
+    std::lock_guard lock(exec_mu);
+    auto it = exec_targets.find(uid);
+    if (it == exec_targets.end() || it->second.ns != ns || it->second.name != name) {
+      return Err(Status::NotFound(fmt::format("pod {}/{} (uid {}) is not running on node {}", ns, name, uid,
+                                              options.node_name)));
+    }
+    return it->second.target;
+  }
+  PodExecTarget ExecTargetOf(const Run& run) const {
+    PodExecTarget target;
+    if (run.container) {
+      target.exec_prefix = {options.runc, "--root", RuncRoot(), "exec", run.container->id};
+    } else if (run.process) {
+      target.process = PodExecTarget::Process{.pid = run.process->identity.pid, .cgroup_dirs = run.process->cgroup_dirs};
+    }
+    return target;
+  }
 
   std::unique_ptr<ApiClient> watch_client;  // Stop cancels its stream
   std::unique_ptr<LogServer> log_server;
@@ -1598,6 +1625,18 @@ void Agent::Impl::ApplyReadiness(Run& run, Timestamp now) {
 }
 
 void Agent::Impl::RunProbes(Timestamp now) {
+  {
+    std::map<std::string, ExecEntry> running;
+    for (const auto& [uid, run] : runs) {
+      if (!run.process || run.terminating || run.done || (run.container && !run.container->init)) continue;
+      const json meta = run.pod.value("metadata", json::object());
+      running[uid] = ExecEntry{.ns = meta.value("namespace", ""),
+                               .name = meta.value("name", ""),
+                               .target = ExecTargetOf(run)};
+    }
+    std::lock_guard lock(exec_mu);
+    exec_targets.swap(running);
+  }
   if (prober) {
     for (ProbeWorker::Finished& f : prober->TakeFinished()) {
       auto it = runs.find(f.key);
@@ -1650,11 +1689,7 @@ void Agent::Impl::RunProbes(Timestamp now) {
     if (!prober) prober = std::make_unique<ProbeWorker>(2);
     ProbeTarget target;
     target.ip = run.net ? FormatIpv4(run.net->ip) : "127.0.0.1";
-    if (run.container) {
-      target.exec_prefix = {options.runc, "--root", RuncRoot(), "exec", run.container->id};
-    } else {
-      target.process = ProbeTarget::Process{.pid = run.process->identity.pid, .cgroup_dirs = run.process->cgroup_dirs};
-    }
+    target.exec = ExecTargetOf(run);
     for (ProbeKind kind : due) {
       const Probe& probe = *run.probe_state->probes().Of(kind);
       prober->Submit(uid, run.probe_generation, kind, probe.action, probe.timeout, target);
@@ -2194,7 +2229,10 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   ASSIGN_OR_RETURN(impl->log_server,
                    LogServer::Start((fs::path(impl->options.data_dir) / "pods").string(),
                                     [self](std::string_view token) { return self->AuthorizeServerCall(token); },
-                                    impl->options.address, impl->options.log_port));
+                                    impl->options.address, impl->options.log_port,
+                                    [self](const std::string& ns, const std::string& name, const std::string& uid) {
+                                      return self->ExecTarget(ns, name, uid);
+                                    }));
   RETURN_IF_ERROR(impl->Register());
   RETURN_IF_ERROR(impl->FetchServerKeys());
   if (!impl->options.fence_command.empty()) RETURN_IF_ERROR(EnsureFence(impl->options.data_dir, impl->options.fence_command));

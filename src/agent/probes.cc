@@ -1,19 +1,14 @@
 #include "agent/probes.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -21,8 +16,6 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-
-extern "C" char** environ;
 
 namespace tessera {
 namespace {
@@ -196,122 +189,13 @@ ProbeOutcome RunTcpSocket(const ProbeAction& action, Duration timeout, const std
   return {.success = false, .message = fmt::format("dial tcp {}: {}", HostPort(host, action.port), DialError(error))};
 }
 
-std::string ReadWhole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-// The real uid or gid ("Uid:" or "Gid:" line) of /proc/PID/status.
-std::optional<uint32_t> ProcId(pid_t pid, std::string_view key) {
-  std::istringstream in(ReadWhole(fmt::format("/proc/{}/status", pid)));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.starts_with(key)) return static_cast<uint32_t>(std::strtoul(line.c_str() + key.size(), nullptr, 10));
-  }
-  return std::nullopt;
-}
-
-std::string CommandText(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const std::string& a : argv) out += (out.empty() ? "" : " ") + a;
-  return out;
-}
-
-// Runs argv (in the process pod's environment when `process` is set),
-// collecting its output, for at most `timeout`; its process group is killed
-// then.
-ProbeOutcome RunExec(const std::vector<std::string>& argv, Duration timeout,
-                     const std::optional<ProbeTarget::Process>& process) {
-  // Everything the child needs is made before fork: it only makes
-  // async-signal-safe calls until exec.
-  std::vector<std::string> env_storage;
-  std::string cwd = "/";
-  int netns_fd = -1, mntns_fd = -1;
-  std::optional<uint32_t> uid, gid;
-  std::vector<std::string> cgroup_procs;
-  if (process) {
-    const std::string environ_text = ReadWhole(fmt::format("/proc/{}/environ", process->pid));
-    for (size_t start = 0; start < environ_text.size();) {
-      size_t end = environ_text.find('\0', start);
-      if (end == std::string::npos) end = environ_text.size();
-      if (end > start) env_storage.push_back(environ_text.substr(start, end - start));
-      start = end + 1;
-    }
-    char link[4096];
-    const ssize_t n = ::readlink(fmt::format("/proc/{}/cwd", process->pid).c_str(), link, sizeof link - 1);
-    if (n > 0) cwd.assign(link, static_cast<size_t>(n));
-    netns_fd = ::open(fmt::format("/proc/{}/ns/net", process->pid).c_str(), O_RDONLY | O_CLOEXEC);
-    mntns_fd = ::open(fmt::format("/proc/{}/ns/mnt", process->pid).c_str(), O_RDONLY | O_CLOEXEC);
-    if (netns_fd < 0 || mntns_fd < 0) {
-      if (netns_fd >= 0) ::close(netns_fd);
-      if (mntns_fd >= 0) ::close(mntns_fd);
-      return {.success = false, .message = fmt::format("the pod's process {} is gone", process->pid)};
-    }
-    uid = ProcId(process->pid, "Uid:");
-    gid = ProcId(process->pid, "Gid:");
-    for (const std::string& dir : process->cgroup_dirs) cgroup_procs.push_back(dir + "/cgroup.procs");
-  } else {
-    for (char** e = environ; e && *e; ++e) env_storage.emplace_back(*e);
-  }
-  std::vector<char*> args, envp, procs;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  for (std::string& e : env_storage) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  for (std::string& p : cgroup_procs) procs.push_back(p.data());
-  procs.push_back(nullptr);
-  const bool as_root = ::geteuid() == 0;
-
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    if (netns_fd >= 0) ::close(netns_fd);
-    if (mntns_fd >= 0) ::close(mntns_fd);
-    return {.success = false, .message = fmt::format("cannot run the probe: pipe: {}", std::strerror(errno))};
-  }
-  sigset_t all, old;
-  sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &old);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    struct sigaction default_action {};
-    default_action.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &default_action, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::setpgid(0, 0);
-    if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0) ::_exit(126);
-    for (char* const* p = procs.data(); *p != nullptr; ++p) {
-      const int fd = ::open(*p, O_WRONLY | O_CLOEXEC);
-      if (fd >= 0) {
-        (void)!::write(fd, "0", 1);
-        ::close(fd);
-      }
-    }
-    if (mntns_fd >= 0 && ::setns(mntns_fd, CLONE_NEWNS) != 0) ::_exit(126);
-    if (process && ::chdir(cwd.c_str()) != 0) (void)!::chdir("/");
-    if (as_root && (gid || uid)) {
-      if (::syscall(SYS_setgroups, 0, nullptr) != 0) ::_exit(126);
-      if (gid && ::syscall(SYS_setresgid, *gid, *gid, *gid) != 0) ::_exit(126);
-      if (uid && ::syscall(SYS_setresuid, *uid, *uid, *uid) != 0) ::_exit(126);
-    }
-    const int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-    ::dup2(fds[1], STDOUT_FILENO);
-    ::dup2(fds[1], STDERR_FILENO);
-    ::execvpe(args[0], args.data(), envp.data());
-    const char* msg = "exec failed: command not found or not executable\n";
-    (void)!::write(STDERR_FILENO, msg, std::strlen(msg));
-    ::_exit(127);
-  }
-  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  ::close(fds[1]);
-  if (netns_fd >= 0) ::close(netns_fd);
-  if (mntns_fd >= 0) ::close(mntns_fd);
-  if (pid < 0) {
-    ::close(fds[0]);
-    return {.success = false, .message = fmt::format("cannot run the probe: fork: {}", std::strerror(errno))};
-  }
+// Runs argv in the pod, collecting its output, for at most `timeout`; its
+// process group is killed then.
+ProbeOutcome RunExec(const std::vector<std::string>& command, Duration timeout, const PodExecTarget& target) {
+  auto spawned = SpawnInPod(command, target, /*with_stdin=*/false, /*merge_stderr=*/true);
+  if (!spawned) return {.success = false, .message = spawned.error().message()};
+  const pid_t pid = spawned->pid;
+  const int out_fd = spawned->stdout_fd.get();
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout.ms);
   std::string output;
   bool timed_out = false, exited = false, open = true;
@@ -336,12 +220,12 @@ ProbeOutcome RunExec(const std::vector<std::string>& argv, Duration timeout,
       ::usleep(10'000);
       continue;
     }
-    pollfd p{.fd = fds[0], .events = POLLIN, .revents = 0};
+    pollfd p{.fd = out_fd, .events = POLLIN, .revents = 0};
     // Once it has exited, only what is already written is read (a descendant it
     // left behind may hold the pipe open).
     const int ready = ::poll(&p, 1, exited ? 0 : static_cast<int>(std::min<int64_t>(left, 20)));
     if (ready > 0) {
-      const ssize_t n = ::read(fds[0], buf, sizeof buf);
+      const ssize_t n = ::read(out_fd, buf, sizeof buf);
       if (n > 0) {
         if (output.size() < kMaxExecOutput) output.append(buf, std::min(static_cast<size_t>(n), kMaxExecOutput - output.size()));
         continue;
@@ -351,12 +235,11 @@ ProbeOutcome RunExec(const std::vector<std::string>& argv, Duration timeout,
       open = false;
     }
   }
-  ::close(fds[0]);
-  if (timed_out) return {.success = false, .message = fmt::format("command \"{}\" timed out", CommandText(argv))};
+  if (timed_out) return {.success = false, .message = fmt::format("command \"{}\" timed out", CommandLine(command))};
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (code == 0) return {.success = true, .message = output};
   while (!output.empty() && (output.back() == '\n' || output.back() == '\r')) output.pop_back();
-  if (output.empty()) output = fmt::format("command \"{}\" exited with code {}", CommandText(argv), code);
+  if (output.empty()) output = fmt::format("command \"{}\" exited with code {}", CommandLine(command), code);
   return {.success = false, .message = output};
 }
 
@@ -400,18 +283,7 @@ ProbeOutcome RunProbe(const ProbeAction& action, Duration timeout, const ProbeTa
   switch (action.type) {
     case ProbeAction::Type::kHttpGet: return RunHttpGet(action, timeout, host);
     case ProbeAction::Type::kTcpSocket: return RunTcpSocket(action, timeout, host);
-    case ProbeAction::Type::kExec: {
-      if (!target.exec_prefix.empty()) {
-        std::vector<std::string> argv = target.exec_prefix;
-        argv.insert(argv.end(), action.command.begin(), action.command.end());
-        ProbeOutcome out = RunExec(argv, timeout, std::nullopt);
-        if (!out.success && out.message.find("timed out") != std::string::npos) {
-          out.message = fmt::format("command \"{}\" timed out", CommandText(action.command));
-        }
-        return out;
-      }
-      return RunExec(action.command, timeout, target.process);
-    }
+    case ProbeAction::Type::kExec: return RunExec(action.command, timeout, target.exec);
   }
   return {.success = false, .message = "unknown probe"};
 }

@@ -42,6 +42,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/pod_exec.h"
 #include "common/result.h"
 #include "common/time.h"
 
@@ -90,18 +91,7 @@ Result<ContainerProbes> ParseContainerProbes(const nlohmann::json& container);
 // How to reach the pod.
 struct ProbeTarget {
   std::string ip = "127.0.0.1";  // the pod's IP (bridge network) or 127.0.0.1 (host network)
-  // exec in a container: the argv that runs a command in it, the command appended
-  // ({"runc", "--root", ROOT, "exec", ID}).
-  std::vector<std::string> exec_prefix;
-  // exec in a process pod: the pod's group leader (its reaper), whose
-  // environment the command gets: its network and mount namespaces, its
-  // cgroups (joined), its uid and gid, its variables and working directory,
-  // as /proc/PID shows them.
-  struct Process {
-    pid_t pid = 0;
-    std::vector<std::string> cgroup_dirs;
-  };
-  std::optional<Process> process;
+  PodExecTarget exec;            // where an exec probe runs (pod_exec.h)
 };
 
 struct ProbeOutcome {

@@ -673,10 +673,11 @@ std::vector<KindDefinition> CoreKinds() {
                     .cell = [](const json& o, const ColumnOptions&) {
                       return Text(Child(Find(o, "metadata.annotations"), "tessera.dev/gpu-devices"), "<none>");
                     }}},
-       // As Kubernetes' edit role: pods/proxy reaches into the pod's
-       // programs, so view does not hold it.
+       // As Kubernetes' edit role: pods/proxy and pods/exec reach into the
+       // pod's programs, so view holds neither.
        .roles = RoleGrants{.grants = {ViewReads(), ViewReads("log"), ViewReads("status"), EditWrites(),
-                                      {.role = DefaultRole::kEdit, .subresource = "proxy", .verbs = verbs::kAll}}},
+                                      {.role = DefaultRole::kEdit, .subresource = "proxy", .verbs = verbs::kAll},
+                                      {.role = DefaultRole::kEdit, .subresource = "exec", .verbs = verbs::kAll}}},
        .controller = "scheduler-loop"},
       {.info = {.group = "", .version = "v1", .kind = "Node", .api_version = "v1", .plural = "nodes",
                 .singular = "node", .short_names = {"no"}, .namespaced = false, .store_key = "/Node"},
