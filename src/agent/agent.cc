@@ -41,6 +41,7 @@
 #include "agent/pod_launch.h"
 #include "agent/pod_network.h"
 #include "agent/pod_volumes.h"
+#include "agent/probes.h"
 #include "agent/process_runner.h"
 #include "agent/run_tool.h"
 #include "agent/service_env.h"
@@ -235,6 +236,12 @@ struct Agent::Impl {
     std::optional<LogFollower> metrics_follower;
     sweep::MetricCollector metrics;
     std::string metrics_reported;
+    // Its container's probes (probes.h), from the time it runs until it ends;
+    // a result of another run of it (another generation) is dropped.
+    std::optional<ProbeState> probe_state;
+    uint64_t probe_generation = 0;
+    bool probes_checked = false;  // this run's probes were looked for
+    std::string kill_message;     // why the agent killed it: "Liveness probe failed: ..."
   };
   std::map<std::string, Run> runs;  // by pod uid
   // Container images (image_store.h), pulled by one worker off the loop.
@@ -303,6 +310,36 @@ struct Agent::Impl {
   std::string rules_error;          // why the rules could not be programmed ("" when they were)
   std::string published_rules_error = "-";
   std::string pod_server;           // TESSERA_SERVER as the pods reach it
+
+  // Runs the pods' probes off the loop (made when a pod first has one).
+  std::unique_ptr<ProbeWorker> prober;
+  // Where a command runs in each running pod, for the exec endpoint
+  // (exec_server.h), which serves on the log server's threads: written by the
+  // loop each pass.
+  struct ExecEntry {
+    std::string ns, name;
+    PodExecTarget target;
+  };
+  std::mutex exec_mu;
+  std::map<std::string, ExecEntry> exec_targets;  // by pod uid
+  Result<PodExecTarget> ExecTarget(const std::string& ns, const std::string& name, const std::string& uid) {
+    std::lock_guard lock(exec_mu);
+    auto it = exec_targets.find(uid);
+    if (it == exec_targets.end() || it->second.ns != ns || it->second.name != name) {
+      return Err(Status::NotFound(fmt::format("pod {}/{} (uid {}) is not running on node {}", ns, name, uid,
+                                              options.node_name)));
+    }
+    return it->second.target;
+  }
+  PodExecTarget ExecTargetOf(const Run& run) const {
+    PodExecTarget target;
+    if (run.container) {
+      target.exec_prefix = {options.runc, "--root", RuncRoot(), "exec", run.container->id};
+    } else if (run.process) {
+      target.process = PodExecTarget::Process{.pid = run.process->identity.pid, .cgroup_dirs = run.process->cgroup_dirs};
+    }
+    return target;
+  }
 
   std::unique_ptr<ApiClient> watch_client;  // Stop cancels its stream
   std::unique_ptr<LogServer> log_server;
@@ -391,6 +428,14 @@ struct Agent::Impl {
   void Started(Run& run, Result<RunningProcess> started, Timestamp now);
   // Its status once its process (a container pod: its container) runs.
   void SetRunning(Run& run, Timestamp now);
+  // Starts the probes of a running pod's container (the first time it is seen
+  // running), takes the results of those that finished, and submits those due;
+  // a failed liveness or startup probe kills the container. Never blocks.
+  void RunProbes(Timestamp now);
+  void StartProbes(Run& run, Timestamp started_at);
+  // Its Ready and ContainersReady conditions and its container's ready and
+  // started, from its probes (ready once running when it has none).
+  void ApplyReadiness(Run& run, Timestamp now);
   // Records how the process ended (marking the run unreported), or, for one
   // that never started, readies the pod to be started again.
   void OnExit(Run& run, const ProcessExit& exit, Timestamp now);
@@ -430,6 +475,14 @@ struct Agent::Impl {
   // nullopt while rank 0 has none yet.
   std::optional<std::string> MasterAddress(const Run& run, const std::map<std::string, json>& all);
   std::string PodIp(const Run& run) const { return run.net ? FormatIpv4(run.net->ip) : options.address; }
+  // How its container's previous run ended (containerStatuses[0].lastState),
+  // kept while it runs again, as Kubernetes shows it; null when none.
+  static json LastState(const Run& run) {
+    if (run.restarts == 0 || !run.status.is_object()) return json();
+    const auto cs = run.status.find("containerStatuses");
+    if (cs == run.status.end() || !cs->is_array() || cs->empty() || !(*cs)[0].is_object()) return json();
+    return (*cs)[0].value("lastState", json());
+  }
   // This node's nftables table of `kind`: one per node, so that agents sharing
   // a network namespace (nodes on one host) keep one each.
   std::string NftTable(std::string_view kind) const {
@@ -1182,6 +1235,7 @@ std::optional<ProcessSpec> Agent::Impl::PrepareStart(ApiClient& client, Run& run
 
 void Agent::Impl::Waiting(Run& run, const std::string& reason, const std::string& message) {
   const json& c = run.pod["spec"]["containers"][0];
+  const json last_state = LastState(run);
   json waiting{{"reason", reason}};
   if (!message.empty()) waiting["message"] = message;
   json next{{"phase", "Pending"},
@@ -1195,6 +1249,7 @@ void Agent::Impl::Waiting(Run& run, const std::string& reason, const std::string
                {"image", c.value("image", "")},
                {"imageID", ""},
                {"state", {{"waiting", std::move(waiting)}}}}}}};
+  if (!last_state.is_null()) next["containerStatuses"][0]["lastState"] = last_state;
   if (run.net) {  // its sandbox is up: its address is known before its container runs
     next["podIP"] = PodIp(run);
     next["podIPs"] = {{{"ip", PodIp(run)}}};
@@ -1507,12 +1562,12 @@ void Agent::Impl::Started(Run& run, Result<RunningProcess> started, Timestamp no
 
 void Agent::Impl::SetRunning(Run& run, Timestamp now) {
   const json& pod = run.pod;
+  const json last_state = LastState(run);
   run.status = {{"phase", "Running"},
                 {"hostIP", options.address},
                 {"podIP", PodIp(run)},
                 {"podIPs", {{{"ip", PodIp(run)}}}},
                 {"startTime", FormatRfc3339(now)},
-                {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"lastTransitionTime", FormatRfc3339(now)}}}},
                 {"containerStatuses",
                  {{{"name", pod["spec"]["containers"][0].value("name", "main")},
                    {"ready", true},
@@ -1523,11 +1578,129 @@ void Agent::Impl::SetRunning(Run& run, Timestamp now) {
                    {"image", run.container ? run.container->image : ""},
                    {"imageID", run.container ? run.container->image_id : ""},
                    {"state", {{"running", {{"startedAt", FormatRfc3339(now)}}}}}}}}};
+  if (!last_state.is_null()) run.status["containerStatuses"][0]["lastState"] = last_state;
+  StartProbes(run, now);
+  ApplyReadiness(run, now);
   run.unreported = true;
+}
+
+void Agent::Impl::StartProbes(Run& run, Timestamp started_at) {
+  run.probes_checked = true;
+  run.probe_state.reset();
+  ++run.probe_generation;
+  const json containers = run.pod.value("spec", json::object()).value("containers", json::array());
+  if (!containers.is_array() || containers.empty()) return;
+  auto probes = ParseContainerProbes(containers[0]);
+  if (!probes) {
+    spdlog::warn("agent {}: pod {}/{}: its probes are not run: {}", options.node_name,
+                 run.pod["metadata"].value("namespace", ""), run.pod["metadata"].value("name", ""),
+                 probes.error().message());
+    return;
+  }
+  if (!probes->empty()) run.probe_state.emplace(std::move(*probes), started_at);
+}
+
+void Agent::Impl::ApplyReadiness(Run& run, Timestamp now) {
+  const bool started = !run.probe_state || run.probe_state->started();
+  const bool ready = !run.probe_state || run.probe_state->ready();
+  const json containers = run.pod.value("spec", json::object()).value("containers", json::array());
+  const std::string name = containers.is_array() && !containers.empty() && containers[0].is_object()
+                               ? containers[0].value("name", "main")
+                               : "main";
+  json conditions = json::array();
+  for (const char* type : {"Ready", "ContainersReady"}) {
+    json c{{"type", type}, {"status", ready ? "True" : "False"}, {"lastTransitionTime", FormatRfc3339(now)}};
+    if (!ready) {
+      c["reason"] = "ContainersNotReady";
+      c["message"] = fmt::format("containers with unready status: [{}]", name);
+    }
+    conditions.push_back(std::move(c));
+  }
+  if (!run.status.is_object()) run.status = json::object();
+  run.status["conditions"] = std::move(conditions);
+  if (auto cs = run.status.find("containerStatuses"); cs != run.status.end() && cs->is_array() && !cs->empty()) {
+    (*cs)[0]["ready"] = ready;
+    (*cs)[0]["started"] = started;
+  }
+}
+
+void Agent::Impl::RunProbes(Timestamp now) {
+  {
+    std::map<std::string, ExecEntry> running;
+    for (const auto& [uid, run] : runs) {
+      if (!run.process || run.terminating || run.done || (run.container && !run.container->init)) continue;
+      const json meta = run.pod.value("metadata", json::object());
+      running[uid] = ExecEntry{.ns = meta.value("namespace", ""),
+                               .name = meta.value("name", ""),
+                               .target = ExecTargetOf(run)};
+    }
+    std::lock_guard lock(exec_mu);
+    exec_targets.swap(running);
+  }
+  if (prober) {
+    for (ProbeWorker::Finished& f : prober->TakeFinished()) {
+      auto it = runs.find(f.key);
+      if (it == runs.end()) continue;
+      Run& run = it->second;
+      if (!run.probe_state || run.probe_generation != f.generation || !run.process || run.terminating || run.done) {
+        continue;
+      }
+      const std::string ns = run.pod["metadata"].value("namespace", "");
+      const std::string name = run.pod["metadata"].value("name", "");
+      const ProbeState::Verdict v = run.probe_state->Record(f.kind, f.outcome, now);
+      if (!f.outcome.success) {
+        spdlog::debug("agent {}: pod {}/{}: {} probe failed: {}", options.node_name, ns, name, ProbeKindName(f.kind),
+                      f.outcome.message);
+      }
+      if (v.changed || v.kill) {
+        ApplyReadiness(run, now);
+        run.unreported = true;
+        spdlog::info("agent {}: pod {}/{} is {}{}", options.node_name, ns, name,
+                     run.probe_state->ready() ? "ready" : "not ready",
+                     run.probe_state->readiness_message().empty() ? "" : ": " + run.probe_state->readiness_message());
+      }
+      if (v.kill) {
+        // As the kubelet: the container is killed with the probe's grace period
+        // (else the pod's), and its restartPolicy says whether it runs again.
+        run.kill_message = v.kill_message;
+        const int64_t grace = v.kill_grace_seconds.value_or(
+            run.pod.value("spec", json::object()).value("terminationGracePeriodSeconds", kDefaultGrace.ms / 1000));
+        spdlog::info("agent {}: pod {}/{}: {}; killing its container (grace {}s)", options.node_name, ns, name,
+                     v.kill_message, grace);
+        (void)runner.BeginTermination(run.process->identity, Duration::Seconds(grace), now);
+      }
+    }
+  }
+  for (auto& [uid, run] : runs) {
+    if (!run.process || run.terminating || run.done || fenced) continue;
+    if (!run.probes_checked) {
+      // Adopted from an earlier agent: its probes start again, once the server
+      // listed it (its spec) and, for a container, runc has created it.
+      if (!current.contains(uid) || (run.container && !run.container->init)) continue;
+      StartProbes(run, now);
+      if (run.probe_state) {
+        ApplyReadiness(run, now);
+        run.unreported = true;
+      }
+    }
+    if (!run.probe_state) continue;
+    const std::vector<ProbeKind> due = run.probe_state->TakeDue(now);
+    if (due.empty()) continue;
+    if (!prober) prober = std::make_unique<ProbeWorker>(2);
+    ProbeTarget target;
+    target.ip = run.net ? FormatIpv4(run.net->ip) : "127.0.0.1";
+    target.exec = ExecTargetOf(run);
+    for (ProbeKind kind : due) {
+      const Probe& probe = *run.probe_state->probes().Of(kind);
+      prober->Submit(uid, run.probe_generation, kind, probe.action, probe.timeout, target);
+    }
+  }
 }
 
 void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
   run.process.reset();
+  run.probe_state.reset();  // the next run's start begins them again
+  run.probes_checked = false;
   if (exit.cause == ProcessExit::Cause::kNotStarted) {
     // Launched by an agent that died before letting it run: it never ran, so it
     // starts now like any pod not yet started (no restart counted).
@@ -1545,6 +1718,10 @@ void Agent::Impl::OnExit(Run& run, const ProcessExit& exit, Timestamp now) {
   if (exit.cause == ProcessExit::Cause::kUnknown) {
     reason = "ContainerStatusUnknown";  // Kubernetes' word for a status that was lost
     message = "the process ended and its exit status was not recorded (killed while no agent was running?)";
+  }
+  if (!run.kill_message.empty()) {  // a failed liveness or startup probe: the kubelet's event, with how it ended
+    message = fmt::format("{} (container {})", run.kill_message, message);
+    run.kill_message.clear();
   }
   json terminated{{"exitCode", exit.cause == ProcessExit::Cause::kExited ? exit.exit_code : 128 + exit.signal},
                   {"reason", reason},
@@ -1945,6 +2122,7 @@ void Agent::Impl::Loop() {
   uint64_t seen_version = 0;
   while (!stopper.stopped()) {
     Reconcile(client);
+    RunProbes(SystemNow());
     SyncRoutes();
     SyncRules(client);
     PublishImages(client);
@@ -1996,6 +2174,7 @@ void Agent::Stop() {
   for (std::thread* t : {&impl_->loop, &impl_->heartbeat, &impl_->watcher}) {
     if (t->joinable()) t->join();
   }
+  impl_->prober.reset();  // waits for the probes running, each bounded by its timeout
   if (impl_->puller) impl_->puller->join();  // a pull under way ends first (skopeo's own timeout bounds it)
   impl_->nodes_informer.reset();
   impl_->pods_informer.reset();
@@ -2050,7 +2229,10 @@ Result<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   ASSIGN_OR_RETURN(impl->log_server,
                    LogServer::Start((fs::path(impl->options.data_dir) / "pods").string(),
                                     [self](std::string_view token) { return self->AuthorizeServerCall(token); },
-                                    impl->options.address, impl->options.log_port));
+                                    impl->options.address, impl->options.log_port,
+                                    [self](const std::string& ns, const std::string& name, const std::string& uid) {
+                                      return self->ExecTarget(ns, name, uid);
+                                    }));
   RETURN_IF_ERROR(impl->Register());
   RETURN_IF_ERROR(impl->FetchServerKeys());
   if (!impl->options.fence_command.empty()) RETURN_IF_ERROR(EnsureFence(impl->options.data_dir, impl->options.fence_command));

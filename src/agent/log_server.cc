@@ -120,8 +120,9 @@ CollectedPodDirectories CollectPodDirectories(const std::string& pods_dir, const
 }
 
 Result<std::unique_ptr<LogServer>> LogServer::Start(std::string pods_dir, Authorize authorize, const std::string& host,
-                                                    uint16_t port) {
+                                                    uint16_t port, ExecResolver resolve_exec) {
   std::unique_ptr<LogServer> s(new LogServer());
+  s->resolve_exec_ = std::move(resolve_exec);
   s->pods_dir_ = std::move(pods_dir);
   s->authorize_ = std::move(authorize);
   LogServer* self = s.get();
@@ -151,8 +152,15 @@ HttpResponse LogServer::Handle(const HttpRequest& req) {
     parts.push_back(req.path.substr(start, slash - start));
     start = slash + 1;
   }
+  if (parts.size() == 4 && parts[0] == "exec" && (req.method == "GET" || req.method == "POST") && resolve_exec_) {
+    auto exec = ParseExecRequest(req);
+    if (!exec) return Text(400, exec.error().message() + "\n");
+    auto target = resolve_exec_(parts[1], parts[2], parts[3]);
+    if (!target) return Text(target.error().code() == StatusCode::kNotFound ? 404 : 500, target.error().message() + "\n");
+    return ExecResponse(req, std::move(*exec), std::move(*target));
+  }
   if (req.method != "GET" || parts.size() != 4 || parts[0] != "logs") {
-    return Text(404, "this agent serves GET /logs/NAMESPACE/POD/UID\n");
+    return Text(404, "this agent serves GET /logs/NAMESPACE/POD/UID and GET /exec/NAMESPACE/POD/UID\n");
   }
   const std::string dir = PodDirectory(pods_dir_, parts[1], parts[2], parts[3]);
   if (!fs::exists(dir)) return Text(404, fmt::format("pod {}/{} has no logs on this node\n", parts[1], parts[2]));

@@ -12,6 +12,11 @@
 // collection (CollectPodDirectories) removes them. Requests must carry a bearer
 // token that `authorize` accepts: the agent accepts only the short-lived token
 // its server signs for its calls to this node (TokenIssuer::IssueAgentCall).
+//
+// The same port serves the exec endpoint (exec_server.h), for the server's
+// pods/exec subresource, with the same check:
+//
+//   GET|POST /exec/{namespace}/{pod}/{uid}?command=...  (a WebSocket upgrade)
 #pragma once
 
 #include <functional>
@@ -23,6 +28,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "agent/exec_server.h"
 #include "common/time.h"
 #include "http/http_server.h"
 
@@ -33,8 +39,9 @@ class LogServer {
   // Serves the pod directories under `pods_dir` on host:port (0: any free port).
   // OK from `authorize` lets a request in; its error is the 401's reason.
   using Authorize = std::function<Status(std::string_view bearer_token)>;
+  // `resolve_exec` finds a running pod for /exec (nullptr: no exec here).
   static Result<std::unique_ptr<LogServer>> Start(std::string pods_dir, Authorize authorize, const std::string& host,
-                                                  uint16_t port);
+                                                  uint16_t port, ExecResolver resolve_exec = nullptr);
   ~LogServer();
   void Stop();
   uint16_t port() const;
@@ -44,6 +51,7 @@ class LogServer {
   HttpResponse Handle(const HttpRequest& req);
   std::string pods_dir_;
   Authorize authorize_;
+  ExecResolver resolve_exec_;
   std::unique_ptr<HttpServer> http_;
 };
 

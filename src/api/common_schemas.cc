@@ -50,6 +50,98 @@ void CheckContainerNames(const json& spec, const std::string& path, Errors& erro
   }
 }
 
+// A probe's port: a number in 1..65535, or the name of one of the container's
+// ports (IANA_SVC_NAME as Kubernetes has it: at most 15 characters).
+void CheckProbePort(const json& port, const std::string& path, Errors& errors) {
+  if (port.is_number_integer()) {
+    const int64_t n = port.get<int64_t>();
+    if (n < 1 || n > 65535) errors.Add(path, fmt::format("Invalid value: {}: must be between 1 and 65535, inclusive", n));
+  } else if (port.is_string() && (port.get<std::string>().empty() || port.get<std::string>().size() > 15)) {
+    errors.Add(path, fmt::format("Invalid value: \"{}\": must be a port number or the name (at most 15 characters) of "
+                                 "one of the container's ports",
+                                 port.get<std::string>()));
+  }
+}
+
+// A probe names a container port by name only when the container has it (the
+// kubelet would fail the probe for ever; Tessera says so at once).
+void CheckProbePortNames(const json& container, const std::string& path, Errors& errors) {
+  std::set<std::string> names;
+  if (const json* ports = Get(container, "ports"); ports && ports->is_array()) {
+    for (const json& p : *ports) {
+      if (p.is_object()) names.insert(GetString(p, "name"));
+    }
+  }
+  for (std::string_view probe : {"livenessProbe", "readinessProbe", "startupProbe"}) {
+    const json* spec = Get(container, probe);
+    if (!spec || !spec->is_object()) continue;
+    for (std::string_view handler : {"httpGet", "tcpSocket"}) {
+      const json* h = Get(*spec, handler);
+      const json* port = h && h->is_object() ? Get(*h, "port") : nullptr;
+      if (!port || !port->is_string() || port->get<std::string>().empty() || names.contains(port->get<std::string>())) {
+        continue;
+      }
+      errors.Add(FieldPath(FieldPath(FieldPath(path, probe), handler), "port"),
+                 fmt::format("Invalid value: \"{}\": the container has no port of that name (name it in ports, or "
+                             "give the number)",
+                             port->get<std::string>()));
+    }
+  }
+}
+
+// readinessProbe, livenessProbe or startupProbe (`kind`), as Kubernetes
+// validates them: exactly one handler (httpGet, tcpSocket, exec; grpc is not
+// run by Tessera's agent yet, so it is refused rather than never passing),
+// thresholds and periods of at least 1, successThreshold 1 but for readiness,
+// terminationGracePeriodSeconds only for liveness and startup.
+SchemaRef Probe(std::string_view kind) {
+  SchemaRef port = IntOrStr();
+  SchemaRef header = Obj({Req("name", Str()), Req("value", Str())});
+  SchemaRef http = Obj({Opt("path", Str()), Req("port", port), Opt("host", Str()),
+                        Opt("scheme", Enum({"HTTP"})), Opt("httpHeaders", Arr(header))},
+                       {[](const json& v, const std::string& path, Errors& errors) {
+                         if (const json* p = Get(v, "port")) CheckProbePort(*p, FieldPath(path, "port"), errors);
+                         const std::string target = GetString(v, "path");
+                         if (!target.empty() && !target.starts_with("/")) {
+                           errors.Add(FieldPath(path, "path"),
+                                      fmt::format("Invalid value: \"{}\": must be an absolute path", target));
+                         }
+                       }});
+  SchemaRef tcp = Obj({Req("port", port), Opt("host", Str())}, {[](const json& v, const std::string& path, Errors& errors) {
+    if (const json* p = Get(v, "port")) CheckProbePort(*p, FieldPath(path, "port"), errors);
+  }});
+  SchemaRef exec = Obj({Opt("command", Arr(Str()))}, {[](const json& v, const std::string& path, Errors& errors) {
+    const json* command = Get(v, "command");
+    if (!command || command->empty()) errors.Add(FieldPath(path, "command"), "Required value: the command to run in the container");
+  }});
+  const std::string probe_kind(kind);
+  return Obj({Opt("httpGet", http), Opt("tcpSocket", tcp), Opt("exec", exec), Opt("grpc", OpenObj()),
+              Opt("initialDelaySeconds", Int(0)), Opt("periodSeconds", Int(1)), Opt("timeoutSeconds", Int(1)),
+              Opt("successThreshold", Int(1)), Opt("failureThreshold", Int(1)),
+              Opt("terminationGracePeriodSeconds", Int64(1))},
+             {[probe_kind](const json& v, const std::string& path, Errors& errors) {
+               if (Get(v, "grpc")) {
+                 errors.Add(FieldPath(path, "grpc"),
+                            "Unsupported value: Tessera's agent does not run gRPC probes yet: use httpGet, tcpSocket or "
+                            "exec (e.g. exec: {command: [grpc_health_probe, -addr=:PORT]})");
+                 return;
+               }
+               int handlers = 0;
+               for (std::string_view h : {"httpGet", "tcpSocket", "exec"}) handlers += Get(v, h) ? 1 : 0;
+               if (handlers == 0) errors.Add(path, "Required value: must specify a handler type (httpGet, tcpSocket or exec)");
+               if (handlers > 1) errors.Add(path, "Forbidden: may not specify more than 1 handler type");
+               const auto success = GetInt(v, "successThreshold");
+               if (probe_kind != "readiness" && success && *success != 1) {
+                 errors.Add(FieldPath(path, "successThreshold"), fmt::format("Invalid value: {}: must be 1", *success));
+               }
+               const auto grace = GetInt(v, "terminationGracePeriodSeconds");
+               if (probe_kind == "readiness" && grace) {
+                 errors.Add(FieldPath(path, "terminationGracePeriodSeconds"),
+                            fmt::format("Invalid value: {}: must not be set for readinessProbes", *grace));
+               }
+             }});
+}
+
 }  // namespace
 
 SchemaRef LabelMap() { return MapOf(Str(StringRule::kLabelValue), KeyRule::kLabelKey); }
@@ -217,9 +309,9 @@ SchemaRef Container() {
         Opt("restartPolicy", Enum({"Always"})),  // init containers as sidecars
         Opt("volumeMounts", Arr(mount)),
         Opt("volumeDevices", Arr(OpenObj())),
-        Opt("livenessProbe", OpenObj()),
-        Opt("readinessProbe", OpenObj()),
-        Opt("startupProbe", OpenObj()),
+        Opt("livenessProbe", Probe("liveness")),
+        Opt("readinessProbe", Probe("readiness")),
+        Opt("startupProbe", Probe("startup")),
         Opt("lifecycle", OpenObj()),
         Opt("terminationMessagePath", Str()),
         Opt("terminationMessagePolicy", Enum({"File", "FallbackToLogsOnError"})),
@@ -228,7 +320,7 @@ SchemaRef Container() {
         Opt("stdin", Bool()),
         Opt("stdinOnce", Bool()),
         Opt("tty", Bool()),
-    });
+    }, {CheckProbePortNames});
   }();
   return s;
 }

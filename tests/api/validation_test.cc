@@ -747,5 +747,47 @@ TEST(ValidationTest, QuantityTextOfNumbersAndStrings) {
   EXPECT_FALSE(QuantityText(json(true)).has_value());
 }
 
+
+// ============================================================================
+// Container probes, as Kubernetes validates them (docs/agent.md "Probes").
+
+TEST(ValidationTest, ProbesWithEachHandlerAreValid) {
+  json job = BatchJob();
+  json& c = job["spec"]["template"]["spec"]["containers"][0];
+  c["readinessProbe"] = FromYaml(R"({httpGet: {path: /healthz, port: http, httpHeaders: [{name: X-A, value: "1"}]},
+      periodSeconds: 2, successThreshold: 2})");
+  c["livenessProbe"] = FromYaml(R"({exec: {command: [cat, /tmp/healthy]}, failureThreshold: 5,
+      terminationGracePeriodSeconds: 10})");
+  c["startupProbe"] = FromYaml(R"({tcpSocket: {port: 8080}, initialDelaySeconds: 0, timeoutSeconds: 3})");
+  ExpectValid(job);
+}
+
+TEST(ValidationTest, ProbesAreRefusedNamingTheField) {
+  const std::string at = "spec.template.spec.containers[0].";
+  auto refused = [&](const char* probe, const char* yaml) {
+    json job = BatchJob();
+    job["spec"]["template"]["spec"]["containers"][0][probe] = FromYaml(yaml);
+    return ErrorOf(job);
+  };
+  EXPECT_EQ(refused("readinessProbe", "{periodSeconds: 3}"),
+            at + "readinessProbe: Required value: must specify a handler type (httpGet, tcpSocket or exec)");
+  EXPECT_EQ(refused("readinessProbe", "{exec: {command: [ls]}, tcpSocket: {port: 80}}"),
+            at + "readinessProbe: Forbidden: may not specify more than 1 handler type");
+  EXPECT_THAT(refused("livenessProbe", "{grpc: {port: 9000}}"),
+              StartsWith(at + "livenessProbe.grpc: Unsupported value: Tessera's agent does not run gRPC probes yet"));
+  EXPECT_EQ(refused("livenessProbe", "{tcpSocket: {port: 80}, successThreshold: 3}"),
+            at + "livenessProbe.successThreshold: Invalid value: 3: must be 1");
+  EXPECT_EQ(refused("readinessProbe", "{tcpSocket: {port: 80}, terminationGracePeriodSeconds: 5}"),
+            at + "readinessProbe.terminationGracePeriodSeconds: Invalid value: 5: must not be set for readinessProbes");
+  EXPECT_EQ(refused("startupProbe", "{httpGet: {port: 70000}}"),
+            at + "startupProbe.httpGet.port: Invalid value: 70000: must be between 1 and 65535, inclusive");
+  EXPECT_THAT(refused("startupProbe", "{httpGet: {port: metrics}}"),
+              StartsWith(at + "startupProbe.httpGet.port: Invalid value: \"metrics\": the container has no port of "
+                              "that name"));
+  EXPECT_THAT(refused("readinessProbe", "{tcpSocket: {port: 80}, periodSeconds: 0}"),
+              StartsWith(at + "readinessProbe.periodSeconds: "));
+  EXPECT_THAT(refused("readinessProbe", "{exec: {}}"), StartsWith(at + "readinessProbe.exec.command: Required value"));
+}
+
 }  // namespace
 }  // namespace tessera

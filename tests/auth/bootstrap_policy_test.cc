@@ -90,7 +90,7 @@ std::vector<ExpectedRole> HandWrittenRoles() {
        {rule("", {"pods", "serviceaccounts", "secrets", "configmaps", "persistentvolumeclaims", "services"}, write),
         rule("", {"secrets"}, read), rule("", {"serviceaccounts/token"}, {"create"}),
         // As Kubernetes' edit role: reaching into pods, never in view.
-        rule("", {"pods/portforward", "pods/proxy", "services/proxy"}, all), rule("batch", {"jobs"}, write),
+        rule("", {"pods/exec", "pods/portforward", "pods/proxy", "services/proxy"}, all), rule("batch", {"jobs"}, write),
         rule("batch.volcano.sh", {"jobs"}, write), rule("kueue.x-k8s.io", {"workloads"}, write),
         rule("networking.k8s.io", {"networkpolicies"}, write),
         rule("tessera.dev", {"trainingjobs", "pipelines", "pipelineruns", "sweeps", "notebooks", "inferenceservices"},

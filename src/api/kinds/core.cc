@@ -673,11 +673,12 @@ std::vector<KindDefinition> CoreKinds() {
                     .cell = [](const json& o, const ColumnOptions&) {
                       return Text(Child(Find(o, "metadata.annotations"), "tessera.dev/gpu-devices"), "<none>");
                     }}},
-       // As Kubernetes' edit role: pods/proxy and pods/portforward reach
-       // into the pod's programs, so view holds neither.
+       // As Kubernetes' edit role: pods/proxy, pods/portforward and pods/exec
+       // reach into the pod's programs, so view holds none of them.
        .roles = RoleGrants{.grants = {ViewReads(), ViewReads("log"), ViewReads("status"), EditWrites(),
                                       {.role = DefaultRole::kEdit, .subresource = "proxy", .verbs = verbs::kAll},
-                                      {.role = DefaultRole::kEdit, .subresource = "portforward", .verbs = verbs::kAll}}},
+                                      {.role = DefaultRole::kEdit, .subresource = "portforward", .verbs = verbs::kAll},
+                                      {.role = DefaultRole::kEdit, .subresource = "exec", .verbs = verbs::kAll}}},
        .controller = "scheduler-loop"},
       {.info = {.group = "", .version = "v1", .kind = "Node", .api_version = "v1", .plural = "nodes",
                 .singular = "node", .short_names = {"no"}, .namespaced = false, .store_key = "/Node"},

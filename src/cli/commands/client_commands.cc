@@ -212,6 +212,23 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   forward->add_option("PORTS", port_forward_.ports, "[LOCAL:]REMOTE ...")->required()->type_name("");
   forward->callback(Runs(rc, [this](const CommandContext& c) { return RunPortForward(c, port_forward_); }));
 
+  // exec
+  CLI::App* exec = AddCommand(
+      app, "exec", "Run a command in a running pod, process or container (kubectl exec)",
+      "tessera exec pod/NAME [-c CONTAINER] [-i] [-t] [-n NAMESPACE] -- CMD [ARG...]",
+      "The command runs in the pod's environment (its user, namespaces, variables, working\n"
+      "directory), through the server, which checks that you may create pods/exec there\n"
+      "(the edit and admin roles). Its exit code is tessera's.\n"
+      "\nExamples:\n"
+      "  tessera exec pod/job-train-1-main-0 -- nvidia-smi\n"
+      "  echo data | tessera exec -i job-train-1-main-0 -- sh -c 'cat > input.txt'");
+  exec->add_option("POD", exec_.pod, "The pod (pod/NAME or NAME)")->required()->type_name("");
+  exec->add_option("COMMAND", exec_.command, "The command and its arguments, after --")->required()->type_name("");
+  exec->add_option("-c,--container", exec_.container, "The container (default: the pod's first)")->type_name("NAME");
+  exec->add_flag("-i,--stdin", exec_.stdin_open, "Pass stdin to the command");
+  exec->add_flag("-t,--tty", exec_.tty, "Stdin is a TTY (not supported yet)");
+  exec->callback(Runs(rc, [this](const CommandContext& c) { return RunExec(c, exec_); }));
+
   // describe
   CLI::App* describe = AddCommand(
       app, "describe", "Show objects in detail: spec, status, conditions, events (kubectl describe)",

@@ -23,6 +23,7 @@
 #include "cli/commands/delete_command.h"
 #include "cli/commands/describe_command.h"
 #include "cli/commands/get_command.h"
+#include "cli/commands/exec_command.h"
 #include "cli/commands/logs_command.h"
 #include "cli/commands/notebook_command.h"
 #include "cli/commands/run_command.h"
@@ -67,6 +68,7 @@ class ClientCommands {
   DescribeOptions describe_;
   DeleteOptions delete_;
   LogsOptions logs_;
+  ExecOptions exec_;
   SubmitOptions submit_;
   int64_t submit_max_run_ = 0;
   TrainOptions train_;

@@ -22,6 +22,7 @@
 #include "server/api/list_paging.h"
 #include "server/metrics_registry.h"
 #include "server/object_json.h"
+#include "server/api/pod_exec.h"
 #include "server/api/pod_logs.h"
 #include "server/api/pod_security_admission.h"
 #include "server/api/notebook_wake.h"
@@ -110,6 +111,7 @@ bool ServesSubresource(const KindInfo& kind, std::string_view subresource) {
   if (subresource == "proxy" || subresource == kProxyLoginSubresource) {
     return kind.store_key == "/Pod" || kind.store_key == "/Service";
   }
+  if (subresource == "exec") return kind.store_key == "/Pod";
   return false;
 }
 
@@ -367,6 +369,20 @@ HttpResponse ApiHandler::Proxy(Call& call) {
   return ProxyResponse(store_, call.info, call.http, std::move(answered), traffic_);
 }
 
+HttpResponse ApiHandler::Exec(Call& call) {
+  ProxyAnswered answered;
+  if (Audited(call, /*refused=*/false)) {
+    // As a proxied request: recorded when the agent has answered the upgrade.
+    answered = [this, event = StartAudit(call)](int status, const std::string& error) mutable {
+      HttpResponse answer;
+      answer.status = status;
+      if (!error.empty()) answer.body = ProxyStatusJson(status, "ServiceUnavailable", error);
+      CompleteAudit(std::move(event), answer);
+    };
+  }
+  return PodExecResponse(store_, *security_.issuer, call.info.ns, call.info.name, call.http, std::move(answered));
+}
+
 HttpResponse ApiHandler::NonResource(Call& call) {
   const std::string& path = call.http.path;
   if (call.http.method == "GET" && path == "/.well-known/openid-configuration") {
@@ -426,6 +442,12 @@ HttpResponse ApiHandler::Dispatch(Call& call) {
   if (r.subresource == "portforward") return PortForwardResponse(store_, r, req);
   if (r.subresource == kProxyLoginSubresource) {
     return AnswerProxyLogin(proxy_logins_, call.user, r, req, call.received);
+  }
+  if (r.subresource == "exec") {
+    if (req.method != "GET" && req.method != "POST") {
+      return StatusResponse(405, "MethodNotAllowed", "exec is a WebSocket upgrade of GET (or POST)");
+    }
+    return Exec(call);
   }
   if (r.subresource == "token") {
     if (req.method != "POST") return StatusResponse(405, "MethodNotAllowed", "tokens are requested with POST");

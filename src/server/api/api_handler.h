@@ -143,6 +143,7 @@ class ApiHandler {
   HttpResponse Delete(Call& call);
   // pods/proxy and services/proxy (proxy.h).
   HttpResponse Proxy(Call& call);
+  HttpResponse Exec(Call& call);  // pods/exec: server/api/pod_exec.h
   // Whether the call goes into the audit log: every refusal, and every change.
   bool Audited(const Call& call, bool refused) const;
   // Records an answered call in the audit log when it changed state or was

@@ -111,6 +111,14 @@ RequestInfo ParseRequestInfo(const HttpRequest& request) {
   } else if (method == "DELETE") {
     info.verb = info.name.empty() ? "deletecollection" : "delete";
   }
+  // As kube-apiserver since 1.31 (AuthorizePodWebsocketUpgradeCreatePermission):
+  // exec, attach and portforward run something in the pod, so the GET of their
+  // WebSocket upgrade is asked about as create, as their POST is.
+  if (info.resource == "pods" && (info.subresource == "exec" || info.subresource == "attach" ||
+                                  info.subresource == "portforward") &&
+      method == "GET") {
+    info.verb = "create";
+  }
   info.kind = FindKindByResource(info.api_group, info.api_version, info.resource);
   return info;
 }
