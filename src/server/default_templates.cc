@@ -87,6 +87,25 @@ std::vector<json> DefaultTemplates() {
          {"template",
           {{"spec", {{"priorityClassName", "training"}, {"containers", json::array({{{"name", "worker"}}})}}}}}}}},
       std::move(training_params)));
+  // An inference service: replicas of an HTTP server behind a stable endpoint, scaled on its traffic.
+  json inference_params = ContainerParams("1");
+  inference_params[0]["description"] = "the server and its arguments (after --); it serves HTTP on $PORT";
+  inference_params.push_back(Param("port", "spec.port", "integer", "the port it serves on ($PORT)", 8080));
+  inference_params.push_back(Param("min-replicas", "spec.minReplicas", "integer", "fewest replicas (0: scale to zero)", 1));
+  inference_params.back()["minimum"] = 0;
+  inference_params.push_back(Param("max-replicas", "spec.maxReplicas", "integer", "most replicas", 4));
+  inference_params.back()["minimum"] = 1;
+  inference_params.push_back(Param("target-concurrency", "spec.autoscaling.targetConcurrency", "integer",
+                                   "in-flight requests per replica before another is started", 10));
+  out.push_back(Template(
+      "inference", "Inference service",
+      "Replicas of an HTTP server (production priority, spread across nodes) behind a stable endpoint through the "
+      "server's proxy, rolled out without downtime and scaled on in-flight requests, to zero if asked.",
+      "inference",
+      {{"apiVersion", "tessera.dev/v1"},
+       {"kind", "InferenceService"},
+       {"spec", {{"minReplicas", 1}, {"maxReplicas", 4}, {"template", {{"spec", {{"containers", json::array({{{"name", "server"}}})}}}}}}}},
+      std::move(inference_params)));
   // A batch job.
   json batch_params = ContainerParams("1");
   batch_params.push_back(Param("deadline", "spec.activeDeadlineSeconds", "integer", "seconds it may run (backfill plans with it)"));

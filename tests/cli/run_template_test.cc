@@ -42,7 +42,10 @@ TEST_F(RunTemplateTest, TheShippedCatalogueIsListedWithItsKnobs) {
   const auto rows = ParseTable(r.out);
   std::map<std::string, std::map<std::string, std::string>> by_name;
   for (const auto& row : rows) by_name[row.at("NAME")] = row;
-  ASSERT_TRUE(by_name.contains("jupyter") && by_name.contains("pytorch-ddp") && by_name.contains("batch")) << r.out;
+  ASSERT_TRUE(by_name.contains("jupyter") && by_name.contains("pytorch-ddp") && by_name.contains("inference") &&
+              by_name.contains("batch"))
+      << r.out;
+  EXPECT_EQ(by_name["inference"].at("KIND"), "InferenceService");
   EXPECT_EQ(by_name["jupyter"].at("KIND"), "Notebook");
   EXPECT_EQ(by_name["jupyter"].at("CATEGORY"), "notebook");
   EXPECT_THAT(by_name["jupyter"].at("PARAMETERS"), HasSubstr("gpu,"));
@@ -74,6 +77,21 @@ TEST_F(RunTemplateTest, ATrainingJobTakesItsCommandAfterTheDashesAndItsGpusAsLim
   EXPECT_EQ(c["command"], json({"torchrun", "train.py"}));
   EXPECT_EQ(c["resources"]["limits"]["nvidia.com/gpu"], "2");
   EXPECT_EQ(c["name"], "worker");
+}
+
+// `tessera run inference`: the one-line inference service.
+TEST_F(RunTemplateTest, AnInferenceServiceThatScalesToZero) {
+  CommandRun r = Cli({"run", "inference", "sentiment", "--gpu", "0.25", "--set", "min-replicas=0", "--", "python3", "-m",
+                      "http.server", "8080"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "inferenceservice.tessera.dev/sentiment created from template inference\n");
+  const json isvc = GetJson("/apis/tessera.dev/v1/namespaces/default/inferenceservices/sentiment");
+  EXPECT_EQ(isvc["spec"]["minReplicas"], 0);
+  EXPECT_EQ(isvc["spec"]["maxReplicas"], 4);
+  EXPECT_EQ(isvc["spec"]["port"], 8080);
+  const json& c = isvc["spec"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(c["command"], json({"python3", "-m", "http.server", "8080"}));
+  EXPECT_EQ(c["resources"]["limits"]["nvidia.com/gpu"], "0.25");
 }
 
 TEST_F(RunTemplateTest, DryRunPrintsTheObjectAndCreatesNothing) {

@@ -302,7 +302,7 @@ TEST_F(PortForwardTest, AViewerAndAnotherTeamAreRefused) {
     EXPECT_TRUE(ec) << token;
     EXPECT_EQ(answer.result_int(), 403u) << token;
     const std::string user = std::string(token).substr(0, std::string(token).find('-'));
-    EXPECT_NE(answer.body().find("User \\\"" + user + "\\\" cannot get resource \\\"pods/portforward\\\""),
+    EXPECT_NE(answer.body().find("User \\\"" + user + "\\\" cannot create resource \\\"pods/portforward\\\""),
               std::string::npos)
         << answer.body();
   }

@@ -528,7 +528,9 @@ void ClientCommands::AddNotebookCommands(CLI::App& app, int* rc) {
   run->add_option("TEMPLATE", run_.template_name, "The template (tessera get templates)")->type_name("");
   run->add_option("NAME", run_.name, "The name of what it makes")->type_name("");
   run->add_option("COMMAND", run_.command, "The command and its arguments, after --")->type_name("");
-  run->add_option("--set", run_.set, "A knob of the template: KEY=VALUE (repeatable)")->type_name("KEY=VALUE");
+  run->add_option("--set", run_.set, "A knob of the template: KEY=VALUE (repeatable)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);  // one KEY=VALUE each: what follows is not its
   run->add_option("--gpu", run_.gpu, "GPUs (--set gpu=...): 0.25, 1, 8")->type_name("N");
   run->add_option("--image", run_.image, "Container image (--set image=...)")->type_name("IMAGE");
   run->add_option("--cpu", run_.cpu, "CPUs (--set cpu=...)")->type_name("N");

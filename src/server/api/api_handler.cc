@@ -346,17 +346,19 @@ void ApiHandler::CompleteAudit(AuditEvent e, const HttpResponse& response) {
   security_.audit->Record(std::move(e));
 }
 
+ProxyAnswered ApiHandler::AuditWhenAnswered(Call& call) {
+  if (!Audited(call, /*refused=*/false)) return nullptr;
+  // The record is made when the backend answers, after the request is gone.
+  return [this, event = StartAudit(call)](int status, const std::string& error) mutable {
+    HttpResponse answer;
+    answer.status = status;
+    if (!error.empty()) answer.body = ProxyStatusJson(status, "ServiceUnavailable", error);
+    CompleteAudit(std::move(event), answer);
+  };
+}
+
 HttpResponse ApiHandler::Proxy(Call& call) {
-  ProxyAnswered answered;
-  if (Audited(call, /*refused=*/false)) {
-    // The record is made when the backend answers, after the request is gone.
-    answered = [this, event = StartAudit(call)](int status, const std::string& error) mutable {
-      HttpResponse answer;
-      answer.status = status;
-      if (!error.empty()) answer.body = ProxyStatusJson(status, "ServiceUnavailable", error);
-      CompleteAudit(std::move(event), answer);
-    };
-  }
+  ProxyAnswered answered = AuditWhenAnswered(call);
   {
     auto backend = ResolveProxyBackend(store_, call.info);
     auto* refused = std::get_if<HttpResponse>(&backend);
@@ -370,16 +372,8 @@ HttpResponse ApiHandler::Proxy(Call& call) {
 }
 
 HttpResponse ApiHandler::Exec(Call& call) {
-  ProxyAnswered answered;
-  if (Audited(call, /*refused=*/false)) {
-    // As a proxied request: recorded when the agent has answered the upgrade.
-    answered = [this, event = StartAudit(call)](int status, const std::string& error) mutable {
-      HttpResponse answer;
-      answer.status = status;
-      if (!error.empty()) answer.body = ProxyStatusJson(status, "ServiceUnavailable", error);
-      CompleteAudit(std::move(event), answer);
-    };
-  }
+  // As a proxied request: recorded when the agent has answered the upgrade.
+  ProxyAnswered answered = AuditWhenAnswered(call);
   return PodExecResponse(store_, *security_.issuer, call.info.ns, call.info.name, call.http, std::move(answered));
 }
 

@@ -56,6 +56,7 @@
 #include "auth/authenticator.h"
 #include "auth/service_account_tokens.h"
 #include "http/http_server.h"
+#include "http/reverse_proxy.h"
 #include "server/api/api_errors.h"
 #include "server/api/audit_log.h"
 #include "server/api/claim_admission.h"
@@ -142,6 +143,8 @@ class ApiHandler {
   HttpResponse Patch(Call& call);
   HttpResponse Delete(Call& call);
   // pods/proxy and services/proxy (proxy.h).
+  // What a relayed request (proxy, exec) calls when its backend answers: its audit record.
+  ProxyAnswered AuditWhenAnswered(Call& call);
   HttpResponse Proxy(Call& call);
   HttpResponse Exec(Call& call);  // pods/exec: server/api/pod_exec.h
   // Whether the call goes into the audit log: every refusal, and every change.
