@@ -240,10 +240,31 @@ std::string_view LookupEnv(const std::vector<std::string>& env, std::string_view
   return {};
 }
 
+// Whether `who` (the child's uid and gid; nullopt: the agent's own) may run
+// `file`: search on every directory above it and execute on it, by its mode
+// bits (supplementary groups aside). The agent runs as root, which passes
+// access(2) where the pod's user would not (a PATH entry under /root).
+bool RunnableBy(const std::string& file, std::optional<uid_t> uid, std::optional<gid_t> gid) {
+  if (!uid || *uid == 0) return ::access(file.c_str(), X_OK) == 0;
+  auto allows = [&](const struct stat& st) {
+    if (st.st_uid == *uid) return (st.st_mode & S_IXUSR) != 0;
+    if (gid && st.st_gid == *gid) return (st.st_mode & S_IXGRP) != 0;
+    return (st.st_mode & S_IXOTH) != 0;
+  };
+  for (size_t slash = file.find('/', 1); slash != std::string::npos; slash = file.find('/', slash + 1)) {
+    struct stat dir;
+    if (::stat(file.substr(0, slash).c_str(), &dir) != 0 || !allows(dir)) return false;
+  }
+  struct stat st;
+  return ::stat(file.c_str(), &st) == 0 && allows(st);
+}
+
 // execvp's search, done by the parent against the child's PATH (execvp would
 // search the agent's own) and before clone, so the child has nothing to allocate.
+// A candidate the child's user may not run is passed over, as execvp would.
 // A command containing '/' is used as given; exec reports whether it exists.
-Result<std::string> ResolveCommand(const std::string& command, std::string_view path, const std::string& working_dir) {
+Result<std::string> ResolveCommand(const std::string& command, std::string_view path, const std::string& working_dir,
+                                   std::optional<uid_t> uid, std::optional<gid_t> gid) {
   if (command.find('/') != std::string::npos) return command;
   bool found_not_executable = false;
   for (std::string_view dir : Split(path, ':')) {
@@ -252,7 +273,7 @@ Result<std::string> ResolveCommand(const std::string& command, std::string_view 
         dir.front() == '/' ? fmt::format("{}/{}", dir, command) : fmt::format("{}/{}/{}", working_dir, dir, command);
     struct stat st;
     if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (RunnableBy(candidate, uid, gid)) return candidate;
     found_not_executable = true;
   }
   if (found_not_executable) {
@@ -1026,7 +1047,8 @@ Result<ProcessRunner::Launched> ProcessRunner::Launch(const ProcessSpec& spec) {
   if (spec.output_path.empty()) return Err(Status::InvalidArgument("a process needs an output path for its logs"));
   RETURN_IF_ERROR(CheckWorkingDir(spec.working_dir));
   ASSIGN_OR_RETURN(std::vector<std::string> env, BuildEnvironment(spec.env));
-  ASSIGN_OR_RETURN(std::string executable, ResolveCommand(spec.argv[0], LookupEnv(env, "PATH"), spec.working_dir));
+  ASSIGN_OR_RETURN(std::string executable,
+                   ResolveCommand(spec.argv[0], LookupEnv(env, "PATH"), spec.working_dir, spec.uid, spec.gid));
   const bool with_reaper = !spec.exit_status_path.empty();
 
   // 2.

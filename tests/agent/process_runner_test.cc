@@ -243,6 +243,30 @@ TEST_F(ProcessRunnerTest, RunsAsTheGivenUser) {
   EXPECT_EQ(ReadFile(dir_.Sub("out.log")), "65534\n65534\n65534\n");
 }
 
+// PATH is searched as the pod's user would search it: a directory only root
+// may enter (root's pyenv shims under /root, say) is passed over.
+TEST_F(ProcessRunnerTest, PathIsSearchedAsThePodsUser) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to switch users";
+  const std::string locked = dir_.Sub("locked"), bin = dir_.Sub("locked/bin");
+  std::filesystem::create_directories(bin);
+  std::ofstream(bin + "/tessera-which-true") << "#!/bin/sh\necho locked\n";
+  ASSERT_EQ(::chmod((bin + "/tessera-which-true").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(locked.c_str(), 0700), 0);  // root only
+  const std::string open_bin = dir_.Sub("open");
+  std::filesystem::create_directories(open_bin);
+  std::ofstream(open_bin + "/tessera-which-true") << "#!/bin/sh\necho open\n";
+  ASSERT_EQ(::chmod((open_bin + "/tessera-which-true").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(dir_.Sub("").c_str(), 0755), 0);
+  ProcessSpec spec = SpecBuilder(dir_).Argv({"tessera-which-true"}).Env("PATH=" + bin + ":" + open_bin + ":/usr/bin:/bin").Build();
+  spec.uid = 65534;
+  spec.gid = 65534;
+  RunningProcess p = StartOk(spec);
+  std::optional<ProcessExit> exit = WaitForExit(runner_, p.identity);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(exit->exit_code, 0);
+  EXPECT_EQ(ReadFile(dir_.Sub("out.log")), "open\n");
+}
+
 // A command that is nowhere in PATH is an error naming it; nothing is started.
 TEST_F(ProcessRunnerTest, MissingCommandIsAnErrorNamingIt) {
   Result<RunningProcess> started = runner_.Start(SpecBuilder(dir_).Argv({"tessera-no-such-command"}).Build());

@@ -304,6 +304,40 @@ TEST_F(InferenceServiceTest, AReplicaWhosePodFailedIsReplacedByANewWorkload) {
   WaitForIsvc("llm", [](const json& s) { return s.value("readyReplicas", 0) == 2; });
 }
 
+// A replica that keeps failing before it is ready is replaced after a back-off
+// (the kubelet's CrashLoopBackOff: at once, then 10 s, doubling), not in a hot loop.
+TEST_F(InferenceServiceTest, AReplicaThatKeepsFailingIsReplacedAfterABackOff) {
+  Backend("127.0.0.1", "v1 at 127.0.0.1");
+  Create(Isvc("bad", {{"replicas", 1}, {"port", port_}, {"template", Template("v1")}}));
+  auto fail = [&](const json& pod) {
+    json failed = pod;
+    failed["status"]["phase"] = "Failed";
+    failed["status"]["message"] = "cannot run python3: Permission denied";
+    const std::string name = failed["metadata"]["name"];
+    ASSERT_EQ(Code("PUT", std::string(kPods) + "/" + name + "/status", failed), 200);
+    WaitFor(std::string(kPods) + "?labelSelector=tessera.dev/inferenceservice%3Dbad", [&](const json& list) {
+      for (const json& p : list["items"]) {
+        if (p["metadata"]["name"] == name) return false;
+      }
+      return true;
+    });
+  };
+  fail(WaitForPods("bad", 1)[0]);
+  fail(WaitForPods("bad", 1)[0]);  // the first failure is replaced at once
+  const json waiting = WaitForIsvc("bad", [](const json& s) {
+    return s.value("message", "").find("back-off: 2 replicas in a row") != std::string::npos;
+  });
+  EXPECT_NE(waiting["status"]["message"].get<std::string>().find("Permission denied"), std::string::npos)
+      << waiting["status"].dump();
+  EXPECT_EQ(waiting["status"]["replicaFailures"]["count"], 2);
+  EXPECT_EQ(Get(std::string(kWorkloads) + "?labelSelector=tessera.dev/inferenceservice%3Dbad")["items"].size(), 0u)
+      << "no replica during the back-off";
+  // After it (10 s), the next replica; once ready, the failures are forgotten.
+  Serve(WaitForPods("bad", 1)[0], "127.0.0.1");
+  const json ok = WaitForIsvc("bad", [](const json& s) { return s.value("readyReplicas", 0) == 1; });
+  EXPECT_FALSE(ok["status"].contains("replicaFailures")) << ok["status"].dump();
+}
+
 TEST_F(InferenceServiceTest, ATemplateChangeRollsOutToTheNewRevisionKeepingReplicasReady) {
   const json v1 = StartTwoReplicas("llm");
   const std::string old_rev = v1["status"]["revision"];

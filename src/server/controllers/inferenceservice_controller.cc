@@ -221,6 +221,15 @@ void SortForRemoval(std::vector<const Replica*>& group) {
   });
 }
 
+// The wait before the next replica after `failures` in a row ended before
+// becoming ready: none after the first (a lost replica is replaced at once),
+// then 10 s, doubling, at most 5 minutes (the kubelet's CrashLoopBackOff).
+Duration ReplicaBackoff(int64_t failures) {
+  if (failures <= 1) return Duration::Millis(0);
+  const int64_t shift = std::min<int64_t>(failures - 2, 5);
+  return Duration::Millis(std::min<int64_t>(10'000LL << shift, 300'000));
+}
+
 }  // namespace
 
 std::string InferenceServiceUrl(const std::string& ns, const std::string& name) {
@@ -327,7 +336,11 @@ void InferenceServiceController::Reconcile(PassContext& pass) {
                       "service for " + what);
     }
 
-    // 3. The replicas by revision; finished ones are replaced.
+    // 3. The replicas by revision; finished ones are replaced, with a back-off
+    // when they keep failing (as the kubelet's CrashLoopBackOff).
+    int64_t failures = ObjectAt(old_status, {"replicaFailures"}).value("count", int64_t{0});
+    std::string last_failure_at = StringAt(old_status, {"replicaFailures", "lastTime"});
+    std::string last_failure = StringAt(old_status, {"replicaFailures", "lastMessage"});
     std::vector<Replica> all;
     for (const StoredObject* w : replicas_of[{isvc.key.ns, isvc.key.name}]) {
       if (ObjectAt(w->object, {"metadata"}).contains("deletionTimestamp")) continue;
@@ -339,6 +352,9 @@ void InferenceServiceController::Reconcile(PassContext& pass) {
       if (r.finished || phase == "Failed" || phase == "Succeeded") {
         const std::string why = r.pod ? PodFailureMessage(*r.pod) : ConditionValue(w->object, "Finished", "message");
         pass.writer.Add(DeleteReplicaOps(pass.pods, *w), fmt::format("replace replica {} of {}", w->key.name, what));
+        ++failures;
+        last_failure_at = pass.now_text;
+        last_failure = fmt::format("replica {} ended ({})", w->key.name, why);
         pass.events.Record(pass.writer, isvc, EventRecorder::Type::kWarning, "ReplicaReplaced",
                            fmt::format("replica {} ended ({}); a new one replaces it", w->key.name, why), pass.now);
         pass.WakeAt(pass.now);
@@ -375,8 +391,19 @@ void InferenceServiceController::Reconcile(PassContext& pass) {
       spread_from = fmt::format("{}", fmt::join(nodes, ","));
     }
     bool more_to_make = false;
+    // A replica that becomes ready ends a run of failures.
+    if (std::any_of(all.begin(), all.end(), [](const Replica& r) { return r.ready; })) failures = 0;
+    std::optional<Timestamp> backoff_until;
+    if (auto at = ParseRfc3339(last_failure_at); at && failures > 0) {
+      const Duration delay = ReplicaBackoff(failures);
+      if (pass.now < *at + delay) backoff_until = *at + delay;
+    }
     auto create = [&](const std::string& rev, const json& tmpl, int64_t n) {
       if (n <= 0) return;
+      if (backoff_until) {
+        pass.WakeAt(*backoff_until);
+        return;
+      }
       if (!creates.empty() || n > 1) more_to_make = true;
       if (!creates.empty()) return;
       const std::string name = fmt::format("{}-{}-{}", ReplicaBase(isvc.key.name), rev, Suffix(Fnv1a(uuids_.Next()), 5));
@@ -560,6 +587,16 @@ void InferenceServiceController::Reconcile(PassContext& pass) {
         }
         waiting = fmt::format("replica {} waits: {}", r.workload->key.name, why);
       }
+    }
+    if (backoff_until) {
+      waiting = fmt::format("back-off: {} replicas in a row ended before becoming ready (the last: {}); the next "
+                            "starts in {} s",
+                            failures, last_failure, (*backoff_until - pass.now).ms / 1000 + 1);
+    }
+    if (failures > 0) {
+      st["replicaFailures"] = {{"count", failures}, {"lastTime", last_failure_at}, {"lastMessage", last_failure}};
+    } else {
+      st.erase("replicaFailures");
     }
     if (waiting.empty()) {
       st.erase("message");
