@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "auth/base64.h"
 #include "common/node_annotations.h"
 #include "client/api_client.h"
 #include "common/time_format.h"
@@ -19,6 +20,7 @@ std::optional<NotebookPod> NotebookPodOf(const json& pod, const std::string& ip)
   if (!labels.is_object() || !labels.contains("tessera.dev/notebook") || ip.empty()) return std::nullopt;
   int64_t port = 8888;
   std::string base = "/";
+  std::string token_secret;
   const json containers = pod.value("spec", json::object()).value("containers", json::array());
   for (const json& c : containers) {
     if (!c.is_object()) continue;
@@ -31,6 +33,10 @@ std::optional<NotebookPod> NotebookPodOf(const json& pod, const std::string& ip)
       if (e.is_object() && e.value("name", "") == "NOTEBOOK_BASE_URL" && e.value("value", json()).is_string()) {
         base = e["value"].get<std::string>();
       }
+      if (e.is_object() && e.value("name", "") == "JUPYTER_TOKEN") {
+        const json ref = e.value("valueFrom", json::object()).value("secretKeyRef", json::object());
+        if (ref.is_object()) token_secret = ref.value("name", "");
+      }
     }
   }
   if (base.empty() || base.front() != '/') base = "/" + base;
@@ -40,7 +46,8 @@ std::optional<NotebookPod> NotebookPodOf(const json& pod, const std::string& ip)
                   .ns = meta.value("namespace", ""),
                   .name = meta.value("name", ""),
                   .url = fmt::format("http://{}:{}{}", ip, port, base),
-                  .reported = annotations.is_object() ? annotations.value(std::string(kLastActivityAnnotation), "") : ""};
+                  .reported = annotations.is_object() ? annotations.value(std::string(kLastActivityAnnotation), "") : "",
+                  .token_secret = token_secret};
   return out;
 }
 
@@ -66,9 +73,23 @@ void NotebookActivity::Poll(ApiClient& server, const std::vector<NotebookPod>& p
     seen.insert(pod.uid);
     ApiClient jupyter(pod.url.substr(0, pod.url.find('/', 7)), "", {}, kNotebookProbeTimeout);
     const std::string base = pod.url.substr(pod.url.find('/', 7));
-    auto status = jupyter.Request("GET", base + "api/status");
+    // Jupyter's own token (JUPYTER_TOKEN, from the notebook's Secret), read once a pod.
+    std::string query;
+    if (!pod.token_secret.empty()) {
+      auto t = tokens_.find(pod.uid);
+      if (t == tokens_.end()) {
+        auto r = server.Request("GET", fmt::format("/api/v1/namespaces/{}/secrets/{}", pod.ns, pod.token_secret));
+        const json secret = r && r->status == 200 ? json::parse(r->body, nullptr, false) : json();
+        auto token = secret.is_object() ? DecodeBase64(secret.value("data", json::object()).value("token", ""))
+                                        : std::nullopt;
+        if (!token) continue;  // asked again at the next interval
+        t = tokens_.emplace(pod.uid, *token).first;
+      }
+      query = "?token=" + t->second;  // to the pod's address on this node only
+    }
+    auto status = jupyter.Request("GET", base + "api/status" + query);
     if (!status || status->status != 200) continue;  // not (yet) Jupyter: judged by its GPUs
-    auto kernels = jupyter.Request("GET", base + "api/kernels");
+    auto kernels = jupyter.Request("GET", base + "api/kernels" + query);
     auto at = KernelActivityFrom(status->body, kernels && kernels->status == 200 ? kernels->body : "", now);
     if (!at) continue;
     const std::string text = FormatRfc3339(*at);
@@ -85,6 +106,7 @@ void NotebookActivity::Poll(ApiClient& server, const std::vector<NotebookPod>& p
     }
   }
   std::erase_if(reported_, [&](const auto& e) { return !seen.contains(e.first); });
+  std::erase_if(tokens_, [&](const auto& e) { return !seen.contains(e.first); });
 }
 
 }  // namespace tessera

@@ -40,6 +40,7 @@ struct NotebookPod {
   std::string uid, ns, name;
   std::string url;  // http://IP:PORT/BASE/
   std::string reported;  // the annotation it holds now
+  std::string token_secret;  // the Secret its JUPYTER_TOKEN comes from; "" for none
 };
 
 // The notebook pod `pod` is (its label, its http port and base URL) at `ip`;
@@ -58,6 +59,7 @@ class NotebookActivity {
 
  private:
   std::map<std::string, std::string> reported_;  // pod uid -> the annotation written
+  std::map<std::string, std::string> tokens_;    // pod uid -> its Jupyter token
 };
 
 }  // namespace tessera

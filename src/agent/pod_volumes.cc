@@ -129,18 +129,6 @@ Status CheckHostPathType(const std::string& volume, const std::string& path, con
 
 }  // namespace
 
-std::optional<std::string> DecodeBase64(std::string_view text) {
-  if (text.size() % 4 != 0) return std::nullopt;
-  std::string out(text.size() / 4 * 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
-  if (n < 0) return std::nullopt;
-  size_t padding = 0;
-  for (size_t i = text.size(); i > 0 && text[i - 1] == '=' && padding < 2; --i) ++padding;
-  out.resize(static_cast<size_t>(n) - padding);
-  return out;
-}
-
 Result<PodSources> FetchPodSources(ApiClient& client, const json& pod) {
   const std::string ns = pod["metadata"].value("namespace", "");
   PodSources out;

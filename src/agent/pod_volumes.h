@@ -37,14 +37,11 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/pod_launch.h"
+#include "auth/base64.h"  // DecodeBase64: a Secret's data
 #include "client/api_client.h"
 #include "common/result.h"
 
 namespace tessera {
-
-// Standard base64 (a Secret's data, a ConfigMap's binaryData), padding and
-// all; nullopt when it is not.
-std::optional<std::string> DecodeBase64(std::string_view text);
 
 // What the agent reads from the server before a start: the Secrets and
 // ConfigMaps the pod names (env, envFrom, volumes), decoded, and its claims

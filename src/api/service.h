@@ -41,6 +41,11 @@ inline constexpr std::string_view kHeadlessClusterIp = "None";
 // On a Service: "true" sends the server's proxy (services/NAME/proxy, see
 // server/api/proxy.h) the whole path asked for, not only what follows /proxy.
 inline constexpr const char* kProxyKeepPathAnnotation = "tessera.dev/proxy-keep-path";
+// On a Service: a Secret of its namespace whose data.token the server's proxy
+// sends the backend as `Authorization: token <token>` in place of the caller's
+// credentials (a notebook's Jupyter: its own token, which only the proxy and
+// the node's agent know, so that the pod network alone does not reach it).
+inline constexpr const char* kProxyTokenSecretAnnotation = "tessera.dev/proxy-token-secret";
 
 void DefaultService(nlohmann::json& service);
 void KeepAllocatedServiceFields(nlohmann::json& next, const nlohmann::json& stored);

@@ -78,6 +78,7 @@ const std::vector<std::string>& CachedKinds() {
                                               kClusterRoleKind,
                                               std::string(kServiceKind),
                                               std::string(kEndpointSliceKind),
+                                              "/Secret",  // notebooks' Jupyter tokens
                                               kPipelineKind,
                                               kPipelineRunKind,
                                               kSweepKind};

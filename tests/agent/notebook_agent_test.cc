@@ -83,10 +83,11 @@ constexpr const char* kStandIn = R"(import http.server, json, sys
 port, base, state = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 class Jupyter(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        if self.path == base + "api/status":
+        path = self.path.split("?")[0]
+        if path == base + "api/status":
             body = {"started": "2020-01-01T08:00:00.000000Z", "last_activity": "2020-01-01T09:15:30.000000Z",
                     "kernels": 1, "connections": 0}
-        elif self.path == base + "api/kernels":
+        elif path == base + "api/kernels":
             body = [{"id": "k1", "name": "python3", "execution_state": state}]
         else:
             self.send_response(404); self.end_headers(); return
@@ -245,6 +246,13 @@ TEST_F(NotebookAgentTest, RealJupyterRunsCodeThroughTheServersProxy) {
     auto got = client_->Request("GET", "/apis/tessera.dev/v1/namespaces/default/notebooks/real");
     auto log = client_->Request("GET", "/api/v1/namespaces/default/pods/notebook-real-notebook-0");
     FAIL() << (got ? got->body : "") << "\n" << (log ? log->body : "");
+  }
+  // Jupyter itself asks for its token: the pod network alone does not reach the kernels.
+  {
+    ApiClient direct("http://127.0.0.1:" + std::to_string(nb["spec"]["port"].get<int>()), "");
+    auto status = direct.Request("GET", url + "api/kernels");
+    ASSERT_TRUE(status.has_value());
+    EXPECT_EQ(status->status, 403) << status->body;
   }
   const std::string server = server_->url();
   const uint16_t port = static_cast<uint16_t>(std::stoi(server.substr(server.rfind(':') + 1)));

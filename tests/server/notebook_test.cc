@@ -91,9 +91,20 @@ TEST_F(NotebookTest, ANotebookGetsItsWorkloadHomeVolumeAndServiceAndRuns) {
   EXPECT_EQ(c["command"][0], "sh");
   const std::string script = c["command"][2];
   EXPECT_NE(script.find("exec jupyter-lab "), std::string::npos) << script;
-  EXPECT_NE(script.find("--ServerApp.base_url=\"$1\" --IdentityProvider.token="), std::string::npos) << script;
+  EXPECT_NE(script.find("--ServerApp.base_url=\"$1\" --ServerApp.password="), std::string::npos) << script;
   EXPECT_NE(script.find("exec jupyter-notebook "), std::string::npos) << script;
-  EXPECT_NE(script.find("--NotebookApp.base_url=\"$1\" --NotebookApp.token="), std::string::npos) << script;
+  EXPECT_NE(script.find("--NotebookApp.base_url=\"$1\" --NotebookApp.password="), std::string::npos) << script;
+  EXPECT_EQ(script.find(".token="), std::string::npos) << "its token comes from JUPYTER_TOKEN: " << script;
+  // Jupyter's token: a Secret of its own, which the pod reads and the proxy sends.
+  bool token_env = false;
+  for (const json& e : c["env"]) {
+    token_env = token_env || (e["name"] == "JUPYTER_TOKEN" &&
+                              e["valueFrom"]["secretKeyRef"] == json({{"name", "notebook-nb1-token"}, {"key", "token"}}));
+  }
+  EXPECT_TRUE(token_env) << c["env"].dump();
+  const json token = Get("/api/v1/namespaces/team/secrets/notebook-nb1-token");
+  ASSERT_TRUE(token.is_object());
+  EXPECT_EQ(token["data"]["token"].get<std::string>().size(), 88u) << "64 hex characters, base64";
   EXPECT_EQ(c["command"][4], url);
   EXPECT_EQ(c["command"][5], "8888");
   EXPECT_EQ(c["volumeMounts"][0]["mountPath"], "/home/jovyan");
@@ -104,6 +115,7 @@ TEST_F(NotebookTest, ANotebookGetsItsWorkloadHomeVolumeAndServiceAndRuns) {
   EXPECT_EQ(svc["spec"]["ports"][0]["port"], 8888);
   EXPECT_EQ(svc["spec"]["selector"]["tessera.dev/notebook"], "nb1");
   EXPECT_EQ(svc["metadata"]["annotations"]["tessera.dev/proxy-keep-path"], "true") << "Jupyter serves under its base_url";
+  EXPECT_EQ(svc["metadata"]["annotations"]["tessera.dev/proxy-token-secret"], "notebook-nb1-token");
   // Admitted: its pod, labelled for the Service; Running once the agent says so.
   const json pod = WaitForPod("notebook-nb1-notebook-0");
   EXPECT_EQ(pod["metadata"]["labels"]["tessera.dev/notebook"], "nb1");

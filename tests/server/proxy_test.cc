@@ -274,6 +274,21 @@ TEST_F(ProxyTest, AServiceThatKeepsItsProxyPathIsSentTheWholePath) {
   const ApiResponse r = Send("GET", path, "erin-token");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(Body(r.body)["target"], path);
+  EXPECT_EQ(Body(r.body)["authorization"], "") << "the caller's token is not the pod's";
+  // With tessera.dev/proxy-token-secret, the backend gets its own token from that Secret
+  // (a notebook's Jupyter token), never the caller's.
+  ApiClient admin(server_->url(), Admin());
+  auto secret = admin.Request("POST", "/api/v1/namespaces/team-a/secrets",
+                              R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"nb-token"},)"
+                              R"("data":{"token":"czNjcjN0"}})");
+  ASSERT_TRUE(secret && secret->status == 201) << (secret ? secret->body : "");
+  auto annotated = admin.Request("PATCH", "/api/v1/namespaces/team-a/services/nb",
+                                 R"({"metadata":{"annotations":{"tessera.dev/proxy-token-secret":"nb-token"}}})",
+                                 "application/merge-patch+json");
+  ASSERT_TRUE(annotated && annotated->status == 200);
+  const ApiResponse with_token = Send("GET", path, "erin-token");
+  ASSERT_EQ(with_token.status, 200) << with_token.body;
+  EXPECT_EQ(Body(with_token.body)["authorization"], "token s3cr3t");
   // Its pod, by the pods/proxy path, is not: that is the Service's setting.
   const ApiResponse pod = Send("GET", "/api/v1/namespaces/team-a/pods/nb/proxy/api/status", "erin-token");
   ASSERT_EQ(pod.status, 200) << pod.body;

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "auth/base64.h"
 #include "server/api/api_errors.h"
 #include "server/api/proxy_login.h"
 #include "server/api/traffic_split.h"
@@ -207,20 +208,30 @@ std::string ProxiedTarget(const HttpRequest& request) {
   return rest + std::string(query);
 }
 
-bool KeepsProxyPath(Store& store, const RequestInfo& info) {
-  if (info.kind == nullptr || info.kind->store_key != "/Service") return false;
+ProxyForwarding ForwardingFor(Store& store, const RequestInfo& info) {
+  ProxyForwarding out;
+  if (info.kind == nullptr || info.kind->store_key != "/Service") return out;
   const auto id = SplitSchemeNamePort(info.name);
-  if (!id) return false;
+  if (!id) return out;
   auto got = store.Get(ObjectKey{"/Service", info.ns, id->name});
-  return got && StringAt(got->object, {"metadata", "annotations", kProxyKeepPathAnnotation}) == "true";
+  if (!got) return out;
+  out.keep_path = StringAt(got->object, {"metadata", "annotations", kProxyKeepPathAnnotation}) == "true";
+  const std::string secret = StringAt(got->object, {"metadata", "annotations", kProxyTokenSecretAnnotation});
+  if (!secret.empty()) {
+    auto s = store.Get(ObjectKey{"/Secret", info.ns, secret});
+    auto token = s ? DecodeBase64(StringAt(s->object, {"data", "token"})) : std::nullopt;
+    if (token && !token->empty()) out.authorization = "token " + *token;
+  }
+  return out;
 }
 
-HttpResponse ForwardToBackend(ProxyBackend backend, const HttpRequest& request, bool keep_path, ProxyAnswered answered) {
-  auto target = [keep_path](const HttpRequest& r) {
-    return keep_path ? (r.target.empty() ? r.path : r.target) : ProxiedTarget(r);
+HttpResponse ForwardToBackend(ProxyBackend backend, const HttpRequest& request, const ProxyForwarding& how,
+                              ProxyAnswered answered) {
+  auto target = [keep = how.keep_path](const HttpRequest& r) {
+    return keep ? (r.target.empty() ? r.path : r.target) : ProxiedTarget(r);
   };
   const std::string cookie = request.Header("cookie");
-  if (SessionCookies(cookie).empty()) {
+  if (SessionCookies(cookie).empty() && how.authorization.empty()) {
     return ReverseProxy(request, std::move(backend), target(request), {"authorization"}, std::move(answered));
   }
   // The pod's own cookies (Jupyter's _xsrf) go on; this server's session does not.
@@ -231,7 +242,12 @@ HttpResponse ForwardToBackend(ProxyBackend backend, const HttpRequest& request, 
   } else {
     stripped.headers["cookie"] = rest;
   }
-  return ReverseProxy(stripped, std::move(backend), target(stripped), {"authorization"}, std::move(answered));
+  if (how.authorization.empty()) {
+    return ReverseProxy(stripped, std::move(backend), target(stripped), {"authorization"}, std::move(answered));
+  }
+  // The backend's own credential in place of the caller's.
+  stripped.headers["authorization"] = how.authorization;
+  return ReverseProxy(stripped, std::move(backend), target(stripped), {}, std::move(answered));
 }
 
 HttpResponse ProxyResponse(Store& store, const RequestInfo& info, const HttpRequest& request, ProxyAnswered answered,
@@ -241,7 +257,7 @@ HttpResponse ProxyResponse(Store& store, const RequestInfo& info, const HttpRequ
   if (traffic == nullptr || !id) {
     auto backend = ResolveProxyBackend(store, info);
     if (auto* refused = std::get_if<HttpResponse>(&backend)) return std::move(*refused);
-    return ForwardToBackend(std::get<ProxyBackend>(std::move(backend)), request, KeepsProxyPath(store, info),
+    return ForwardToBackend(std::get<ProxyBackend>(std::move(backend)), request, ForwardingFor(store, info),
                             std::move(answered));
   }
   // Counted in flight until answered (service_traffic.h).
@@ -251,8 +267,8 @@ HttpResponse ProxyResponse(Store& store, const RequestInfo& info, const HttpRequ
         traffic->End(ns, name);
         if (answered) answered(status, error);
       });
-  auto forward = [request, done, keep_path = KeepsProxyPath(store, info)](ProxyBackend backend) {
-    return ForwardToBackend(std::move(backend), request, keep_path,
+  auto forward = [request, done, how = ForwardingFor(store, info)](ProxyBackend backend) {
+    return ForwardToBackend(std::move(backend), request, how,
                             [done](int status, const std::string& error) { (*done)(status, error); });
   };
   auto backend = ResolveProxyBackend(store, info);

@@ -51,14 +51,21 @@ std::variant<ProxyBackend, HttpResponse> ResolveProxyBackend(Store& store, const
 // when nothing follows), its query included, not decoded.
 std::string ProxiedTarget(const HttpRequest& request);
 
-// Whether the request is for a Service annotated tessera.dev/proxy-keep-path: "true".
-bool KeepsProxyPath(Store& store, const RequestInfo& info);
+// How a request is forwarded, from its Service's annotations (api/service.h):
+// the whole path (tessera.dev/proxy-keep-path), and the backend's own
+// credential (tessera.dev/proxy-token-secret: "token <data.token>").
+struct ProxyForwarding {
+  bool keep_path = false;
+  std::string authorization;  // sent as Authorization; empty: none
+};
+ProxyForwarding ForwardingFor(Store& store, const RequestInfo& info);
 
-// Forwards `request` to `backend` (ProxiedTarget, or the whole target when
-// `keep_path`), without the caller's Authorization and without this server's
-// session cookies (proxy_login.h): both are credentials for this server, never
-// for the pod. `answered` as ReverseProxy's.
-HttpResponse ForwardToBackend(ProxyBackend backend, const HttpRequest& request, bool keep_path, ProxyAnswered answered);
+// Forwards `request` to `backend` (ProxiedTarget, or the whole target), without
+// the caller's Authorization and without this server's session cookies
+// (proxy_login.h): both are credentials for this server, never for the pod;
+// with `how.authorization`, that is sent instead. `answered` as ReverseProxy's.
+HttpResponse ForwardToBackend(ProxyBackend backend, const HttpRequest& request, const ProxyForwarding& how,
+                              ProxyAnswered answered);
 
 // Resolves and forwards; `answered` as ReverseProxy's. With `traffic`, a
 // services/proxy request counts as in flight to its Service until answered,

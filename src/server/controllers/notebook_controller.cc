@@ -1,6 +1,7 @@
 #include "server/controllers/notebook_controller.h"
 
 #include <fmt/format.h>
+#include <openssl/rand.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "api/convert.h"
 #include "api/service.h"
+#include "auth/base64.h"
 #include "common/node_annotations.h"
 #include "common/time_format.h"
 #include "common/uuid.h"
@@ -34,6 +36,7 @@ constexpr Duration kGpuUseWindow = Duration::Seconds(3600);
 std::string WorkloadName(const std::string& nb) { return "notebook-" + nb; }
 std::string ServiceName(const std::string& nb) { return "notebook-" + nb; }
 std::string ClaimName(const std::string& nb) { return nb + "-home"; }
+std::string TokenSecretName(const std::string& nb) { return "notebook-" + nb + "-token"; }
 
 int64_t Port(const json& spec) {
   auto it = spec.find("port");
@@ -56,18 +59,19 @@ json OwnerReference(const StoredObject& nb) {
 }
 
 // Jupyter on the proxy's path (its base_url: the Service keeps it, see
-// ServiceFor), its own token and password off: only the namespace's members
-// reach it, through the server's proxy, which authenticates. Jupyter Lab where
+// ServiceFor), its token from JUPYTER_TOKEN (the Secret NAME's-token, which
+// the proxy sends it: users authenticate to the server, not to Jupyter), no
+// password. Jupyter Lab where
 // the node (or image) has it, else the classic Notebook (Debian's
 // jupyter-notebook): "$1" the base URL, "$2" the port, "$3" the root directory.
 constexpr const char* kJupyterScript =
     "if command -v jupyter-lab >/dev/null 2>&1; then\n"
     "  exec jupyter-lab --ip=0.0.0.0 --port=\"$2\" --no-browser --ServerApp.base_url=\"$1\" "
-    "--IdentityProvider.token= --ServerApp.token= --ServerApp.password= --ServerApp.allow_remote_access=True "
+    "--ServerApp.password= --ServerApp.allow_remote_access=True "
     "${3:+\"--ServerApp.root_dir=$3\"}\n"
     "fi\n"
     "exec jupyter-notebook --ip=0.0.0.0 --port=\"$2\" --no-browser --NotebookApp.base_url=\"$1\" "
-    "--NotebookApp.token= --NotebookApp.password= --NotebookApp.allow_remote_access=True "
+    "--NotebookApp.password= --NotebookApp.allow_remote_access=True "
     "${3:+\"--NotebookApp.notebook_dir=$3\"}\n";
 
 json JupyterCommand(const std::string& url, int64_t port, const std::string& root) {
@@ -93,7 +97,10 @@ json PodTemplate(const StoredObject& nb) {
                  {"ports", json::array({{{"name", "http"}, {"containerPort", port}, {"protocol", "TCP"}}})},
                  {"resources", {{"requests", resources}, {"limits", resources}}},
                  {"env", json::array({{{"name", "NOTEBOOK_BASE_URL"}, {"value", url}},
-                                      {{"name", "NOTEBOOK_PORT"}, {"value", std::to_string(port)}}})}};
+                                      {{"name", "NOTEBOOK_PORT"}, {"value", std::to_string(port)}},
+                                      {{"name", "JUPYTER_TOKEN"},
+                                       {"valueFrom",
+                                        {{"secretKeyRef", {{"name", TokenSecretName(nb.key.name)}, {"key", "token"}}}}}}})}};
   const json& command = ArrayAt(spec, {"command"});
   container["command"] = command.empty() ? JupyterCommand(url, port, home_dir) : command;
   if (const std::string image = StringAt(spec, {"image"}); !image.empty()) container["image"] = image;
@@ -140,6 +147,25 @@ json WorkloadFor(const StoredObject& nb, const std::string& queue, const std::st
 
 // Headless: the proxy and the pods reach the notebook's pod through its
 // EndpointSlice; no cluster IP to allocate from the loop.
+// The Secret NAME's-token: 32 random bytes, hex, for Jupyter's JUPYTER_TOKEN.
+// View cannot read Secrets; the proxy and the notebook's node do.
+json TokenSecretFor(const StoredObject& nb, const std::string& now_text) {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof(bytes)) != 1) std::abort();  // no CSPRNG: nothing safe to do
+  std::string token;
+  for (unsigned char b : bytes) token += fmt::format("{:02x}", b);
+  return json{{"apiVersion", "v1"},
+              {"kind", "Secret"},
+              {"type", "Opaque"},
+              {"metadata",
+               {{"name", TokenSecretName(nb.key.name)},
+                {"namespace", nb.key.ns},
+                {"labels", {{kNotebookLabel, nb.key.name}}},
+                {"ownerReferences", OwnerReference(nb)},
+                {"creationTimestamp", now_text}}},
+              {"data", {{"token", EncodeBase64(token)}}}};
+}
+
 json ServiceFor(const StoredObject& nb, const std::string& now_text) {
   const int64_t port = Port(ObjectAt(nb.object, {"spec"}));
   return json{{"apiVersion", "v1"},
@@ -148,8 +174,10 @@ json ServiceFor(const StoredObject& nb, const std::string& now_text) {
                {{"name", ServiceName(nb.key.name)},
                 {"namespace", nb.key.ns},
                 {"labels", {{kNotebookLabel, nb.key.name}}},
-                // Jupyter serves under its base_url, the proxy path: the proxy keeps it.
-                {"annotations", {{kProxyKeepPathAnnotation, "true"}}},
+                // Jupyter serves under its base_url, the proxy path: the proxy keeps it,
+                // and sends Jupyter its token.
+                {"annotations", {{kProxyKeepPathAnnotation, "true"},
+                                 {kProxyTokenSecretAnnotation, TokenSecretName(nb.key.name)}}},
                 {"ownerReferences", OwnerReference(nb)},
                 {"creationTimestamp", now_text}}},
               {"spec",
@@ -302,12 +330,22 @@ void NotebookController::Reconcile(PassContext& pass) {
     if (const StoredObject* service = pass.cache.Find(service_key); service == nullptr) {
       pass.writer.Add(WriteOp{.op = WriteOp::Kind::kCreate, .key = service_key, .object = ServiceFor(nb, pass.now_text)},
                       "service for " + what);
-    } else if (StringAt(service->object, {"metadata", "annotations", kProxyKeepPathAnnotation}) != "true") {
-      json annotated = service->object;  // made before the proxy kept paths
+    } else if (StringAt(service->object, {"metadata", "annotations", kProxyKeepPathAnnotation}) != "true" ||
+               StringAt(service->object, {"metadata", "annotations", kProxyTokenSecretAnnotation}).empty()) {
+      json annotated = service->object;  // made before the proxy kept paths and sent tokens
       annotated["metadata"]["annotations"][kProxyKeepPathAnnotation] = "true";
+      annotated["metadata"]["annotations"][kProxyTokenSecretAnnotation] = TokenSecretName(nb.key.name);
       pass.writer.Add(WriteOp{.op = WriteOp::Kind::kUpdate, .key = service_key, .object = std::move(annotated),
                               .expected_revision = service->revision},
                       "service for " + what);
+    }
+    // Jupyter's token, before the Workload whose pod reads it.
+    const ObjectKey token_key{"/Secret", nb.key.ns, TokenSecretName(nb.key.name)};
+    if (pass.cache.Find(token_key) == nullptr) {
+      pass.writer.Add(WriteOp{.op = WriteOp::Kind::kCreate, .key = token_key, .object = TokenSecretFor(nb, pass.now_text)},
+                      "jupyter token for " + what);
+      pass.WakeAt(pass.now);
+      continue;
     }
     // 2. The home claim, before the Workload whose pod mounts it.
     if (spec.contains("home")) {
@@ -453,11 +491,14 @@ void NotebookController::DeleteOrphans(PassContext& pass) {
     unit.push_back(WriteOp{.op = WriteOp::Kind::kDelete, .key = w.key});
     pass.writer.Add(std::move(unit), fmt::format("delete workload {}/{} of a deleted notebook", key.first, key.second));
   }
-  // Its Service goes too; its home claim stays (delete it by hand to drop the files).
-  for (const auto& [key, s] : pass.cache.Of(std::string(kServiceKind))) {
-    if (!gone(key.first, s.object)) continue;
-    pass.writer.Add(WriteOp{.op = WriteOp::Kind::kDelete, .key = s.key},
-                    fmt::format("delete service {}/{} of a deleted notebook", key.first, key.second));
+  // Its Service and its token go too; its home claim stays (delete it by hand to drop the files).
+  for (const std::string& kind : {std::string(kServiceKind), std::string("/Secret")}) {
+    for (const auto& [key, s] : pass.cache.Of(kind)) {
+      if (!gone(key.first, s.object)) continue;
+      pass.writer.Add(WriteOp{.op = WriteOp::Kind::kDelete, .key = s.key},
+                      fmt::format("delete {} {}/{} of a deleted notebook", kind == "/Secret" ? "secret" : "service",
+                                  key.first, key.second));
+    }
   }
 }
 

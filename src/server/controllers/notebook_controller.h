@@ -7,7 +7,8 @@
 //     reclaimer applies, with the Notebook's idle timeout) of one pod labelled
 //     tessera.dev/notebook=NAME with a container port named http (spec.port,
 //     8888), running Jupyter Lab unless spec.command says otherwise, its base
-//     URL the proxy path, its token auth off (the server's proxy authenticates);
+//     URL the proxy path, its token from the Secret notebook-NAME-token (made first, deleted with it),
+//     which the server's proxy sends it after authenticating the caller;
 //   - a headless Service notebook-NAME, port http, selecting that pod; the
 //     server's proxy reaches it at status.url,
 //     /api/v1/namespaces/NS/services/notebook-NAME:http/proxy/.
