@@ -24,6 +24,7 @@
 #include "tests/testing/api_polling.h"
 #include "tests/testing/self_signed_cert.h"
 #include "tests/testing/test_agent.h"
+#include "tests/testing/team_users.h"
 #include "tests/testing/test_dirs.h"
 #include "tests/testing/test_server.h"
 
@@ -33,17 +34,13 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-constexpr const char* kTokens =
-    "erin-token,erin,uid-erin\n"
-    "vic-token,vic,uid-vic\n"
-    "bob-token,bob,uid-bob\n";
 constexpr const char* kPod = "job-shell-main-0";
 
 class ExecTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::FreshTestDir("tessera-exec");
-    std::ofstream(dir_ / "tokens.csv") << kTokens;
+    std::ofstream(dir_ / "tokens.csv") << testing::kTeamUsersTokenFile;
     ServerOptions options;
     options.token_auth_file = (dir_ / "tokens.csv").string();
     options.rate.per_second = 0;
@@ -56,16 +53,7 @@ class ExecTest : public ::testing::Test {
     ASSERT_NE(server_, nullptr);
     tls_.certificate_authority = cert_.cert;
     client_ = std::make_unique<ApiClient>(server_->url(), server_->admin_token(), tls_);
-    Create(json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team-b"}}}}, "/api/v1/namespaces");
-    for (const auto& [ns, user, role] : {std::tuple{"default", "erin", "edit"}, std::tuple{"default", "vic", "view"},
-                                         std::tuple{"team-b", "bob", "edit"}}) {
-      const json binding{{"apiVersion", "rbac.authorization.k8s.io/v1"},
-                         {"kind", "RoleBinding"},
-                         {"metadata", {{"name", std::string(user) + "-" + role}}},
-                         {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", role}}},
-                         {"subjects", {{{"kind", "User"}, {"apiGroup", "rbac.authorization.k8s.io"}, {"name", user}}}}};
-      Create(binding, std::string("/apis/rbac.authorization.k8s.io/v1/namespaces/") + ns + "/rolebindings");
-    }
+    ASSERT_NO_FATAL_FAILURE(testing::CreateTeamUsers(*client_, "default"));
     AgentOptions agent_options = testing::TestAgentOptions(*server_, dir_, "node-1", "2xA100-80GB");
     agent_options.tls = tls_;
     auto a = Agent::Start(agent_options);

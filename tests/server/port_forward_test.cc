@@ -29,6 +29,7 @@
 #include "client/api_client.h"
 #include "server/server.h"
 #include "tests/testing/self_signed_cert.h"
+#include "tests/testing/team_users.h"
 #include "tests/testing/test_dirs.h"
 #include "tests/testing/test_server.h"
 
@@ -42,10 +43,6 @@ namespace websocket = beast::websocket;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
-constexpr const char* kTokenFileText =
-    "erin-token,erin,uid-erin\n"
-    "vic-token,vic,uid-vic\n"
-    "bob-token,bob,uid-bob\n";
 
 // A TCP server on 127.0.0.1 that writes back "echo:" once per connection,
 // then every byte it reads, until the client closes.
@@ -112,29 +109,14 @@ class PortForwardTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::FreshTestDir("tessera-port-forward");
-    std::ofstream(dir_ / "tokens.csv") << kTokenFileText;
+    std::ofstream(dir_ / "tokens.csv") << testing::kTeamUsersTokenFile;
     ServerOptions options;
     options.token_auth_file = (dir_ / "tokens.csv").string();
     options.rate.per_second = 0;
     server_ = testing::StartLocalServer((dir_ / "data").string(), options);
     ASSERT_NE(server_, nullptr);
     ApiClient admin(server_->url(), server_->admin_token());
-    for (const char* ns : {"team-a", "team-b"}) {
-      auto r = admin.Request("POST", "/api/v1/namespaces",
-                             json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}}.dump());
-      ASSERT_TRUE(r && r->status == 201);
-    }
-    for (const auto& [ns, user, role] : {std::tuple{"team-a", "erin", "edit"}, std::tuple{"team-a", "vic", "view"},
-                                         std::tuple{"team-b", "bob", "edit"}}) {
-      const json binding{{"apiVersion", "rbac.authorization.k8s.io/v1"},
-                         {"kind", "RoleBinding"},
-                         {"metadata", {{"name", std::string(user) + "-" + role}}},
-                         {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", role}}},
-                         {"subjects", {{{"kind", "User"}, {"apiGroup", "rbac.authorization.k8s.io"}, {"name", user}}}}};
-      auto r = admin.Request("POST", std::string("/apis/rbac.authorization.k8s.io/v1/namespaces/") + ns + "/rolebindings",
-                             binding.dump());
-      ASSERT_TRUE(r && r->status == 201);
-    }
+    ASSERT_NO_FATAL_FAILURE(testing::CreateTeamUsers(admin));
     const json pod{{"apiVersion", "v1"},
                    {"kind", "Pod"},
                    {"metadata", {{"name", "db"}}},

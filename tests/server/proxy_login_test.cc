@@ -29,6 +29,7 @@
 #include "server/server.h"
 #include "tests/testing/http_backend.h"
 #include "tests/testing/self_signed_cert.h"
+#include "tests/testing/team_users.h"
 #include "tests/testing/test_dirs.h"
 #include "tests/testing/test_server.h"
 
@@ -42,11 +43,6 @@ namespace websocket = beast::websocket;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
-// erin edits team-a, vic views it, bob edits team-b.
-constexpr const char* kTokenFileText =
-    "erin-token,erin,uid-erin\n"
-    "vic-token,vic,uid-vic\n"
-    "bob-token,bob,uid-bob\n";
 constexpr const char* kBase = "/api/v1/namespaces/team-a/pods/nb:http/proxy";
 
 json Body(const std::string& text) {
@@ -124,30 +120,14 @@ class ProxyLoginTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::FreshTestDir("tessera-proxy-login");
-    std::ofstream(dir_ / "tokens.csv") << kTokenFileText;
+    std::ofstream(dir_ / "tokens.csv") << testing::kTeamUsersTokenFile;
     ServerOptions options;
     options.token_auth_file = (dir_ / "tokens.csv").string();
     options.rate.per_second = 0;
     server_ = testing::StartLocalServer((dir_ / "data").string(), options);
     ASSERT_NE(server_, nullptr);
-    for (const char* ns : {"team-a", "team-b"}) {
-      ASSERT_EQ(Send("POST", "/api/v1/namespaces", Admin(),
-                     json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}}.dump())
-                    .status,
-                201);
-    }
-    for (const auto& [ns, user, role] : {std::tuple{"team-a", "erin", "edit"}, std::tuple{"team-a", "vic", "view"},
-                                         std::tuple{"team-b", "bob", "edit"}}) {
-      const json binding{{"apiVersion", "rbac.authorization.k8s.io/v1"},
-                         {"kind", "RoleBinding"},
-                         {"metadata", {{"name", std::string(user) + "-" + role}}},
-                         {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", role}}},
-                         {"subjects", {{{"kind", "User"}, {"apiGroup", "rbac.authorization.k8s.io"}, {"name", user}}}}};
-      ASSERT_EQ(Send("POST", std::string("/apis/rbac.authorization.k8s.io/v1/namespaces/") + ns + "/rolebindings",
-                     Admin(), binding.dump())
-                    .status,
-                201);
-    }
+    ApiClient admin(server_->url(), Admin());
+    ASSERT_NO_FATAL_FAILURE(testing::CreateTeamUsers(admin));
     ASSERT_NO_FATAL_FAILURE(CreatePod("team-a", "nb", backend_.port()));
   }
   void TearDown() override {

@@ -199,15 +199,6 @@ const StoredObject* LivePod(const PodIndex& pods, const ObjectKey& workload) {
   return nullptr;
 }
 
-std::vector<WriteOp> DeleteReplicaOps(const PodIndex& pods, const StoredObject& wl) {
-  std::vector<WriteOp> unit;
-  if (auto it = pods.find({wl.key.ns, wl.key.name}); it != pods.end()) {
-    for (const StoredObject* p : it->second) unit.push_back(WriteOp{.op = WriteOp::Kind::kDelete, .key = p->key});
-  }
-  unit.push_back(WriteOp{.op = WriteOp::Kind::kDelete, .key = wl.key});
-  return unit;
-}
-
 // Which of `group` to remove first: not ready before ready, then not admitted
 // before admitted, then the newest (as a ReplicaSet scales down).
 void SortForRemoval(std::vector<const Replica*>& group) {
@@ -351,7 +342,7 @@ void InferenceServiceController::Reconcile(PassContext& pass) {
       r.ready = r.pod != nullptr && phase == "Running" && ConditionTrue(r.pod->object, "Ready");
       if (r.finished || phase == "Failed" || phase == "Succeeded") {
         const std::string why = r.pod ? PodFailureMessage(*r.pod) : ConditionValue(w->object, "Finished", "message");
-        pass.writer.Add(DeleteReplicaOps(pass.pods, *w), fmt::format("replace replica {} of {}", w->key.name, what));
+        pass.writer.Add(DeleteWorkloadOps(*w, pass.pods), fmt::format("replace replica {} of {}", w->key.name, what));
         ++failures;
         last_failure_at = pass.now_text;
         last_failure = fmt::format("replica {} ended ({})", w->key.name, why);
@@ -477,7 +468,7 @@ void InferenceServiceController::Reconcile(PassContext& pass) {
       }
     }
     for (const Replica* r : removals) {
-      pass.writer.Add(DeleteReplicaOps(pass.pods, *r->workload),
+      pass.writer.Add(DeleteWorkloadOps(*r->workload, pass.pods),
                       fmt::format("remove replica {} of {}", r->workload->key.name, what));
     }
     if (!creates.empty()) {
@@ -618,23 +609,8 @@ void InferenceServiceController::Reconcile(PassContext& pass) {
 }
 
 void InferenceServiceController::DeleteOrphans(PassContext& pass) {
-  const uint64_t removals = pass.cache.removals(kInferenceServiceKind);
-  if (orphans_checked_at_ == removals) return;
-  orphans_checked_at_ = removals;
-  auto gone = [&](const std::string& ns, const json& obj) {
-    const std::string owner = StringAt(obj, {"metadata", "labels", kInferenceServiceLabel});
-    return !owner.empty() && pass.cache.Find(ObjectKey{kInferenceServiceKind, ns, owner}) == nullptr;
-  };
-  for (const auto& [key, w] : pass.cache.Of(kWorkloadKind)) {
-    if (!gone(key.first, w.object)) continue;
-    pass.writer.Add(DeleteReplicaOps(pass.pods, w),
-                    fmt::format("delete workload {}/{} of a deleted inferenceservice", key.first, key.second));
-  }
-  for (const auto& [key, s] : pass.cache.Of(std::string(kServiceKind))) {
-    if (!gone(key.first, s.object)) continue;
-    pass.writer.Add(WriteOp{.op = WriteOp::Kind::kDelete, .key = s.key},
-                    fmt::format("delete service {}/{} of a deleted inferenceservice", key.first, key.second));
-  }
+  DeleteOrphansOf(pass, kInferenceServiceKind, kInferenceServiceLabel, {std::string(kServiceKind)}, "inferenceservice",
+                  orphans_checked_at_);
 }
 
 }  // namespace tessera

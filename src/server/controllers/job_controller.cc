@@ -131,12 +131,7 @@ void JobController::Reconcile(const ObjectCache& cache, const PodIndex& pods, co
   for (const auto& [key, w] : workloads) {
     const bool job_owned = !StringAt(w.object, {"metadata", "labels", "tessera.dev/job-name"}).empty();
     if (!job_owned || owned.count(key)) continue;
-    std::vector<WriteOp> unit;
-    if (auto it = pods.find(key); it != pods.end()) {
-      for (const StoredObject* p : it->second) unit.push_back(WriteOp{.op = WriteOp::Kind::kDelete, .key = p->key});
-    }
-    unit.push_back(WriteOp{.op = WriteOp::Kind::kDelete, .key = w.key});
-    writer.Add(std::move(unit), fmt::format("delete workload {}/{} of a deleted job", key.first, key.second));
+    writer.Add(DeleteWorkloadOps(w, pods), fmt::format("delete workload {}/{} of a deleted job", key.first, key.second));
   }
 }
 

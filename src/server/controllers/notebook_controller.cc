@@ -475,31 +475,9 @@ void NotebookController::Reconcile(PassContext& pass) {
 }
 
 void NotebookController::DeleteOrphans(PassContext& pass) {
-  const uint64_t removals = pass.cache.removals(kNotebookKind);
-  if (orphans_checked_at_ == removals) return;
-  orphans_checked_at_ = removals;
-  auto gone = [&](const std::string& ns, const json& obj) {
-    const std::string owner = StringAt(obj, {"metadata", "labels", kNotebookLabel});
-    return !owner.empty() && pass.cache.Find(ObjectKey{kNotebookKind, ns, owner}) == nullptr;
-  };
-  for (const auto& [key, w] : pass.cache.Of(kWorkloadKind)) {
-    if (!gone(key.first, w.object)) continue;
-    std::vector<WriteOp> unit;
-    if (auto it = pass.pods.find(key); it != pass.pods.end()) {
-      for (const StoredObject* p : it->second) unit.push_back(WriteOp{.op = WriteOp::Kind::kDelete, .key = p->key});
-    }
-    unit.push_back(WriteOp{.op = WriteOp::Kind::kDelete, .key = w.key});
-    pass.writer.Add(std::move(unit), fmt::format("delete workload {}/{} of a deleted notebook", key.first, key.second));
-  }
   // Its Service and its token go too; its home claim stays (delete it by hand to drop the files).
-  for (const std::string& kind : {std::string(kServiceKind), std::string("/Secret")}) {
-    for (const auto& [key, s] : pass.cache.Of(kind)) {
-      if (!gone(key.first, s.object)) continue;
-      pass.writer.Add(WriteOp{.op = WriteOp::Kind::kDelete, .key = s.key},
-                      fmt::format("delete {} {}/{} of a deleted notebook", kind == "/Secret" ? "secret" : "service",
-                                  key.first, key.second));
-    }
-  }
+  DeleteOrphansOf(pass, kNotebookKind, kNotebookLabel, {std::string(kServiceKind), "/Secret"}, "notebook",
+                  orphans_checked_at_);
 }
 
 }  // namespace tessera

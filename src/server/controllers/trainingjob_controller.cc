@@ -291,19 +291,7 @@ void TrainingJobController::Grow(PassContext& pass, const StoredObject& tj, cons
 }
 
 void TrainingJobController::DeleteOrphans(PassContext& pass) {
-  const uint64_t removals = pass.cache.removals(kTrainingJobKind);
-  if (orphans_checked_at_ == removals) return;
-  orphans_checked_at_ = removals;
-  for (const auto& [key, w] : pass.cache.Of(kWorkloadKind)) {
-    const std::string owner = StringAt(w.object, {"metadata", "labels", kOwnerLabel});
-    if (owner.empty() || pass.cache.Find(ObjectKey{kTrainingJobKind, key.first, owner}) != nullptr) continue;
-    std::vector<WriteOp> unit;
-    if (auto it = pass.pods.find(key); it != pass.pods.end()) {
-      for (const StoredObject* p : it->second) unit.push_back(WriteOp{.op = WriteOp::Kind::kDelete, .key = p->key});
-    }
-    unit.push_back(WriteOp{.op = WriteOp::Kind::kDelete, .key = w.key});
-    pass.writer.Add(std::move(unit), fmt::format("delete workload {}/{} of a deleted trainingjob", key.first, key.second));
-  }
+  DeleteOrphansOf(pass, kTrainingJobKind, kOwnerLabel, {}, "trainingjob", orphans_checked_at_);
 }
 
 }  // namespace tessera

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include "common/time_format.h"
 #include "server/controllers/job_lifecycle_controller.h"
 #include "server/object_json.h"
@@ -151,6 +153,40 @@ void ReconcileWorkloadLifecycle(PassContext& pass) {
     pass.events.Record(pass.writer, w, all_succeeded ? EventRecorder::Type::kNormal : EventRecorder::Type::kWarning,
                        all_succeeded ? "Succeeded" : "Failed", message, pass.now);
     AddJobStatus(pass.cache, w, all_succeeded, succeeded, failed, message, now_text, pass.writer);
+  }
+}
+
+std::vector<WriteOp> DeleteWorkloadOps(const StoredObject& workload, const PodIndex& pods) {
+  std::vector<WriteOp> unit;
+  if (auto it = pods.find({workload.key.ns, workload.key.name}); it != pods.end()) {
+    for (const StoredObject* p : it->second) unit.push_back(WriteOp{.op = WriteOp::Kind::kDelete, .key = p->key});
+  }
+  unit.push_back(WriteOp{.op = WriteOp::Kind::kDelete, .key = workload.key});
+  return unit;
+}
+
+void DeleteOrphansOf(PassContext& pass, const std::string& owner_kind, const char* owner_label,
+                     const std::vector<std::string>& also, std::string_view what, std::optional<uint64_t>& checked_at) {
+  const uint64_t removals = pass.cache.removals(owner_kind);
+  if (checked_at == removals) return;
+  checked_at = removals;
+  auto gone = [&](const std::string& ns, const nlohmann::json& obj) {
+    const std::string owner = StringAt(obj, {"metadata", "labels", owner_label});
+    return !owner.empty() && pass.cache.Find(ObjectKey{owner_kind, ns, owner}) == nullptr;
+  };
+  for (const auto& [key, w] : pass.cache.Of(kWorkloadKind)) {
+    if (!gone(key.first, w.object)) continue;
+    pass.writer.Add(DeleteWorkloadOps(w, pass.pods),
+                    fmt::format("delete workload {}/{} of a deleted {}", key.first, key.second, what));
+  }
+  for (const std::string& kind : also) {
+    std::string noun = kind.substr(kind.rfind('/') + 1);  // "/Service" -> "service"
+    for (char& ch : noun) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    for (const auto& [key, o] : pass.cache.Of(kind)) {
+      if (!gone(key.first, o.object)) continue;
+      pass.writer.Add(WriteOp{.op = WriteOp::Kind::kDelete, .key = o.key},
+                      fmt::format("delete {} {}/{} of a deleted {}", noun, key.first, key.second, what));
+    }
   }
 }
 

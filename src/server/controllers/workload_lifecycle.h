@@ -12,7 +12,10 @@
 // Finished Workloads keep their Pods (for logs and exit codes) but hold no quota.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/time.h"
 #include "server/batched_writer.h"
@@ -32,6 +35,17 @@ void ReconcileWorkloadLifecycle(PassContext& pass);
 // then delete them); once they are gone the Workload returns to its queue.
 std::vector<WriteOp> EvictionOps(const StoredObject& workload, const PodIndex& pods, const std::string& reason,
                                  const std::string& message, const std::string& now_text);
+
+// The deletes of `workload` and its Pods, as one unit (its owner is gone).
+std::vector<WriteOp> DeleteWorkloadOps(const StoredObject& workload, const PodIndex& pods);
+
+// What a deleted owner of kind `owner_kind` leaves, deleted: the Workloads
+// (with their Pods) and the objects of the kinds `also` whose label
+// `owner_label` names an owner no longer in their namespace. Scans only after
+// a removal of that kind (`checked_at`: the cache's removals at the last scan).
+// `what` names the owner in the writes' descriptions ("notebook").
+void DeleteOrphansOf(PassContext& pass, const std::string& owner_kind, const char* owner_label,
+                     const std::vector<std::string>& also, std::string_view what, std::optional<uint64_t>& checked_at);
 
 // "pod NAME failed: exit code 3" (or the pod's own message, or the signal).
 std::string PodFailureMessage(const StoredObject& pod);
