@@ -19,6 +19,7 @@
 #include "common/atomic_file.h"
 #include "common/time_format.h"
 #include "server/api/api_handler.h"
+#include "server/portal_files.h"
 
 namespace tessera {
 namespace {
@@ -106,6 +107,10 @@ void AddServerFlags(CLI::App& cmd, ServeOptions& o) {
                  "The shared filesystem of PersistentVolumeClaims, as the agents mount it: deleted claims' data is "
                  "removed there (tessera up: DATA_DIR/volumes for both)")
       ->type_name("DIR");
+  cmd.add_option("--ui-dir", o.server.ui_dir,
+                 "The portal's build, served at /ui/ (default: ../share/tessera/ui beside this program, else the "
+                 "source tree's web/dist)")
+      ->type_name("DIR");
   cmd.preparse_callback([&o](size_t) { o.oidc_username_prefix_given = false; });
   cmd.get_option("--oidc-username-prefix")->each([&o](const std::string&) { o.oidc_username_prefix_given = true; });
 }
@@ -126,6 +131,13 @@ std::vector<std::string> SplitList(const std::string& text) {
 }  // namespace
 
 Status FinishServeOptions(ServeOptions& o) {
+  if (o.server.ui_dir.empty()) {
+    o.server.ui_dir = PortalFiles::DefaultDir().string();
+  } else if (std::error_code ec; !std::filesystem::exists(std::filesystem::path(o.server.ui_dir) / "index.html", ec)) {
+    return Status::InvalidArgument(fmt::format(
+        "--ui-dir {}: no index.html there; build the portal first (`npm ci && npm run build` in web/ writes web/dist)",
+        o.server.ui_dir));
+  }
   if (auto ranges = NodeCidrsOf(o.server); !ranges) return ranges.error();
   if (auto range = ServiceCidrOf(o.server); !range) return range.error();
   o.server.service_accounts.api_audiences = SplitList(o.api_audiences);

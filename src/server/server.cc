@@ -17,6 +17,7 @@
 #include "auth/authenticator.h"
 #include "auth/bootstrap_policy.h"
 #include "server/default_templates.h"
+#include "server/portal_files.h"
 #include "auth/rbac.h"
 #include "client/api_client.h"
 #include "common/time_format.h"
@@ -43,6 +44,7 @@ struct Server::Parts {
   std::unique_ptr<ServiceTraffic> traffic;  // the services proxy's load, held requests
   std::unique_ptr<WatchHub> watches;
   std::unique_ptr<ApiHandler> api;
+  std::unique_ptr<PortalFiles> portal;
   std::unique_ptr<SchedulerLoop> scheduler;
   std::unique_ptr<HttpServer> http;
 };
@@ -322,7 +324,15 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   p.scheduler->Start();
   p.scheduler->Kick();
   ApiHandler* api = p.api.get();
-  p.http = std::make_unique<HttpServer>(options.http, [api](const HttpRequest& r) { return api->Handle(r); });
+  nlohmann::json portal_config = {{"oidc", nullptr}};
+  if (options.oidc) {
+    portal_config["oidc"] = {{"issuerUrl", options.oidc->issuer_url}, {"clientId", options.oidc->client_id}};
+  }
+  p.portal = std::make_unique<PortalFiles>(options.ui_dir, std::move(portal_config));
+  const PortalFiles* portal = p.portal.get();
+  p.http = std::make_unique<HttpServer>(options.http, [api, portal](const HttpRequest& r) {
+    return PortalFiles::Owns(r.path) ? portal->Serve(r) : api->Handle(r);
+  });
   RETURN_IF_ERROR(p.http->Start());
   server->scheme_ = p.http->tls() ? "https" : "http";
   server->host_ = options.http.host;

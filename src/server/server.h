@@ -46,6 +46,8 @@ struct ServerOptions {
   // (their --volume-root): the directories of deleted claims are removed from it
   // (claim_reclaimer.h). Empty: the server leaves them (Retain, in effect).
   std::string volume_root;
+  // The portal's build (web/dist), served at /ui/ (portal_files.h); empty: none.
+  std::string ui_dir;
 };
 
 // The node ranges `options` asks for; InvalidArgument naming the flag
