@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build test bench bench-slurm run demo asan clean
+.PHONY: all deps configure build web test bench bench-slurm run demo asan clean
 
 all: build
 
@@ -14,8 +14,12 @@ deps:
 configure: deps
 	@test -f $(BUILD_DIR)/build.ninja || cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS)
 
-build: configure
+build: configure web
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# The portal (web/): npm ci from the lockfile, then Vite, into web/dist.
+web: deps
+	@scripts/build-web.sh
 
 # A test that hangs fails after 5 minutes (the whole suite takes about one)
 # instead of holding CI until its own limit.

@@ -35,7 +35,14 @@ packages=(
   # command of a Notebook on a node without Jupyter Lab; the tests open a real
   # kernel through the server's proxy with it.
   jupyter-notebook
+  # The portal (web/, docs/portal.md): Node.js and npm build it with Vite from
+  # the committed lockfile (npm ci); the browser tests drive Debian's Chromium,
+  # headless, with playwright-core; fonts so its screenshots show text.
+  nodejs chromium fonts-dejavu-core
 )
+# A Node.js from elsewhere (NodeSource's nodejs package) carries its own npm;
+# Debian's nodejs needs the npm package beside it.
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
