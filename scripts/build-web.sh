@@ -3,7 +3,9 @@
 # `tessera server` serve at /ui/. `npm ci` installs exactly the committed
 # lockfile, and only when it changed; Vite builds only when a source changed.
 set -euo pipefail
-cd "$(dirname "$0")/../web"
+cd "$(dirname "$0")/.."
+[ -f web/package.json ] || exit 0
+cd web
 if ! command -v npm >/dev/null 2>&1; then
   echo "build-web: npm is not installed, so the portal (/ui/) is not built; scripts/install-deps.sh installs it" >&2
   exit 0
