@@ -319,6 +319,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   p.scheduler->SetNodeCidrs(node_cidrs);
   if (!options.volume_root.empty()) p.scheduler->SetVolumeRoot(options.volume_root);
   p.scheduler->SetMetrics(&p.metrics);
+  p.traffic->SetMetrics(&p.metrics);
   MetricsRegistry* metrics = &p.metrics;
   p.api->SetMetrics([metrics, scheduler] { return metrics->Render(scheduler->Gauges()); }, options.metrics_need_token);
   p.scheduler->Start();

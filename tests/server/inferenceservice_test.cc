@@ -119,6 +119,46 @@ TEST(ServiceTrafficTest, InFlightCountsAndAHeldRequestIsAnsweredWhenRetryFindsAB
   EXPECT_EQ(*answered, 200);
 }
 
+TEST(ServiceTrafficTest, AnsweredRequestsGiveTheMinutesRateErrorsAndLatencyPercentiles) {
+  ServiceTraffic traffic;
+  const auto now = std::chrono::steady_clock::now();
+  // 98 fast answers (began 3 ms ago), one 503 and one that took 2 s.
+  for (int i = 0; i < 98; ++i) {
+    traffic.Begin("team", "llm");
+    traffic.End("team", "llm", RequestEnd{.status = 200, .began = now - std::chrono::milliseconds(3)});
+  }
+  traffic.Begin("team", "llm");
+  traffic.End("team", "llm", RequestEnd{.status = 503, .began = now});
+  traffic.Begin("team", "llm");
+  traffic.End("team", "llm", RequestEnd{.status = 200, .began = now - std::chrono::seconds(2)});
+  // A request ended without an answer to count (the held one's bookkeeping) is not counted.
+  traffic.Begin("team", "llm");
+  traffic.End("team", "llm");
+  EXPECT_EQ(traffic.InFlight("team", "llm"), 0);
+
+  const RequestStats stats = traffic.Recent("team", "llm");
+  EXPECT_EQ(stats.requests, 100);
+  EXPECT_EQ(stats.errors, 1);
+  EXPECT_EQ(stats.PerSecondMilli(), 1666);  // 100 in 60 s
+  EXPECT_EQ(stats.p50_ms, 5);               // the bucket of 3 ms: up to 5 ms
+  EXPECT_GE(stats.p99_ms, 5);
+  EXPECT_LE(stats.p99_ms, 10);  // the 99th of 100 is still a fast one
+  EXPECT_EQ(traffic.Recent("team", "other"), RequestStats{});
+  // A minute on, the window has moved past them.
+  EXPECT_EQ(traffic.Recent("team", "llm", std::chrono::steady_clock::now() + std::chrono::seconds(61)), RequestStats{});
+}
+
+TEST(ServiceTrafficTest, TheSlowestRequestBoundsTheTopPercentile) {
+  ServiceTraffic traffic;
+  traffic.Begin("team", "llm");
+  traffic.End("team", "llm", RequestEnd{.status = 200, .began = std::chrono::steady_clock::now() - std::chrono::milliseconds(1200)});
+  const RequestStats stats = traffic.Recent("team", "llm");
+  // In the bucket up to 2.5 s, but no request took that long.
+  EXPECT_GE(stats.p99_ms, 1200);
+  EXPECT_LT(stats.p99_ms, 2500);
+  EXPECT_EQ(stats.p50_ms, stats.p99_ms);
+}
+
 TEST(ServiceTrafficTest, StopAnswersWhatIsStillHeld) {
   ServiceTraffic traffic;
   std::optional<int> answered;
@@ -282,6 +322,31 @@ TEST_F(InferenceServiceTest, TwoReplicasEachTheirOwnWorkloadAnswerThroughTheServ
     }
     return true;
   });
+}
+
+TEST_F(InferenceServiceTest, RequestRateAndLatencyAreInTheStatusAndOnMetrics) {
+  StartTwoReplicas("llm");
+  EXPECT_EQ(Call("llm", 30)["(no answer)"], 0);
+  const json isvc = WaitForIsvc("llm", [](const json& s) {
+    return s.contains("requests") && s["requests"].value("count", 0) >= 30;
+  });
+  const json& requests = isvc["status"]["requests"];
+  EXPECT_EQ(requests["count"], 30) << requests.dump();
+  EXPECT_EQ(requests["errors"], 0);
+  EXPECT_EQ(requests["window"], "60s");
+  EXPECT_EQ(requests["perSecond"], "0.50");  // 30 in the minute
+  EXPECT_GE(requests["latencyP99Ms"].get<int64_t>(), requests["latencyP50Ms"].get<int64_t>());
+  EXPECT_GT(requests["latencyP50Ms"].get<int64_t>(), 0);
+
+  auto metrics = client_->Request("GET", "/metrics");
+  ASSERT_TRUE(metrics.has_value());
+  const std::string& text = metrics->body;
+  EXPECT_NE(text.find("# TYPE tessera_inferenceservice_requests_total counter"), std::string::npos);
+  EXPECT_NE(text.find("tessera_inferenceservice_requests_total{namespace=\"team\",inferenceservice=\"llm\",code=\"200\"} 30"),
+            std::string::npos)
+      << text.substr(text.find("tessera_inferenceservice"), 600);
+  EXPECT_NE(text.find("tessera_inferenceservice_request_duration_seconds_count{namespace=\"team\",inferenceservice=\"llm\"} 30"),
+            std::string::npos);
 }
 
 TEST_F(InferenceServiceTest, AReplicaWhosePodFailedIsReplacedByANewWorkload) {

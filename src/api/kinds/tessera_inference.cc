@@ -125,6 +125,16 @@ std::vector<KindDefinition> TesseraInferenceKinds() {
                    {.name = "READY", .description = "ready replicas / the replicas wanted", .cell = Ready},
                    FieldColumn("REVISION", "status.revision", "", 0, ColumnType::kString,
                                "the revision of spec.template (a hash, as a ReplicaSet's pod-template-hash)"),
+                   FieldColumn("REQ/S", "status.requests.perSecond", "0", 1, ColumnType::kString,
+                               "requests a second through the proxy, over the last minute"),
+                   {.name = "P99",
+                    .priority = 1,
+                    .description = "the 99th percentile of their latency over the last minute",
+                    .cell =
+                        [](const json& o, const ColumnOptions&) {
+                          const std::string ms = TextAt(o, "status.requests.latencyP99Ms");
+                          return ms.empty() ? std::string("-") : ms + "ms";
+                        }},
                    AgeColumn()},
        .roles = RoleGrants{.grants = {ViewReads(), ViewReads("status"), EditWrites()}},
        .controller = "inferenceservice-controller"},

@@ -260,13 +260,16 @@ HttpResponse ProxyResponse(Store& store, const RequestInfo& info, const HttpRequ
     return ForwardToBackend(std::get<ProxyBackend>(std::move(backend)), request, ForwardingFor(store, info),
                             std::move(answered));
   }
-  // Counted in flight until answered (service_traffic.h).
-  traffic->Begin(info.ns, id->name);
-  auto done = std::make_shared<ProxyAnswered>(
-      [traffic, ns = info.ns, name = id->name, answered = std::move(answered)](int status, const std::string& error) {
-        traffic->End(ns, name);
-        if (answered) answered(status, error);
-      });
+  // Counted in flight until answered, then in the Service's request rate and
+  // latency (service_traffic.h).
+  auto svc = store.Get(ObjectKey{"/Service", info.ns, id->name});
+  const std::string isvc = svc ? StringAt(svc->object, {"metadata", "labels", "tessera.dev/inferenceservice"}) : "";
+  const auto began = traffic->Begin(info.ns, id->name);
+  auto done = std::make_shared<ProxyAnswered>([traffic, ns = info.ns, name = id->name, began, isvc,
+                                               answered = std::move(answered)](int status, const std::string& error) {
+    traffic->End(ns, name, RequestEnd{.status = status, .began = began, .inference_service = isvc});
+    if (answered) answered(status, error);
+  });
   auto forward = [request, done, how = ForwardingFor(store, info)](ProxyBackend backend) {
     return ForwardToBackend(std::move(backend), request, how,
                             [done](int status, const std::string& error) { (*done)(status, error); });
@@ -274,16 +277,15 @@ HttpResponse ProxyResponse(Store& store, const RequestInfo& info, const HttpRequ
   auto backend = ResolveProxyBackend(store, info);
   if (auto* to = std::get_if<ProxyBackend>(&backend)) return forward(std::move(*to));
   HttpResponse refused = std::get<HttpResponse>(std::move(backend));
-  auto svc = store.Get(ObjectKey{"/Service", info.ns, id->name});
-  const bool scales_from_zero =
-      refused.status == 503 && svc && !StringAt(svc->object, {"metadata", "labels", "tessera.dev/inferenceservice"}).empty();
+  const bool scales_from_zero = refused.status == 503 && !isvc.empty();
   if (!scales_from_zero) {
-    traffic->End(info.ns, id->name);  // refused as without `traffic`: `answered` is not called
+    // Refused as without `traffic` (`answered` is not called), and counted: the caller saw it.
+    traffic->End(info.ns, id->name, RequestEnd{.status = refused.status, .began = began, .inference_service = isvc});
     return refused;
   }
   // Scale from zero: held until a replica is ready, then forwarded.
   HttpResponse held;
-  held.deferred = [&store, info, traffic, forward, refused, name = id->name](
+  held.deferred = [&store, info, traffic, forward, refused, name = id->name, began, isvc](
                       std::function<void(HttpResponse)> respond) mutable {
     HttpResponse timeout = refused;
     timeout.body = ProxyStatusJson(503, "ServiceUnavailable",
@@ -299,8 +301,9 @@ HttpResponse ProxyResponse(Store& store, const RequestInfo& info, const HttpRequ
           if (to == nullptr || !BackendAccepts(to->host, to->port)) return std::nullopt;
           return forward(std::move(*to));
         },
-        [respond = std::move(respond), traffic, ns = info.ns, name](HttpResponse r) mutable {
-          if (!r.upgrade) traffic->End(ns, name);  // timed out; a forwarded exchange ends through `done`
+        [respond = std::move(respond), traffic, ns = info.ns, name, began, isvc](HttpResponse r) mutable {
+          // Timed out (a forwarded exchange ends through `done`).
+          if (!r.upgrade) traffic->End(ns, name, RequestEnd{.status = r.status, .began = began, .inference_service = isvc});
           respond(std::move(r));
         },
         std::move(timeout));

@@ -7,7 +7,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+
+#include "server/metrics_registry.h"
 
 namespace tessera {
 
@@ -34,16 +37,96 @@ ServiceTraffic::ServiceTraffic(std::function<void()> kick, std::chrono::millisec
 
 ServiceTraffic::~ServiceTraffic() { Stop(); }
 
-void ServiceTraffic::Begin(const std::string& ns, const std::string& service) {
-  std::lock_guard lock(mu_);
-  ++in_flight_[{ns, service}];
+namespace {
+
+constexpr char kRequestsMetric[] = "tessera_inferenceservice_requests_total";
+constexpr char kDurationMetric[] = "tessera_inferenceservice_request_duration_seconds";
+
+int64_t SecondOf(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
 }
 
-void ServiceTraffic::End(const std::string& ns, const std::string& service) {
+}  // namespace
+
+void ServiceTraffic::SetMetrics(MetricsRegistry* metrics) {
+  if (metrics != nullptr) {
+    metrics->AddCounter(kRequestsMetric,
+                        "Requests the server's proxy answered for an InferenceService, by the answer's HTTP code");
+    std::vector<double> buckets;
+    for (int64_t ms : kBucketsMs) buckets.push_back(static_cast<double>(ms) / 1000);
+    metrics->AddHistogram(kDurationMetric, "Time from taking a request for an InferenceService to its answer",
+                          std::move(buckets));
+  }
   std::lock_guard lock(mu_);
-  auto it = in_flight_.find({ns, service});
-  if (it == in_flight_.end()) return;
-  if (--it->second <= 0) in_flight_.erase(it);
+  metrics_ = metrics;
+}
+
+std::chrono::steady_clock::time_point ServiceTraffic::Begin(const std::string& ns, const std::string& service) {
+  std::lock_guard lock(mu_);
+  ++in_flight_[{ns, service}];
+  return std::chrono::steady_clock::now();
+}
+
+void ServiceTraffic::End(const std::string& ns, const std::string& service, const std::optional<RequestEnd>& ended) {
+  MetricsRegistry* metrics = nullptr;
+  const auto now = std::chrono::steady_clock::now();
+  const int64_t us = ended ? std::chrono::duration_cast<std::chrono::microseconds>(now - ended->began).count() : 0;
+  const int64_t ms = (std::max<int64_t>(us, 0) + 999) / 1000;  // rounded up: percentiles are upper bounds
+  const bool error = ended && (ended->status == 0 || ended->status >= 500);
+  {
+    std::lock_guard lock(mu_);
+    auto it = in_flight_.find({ns, service});
+    if (it != in_flight_.end() && --it->second <= 0) in_flight_.erase(it);
+    if (!ended) return;
+    const int64_t at = SecondOf(now);
+    Second& s = answered_[{ns, service}][static_cast<size_t>(at % RequestStats::kWindowSeconds)];
+    if (s.at != at) s = Second{.at = at};
+    ++s.requests;
+    if (error) ++s.errors;
+    s.slowest_ms = std::max(s.slowest_ms, ms);
+    const auto bucket = std::lower_bound(std::begin(kBucketsMs), std::end(kBucketsMs), ms) - std::begin(kBucketsMs);
+    ++s.buckets[bucket];
+    metrics = ended->inference_service.empty() ? nullptr : metrics_;
+  }
+  if (metrics == nullptr) return;
+  const std::string code = ended->status == 0 ? "0" : std::to_string(ended->status);
+  metrics->Increment(kRequestsMetric, {{"namespace", ns}, {"inferenceservice", ended->inference_service}, {"code", code}});
+  metrics->Observe(kDurationMetric, {{"namespace", ns}, {"inferenceservice", ended->inference_service}},
+                   static_cast<double>(us) / 1e6);
+}
+
+RequestStats ServiceTraffic::Recent(const std::string& ns, const std::string& service,
+                                    std::chrono::steady_clock::time_point now) const {
+  RequestStats out;
+  int64_t buckets[kBuckets] = {};
+  int64_t slowest = 0;
+  {
+    std::lock_guard lock(mu_);
+    auto it = answered_.find({ns, service});
+    if (it == answered_.end()) return out;
+    const int64_t at = SecondOf(now);
+    for (const Second& s : it->second) {
+      if (s.at < 0 || s.at > at || at - s.at >= RequestStats::kWindowSeconds) continue;
+      out.requests += s.requests;
+      out.errors += s.errors;
+      slowest = std::max(slowest, s.slowest_ms);
+      for (size_t b = 0; b < kBuckets; ++b) buckets[b] += s.buckets[b];
+    }
+  }
+  auto percentile = [&](int64_t pct) -> int64_t {
+    const int64_t rank = (out.requests * pct + 99) / 100;  // the rank-th fastest, 1-based
+    int64_t seen = 0;
+    for (size_t b = 0; b < kBuckets; ++b) {
+      seen += buckets[b];
+      if (seen >= rank) return b < std::size(kBucketsMs) ? std::min(kBucketsMs[b], slowest) : slowest;
+    }
+    return slowest;
+  };
+  if (out.requests > 0) {
+    out.p50_ms = percentile(50);
+    out.p99_ms = percentile(99);
+  }
+  return out;
 }
 
 int64_t ServiceTraffic::InFlight(const std::string& ns, const std::string& service) const {

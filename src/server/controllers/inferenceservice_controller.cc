@@ -68,6 +68,7 @@ int64_t ServingPort(const json& spec) {
 
 constexpr int64_t kDefaultTargetConcurrency = 10;  // Knative KPA's container concurrency target
 constexpr Duration kDefaultScaleDownDelay = Duration::Seconds(30);
+constexpr Duration kRequestStatsPeriod = Duration::Seconds(10);
 
 Duration ScaleDownDelay(const json& spec) {
   const std::string text = StringAt(spec, {"autoscaling", "scaleDownDelay"});
@@ -243,6 +244,35 @@ int64_t ResolveIntOrPercent(const json* value, int64_t replicas, bool round_up, 
   if (ec != std::errc() || end != text.data() + text.size() - 1) return fallback;
   // Kubernetes' GetScaledValueFromIntOrPercent: ceil or floor of replicas * pct / 100.
   return round_up ? (replicas * pct + 99) / 100 : replicas * pct / 100;
+}
+
+// status.requests: what the proxy answered over the last minute (service_traffic.h),
+// brought up to date every kRequestStatsPeriod at most (as the HPA's status),
+// so that steady traffic does not rewrite the object each pass.
+void InferenceServiceController::UpdateRequestStats(PassContext& pass, const StoredObject& isvc, json& st) {
+  if (pass.traffic == nullptr) return;
+  const std::string key = isvc.key.ns + "/" + isvc.key.name;
+  const bool shown = st.contains("requests");
+  auto [at, fresh] = requests_at_.try_emplace(key, pass.now);
+  if (!fresh && pass.now - at->second < kRequestStatsPeriod) {
+    if (shown) pass.WakeAt(at->second + kRequestStatsPeriod);
+    return;
+  }
+  const RequestStats stats = pass.traffic->Recent(isvc.key.ns, isvc.key.name);
+  if (stats.requests == 0) {
+    st.erase("requests");
+    requests_at_.erase(key);
+    return;
+  }
+  at->second = pass.now;
+  const int64_t milli = stats.PerSecondMilli();
+  st["requests"] = {{"window", fmt::format("{}s", RequestStats::kWindowSeconds)},
+                    {"count", stats.requests},
+                    {"errors", stats.errors},
+                    {"perSecond", fmt::format("{}.{:02}", milli / 1000, milli % 1000 / 10)},
+                    {"latencyP50Ms", stats.p50_ms},
+                    {"latencyP99Ms", stats.p99_ms}};
+  pass.WakeAt(pass.now + kRequestStatsPeriod);
 }
 
 int64_t InferenceServiceController::WantedReplicas(PassContext& pass, const StoredObject& isvc) {
@@ -542,6 +572,7 @@ void InferenceServiceController::Reconcile(PassContext& pass) {
     }
     st["readyReplicas"] = ready_all;
     st["revisions"] = std::move(revisions);
+    UpdateRequestStats(pass, isvc, st);
     // The stable revision: the current one once all its replicas are ready and no other is left.
     const int64_t current_ready = count_ready(by_revision[revision]);
     const bool settled = current_ready == wanted && wanted > 0 &&

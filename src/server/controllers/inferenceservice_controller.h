@@ -83,8 +83,11 @@ class InferenceServiceController final : public Controller {
   // spec.replicas; with minReplicas/maxReplicas, the autoscaler's count.
   int64_t WantedReplicas(PassContext& pass, const StoredObject& isvc);
   void DeleteOrphans(PassContext& pass);
+  void UpdateRequestStats(PassContext& pass, const StoredObject& isvc, nlohmann::json& status);
   // Per InferenceService (NS/NAME), when the autoscaler last needed its current count.
   std::map<std::string, Timestamp> needed_at_;
+  // Per InferenceService, when its status.requests was last brought up to date.
+  std::map<std::string, Timestamp> requests_at_;
   std::optional<uint64_t> orphans_checked_at_;  // ObjectCache::removals of the kind at the last scan
   UuidGenerator uuids_;                          // the replicas' name suffixes
 };
