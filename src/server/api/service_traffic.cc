@@ -62,9 +62,20 @@ void ServiceTraffic::SetMetrics(MetricsRegistry* metrics) {
 }
 
 std::chrono::steady_clock::time_point ServiceTraffic::Begin(const std::string& ns, const std::string& service) {
-  std::lock_guard lock(mu_);
-  ++in_flight_[{ns, service}];
-  return std::chrono::steady_clock::now();
+  const auto now = std::chrono::steady_clock::now();
+  bool kick = false;
+  {
+    std::lock_guard lock(mu_);
+    ++in_flight_[{ns, service}];
+    // Rising load wakes the autoscaler, twice a second at most (Knative's KPA
+    // ticks every 2 s), rather than waiting for the loop's resync.
+    if (kick_ && now - last_kick_ >= kKickEvery) {
+      last_kick_ = now;
+      kick = true;
+    }
+  }
+  if (kick) kick_();
+  return now;
 }
 
 void ServiceTraffic::End(const std::string& ns, const std::string& service, const std::optional<RequestEnd>& ended) {

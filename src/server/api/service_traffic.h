@@ -7,6 +7,7 @@
 //     refused). A held request counts as in flight, so that the controller,
 //     which reads InFlight each pass, scales a Service at zero replicas up to
 //     one (Knative's activator does the same for its KPA).
+//     Begin also wakes the scheduler loop (`kick`), twice a second at most.
 //   - Held requests: Hold keeps one until `retry` finds a backend (the first
 //     replica turned Ready), then answers it with what `retry` returned, so the
 //     first request is answered, not dropped; after `timeout` (60 s by default)
@@ -124,6 +125,8 @@ class ServiceTraffic {
   std::map<std::pair<std::string, std::string>, int64_t> in_flight_;
   std::map<std::pair<std::string, std::string>, Window> answered_;
   MetricsRegistry* metrics_ = nullptr;
+  static constexpr std::chrono::milliseconds kKickEvery{500};
+  std::chrono::steady_clock::time_point last_kick_;  // Begin's last kick of the loop
   std::vector<Held> held_;
   bool stopped_ = false;
   std::thread thread_;  // started with the first held request
