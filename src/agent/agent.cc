@@ -242,6 +242,15 @@ struct Agent::Impl {
     uint64_t probe_generation = 0;
     bool probes_checked = false;  // this run's probes were looked for
     std::string kill_message;     // why the agent killed it: "Liveness probe failed: ..."
+    // Its probes' failures as the kubelet's Warning events (reason Unhealthy),
+    // one Event per message with a count, as Kubernetes' event correlator
+    // aggregates them; sent by ReportProbeEvents.
+    struct ProbeEvent {
+      std::string name;  // the Event's, once created
+      std::string first, last;
+      int64_t count = 0, sent = 0;
+    };
+    std::map<std::string, ProbeEvent> probe_events;  // by message
   };
   std::map<std::string, Run> runs;  // by pod uid
   // Container images (image_store.h), pulled by one worker off the loop.
@@ -440,6 +449,9 @@ struct Agent::Impl {
   // that never started, readies the pod to be started again.
   void OnExit(Run& run, const ProcessExit& exit, Timestamp now);
   void Report(ApiClient& client, Run& run);
+  // Its probes' failures not yet sent as Events (Run::probe_events).
+  void ReportProbeEvents(ApiClient& client, Run& run);
+  uint64_t event_sequence = 0;
   void PublishUsage(ApiClient& client);
   // Sets the annotation tessera.dev/last-checkpoint of each running pod whose
   // checkpoint file changed since the Pod last took it: one stat per running pod.
@@ -1651,6 +1663,13 @@ void Agent::Impl::RunProbes(Timestamp now) {
       if (!f.outcome.success) {
         spdlog::debug("agent {}: pod {}/{}: {} probe failed: {}", options.node_name, ns, name, ProbeKindName(f.kind),
                       f.outcome.message);
+        const std::string message = fmt::format("{} probe failed: {}", ProbeKindName(f.kind), f.outcome.message);
+        constexpr size_t kMaxProbeEvents = 16;  // distinct messages a run keeps; the rest are only logged
+        if (run.probe_events.size() < kMaxProbeEvents || run.probe_events.contains(message)) {
+          Run::ProbeEvent& e = run.probe_events[message];
+          if (e.count++ == 0) e.first = FormatRfc3339(now);
+          e.last = FormatRfc3339(now);
+        }
       }
       if (v.changed || v.kill) {
         ApplyReadiness(run, now);
@@ -1817,6 +1836,41 @@ void Agent::Impl::Report(ApiClient& client, Run& run) {
   if (r && (r->status / 100 == 2 || r->status == 404)) run.unreported = false;
 }
 
+void Agent::Impl::ReportProbeEvents(ApiClient& client, Run& run) {
+  const std::string ns = run.pod["metadata"].value("namespace", "");
+  const std::string pod = run.pod["metadata"].value("name", "");
+  for (auto& [message, e] : run.probe_events) {
+    if (e.count == e.sent) continue;
+    const std::string events = fmt::format("/api/v1/namespaces/{}/events", ns);
+    Result<ApiResponse> r;
+    if (e.name.empty()) {
+      const std::string name = fmt::format("{}.{:x}{:04x}", pod, SystemNow().ms, ++event_sequence & 0xffff);
+      json event{{"apiVersion", "v1"},
+                 {"kind", "Event"},
+                 {"metadata", {{"name", name}, {"namespace", ns}}},
+                 {"involvedObject",
+                  {{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", pod}, {"namespace", ns},
+                   {"uid", run.pod["metadata"].value("uid", "")}}},
+                 {"reason", "Unhealthy"},
+                 {"message", message},
+                 {"type", "Warning"},
+                 {"source", {{"component", "kubelet"}, {"host", options.node_name}}},
+                 {"reportingComponent", "kubelet"},
+                 {"reportingInstance", options.node_name},
+                 {"firstTimestamp", e.first},
+                 {"lastTimestamp", e.last},
+                 {"count", e.count}};
+      r = client.Request("POST", events, event.dump());
+      if (r && r->status / 100 == 2) e.name = name;
+    } else {
+      r = client.Request("PATCH", events + "/" + e.name, json{{"count", e.count}, {"lastTimestamp", e.last}}.dump(),
+                         "application/merge-patch+json");
+      if (r && r->status == 404) e.name.clear();  // expired: created again next time
+    }
+    if (r && r->status / 100 == 2) e.sent = e.count;
+  }
+}
+
 void Agent::Impl::Reconcile(ApiClient& client) {
   bool listed;
   bool full;
@@ -1974,6 +2028,7 @@ void Agent::Impl::Reconcile(ApiClient& client) {
       continue;
     }
     if (!run.terminating) Report(client, run);
+    ReportProbeEvents(client, run);
     ++it;
   }
   // The fence (fence.h) kills only the pods in the state file, and a restarted

@@ -326,6 +326,22 @@ TEST_F(ProbesAgentTest, ReadinessFollowsAnHttpProbeAndTheEndpointSliceFollowsRea
     return false;
   };
   EXPECT_TRUE(endpoint_ready(false)) << "a pod that is not ready is no ready endpoint";
+  // The failures are the kubelet's Warning events: reason Unhealthy, one Event
+  // per message whose count goes up as the probe keeps failing.
+  json unhealthy = json::object();
+  for (int i = 0; i < 1000 && unhealthy.value("count", 0) < 2; ++i) {
+    auto r = client_->Request("GET", "/api/v1/namespaces/default/events");
+    const json list = r && r->status == 200 ? json::parse(r->body, nullptr, false) : json::object();
+    for (const json& e : list.value("items", json::array())) {
+      if (e.value("reason", "") == "Unhealthy" && e["involvedObject"].value("name", "") == pod) unhealthy = e;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(unhealthy.value("type", ""), "Warning") << unhealthy.dump();
+  EXPECT_TRUE(unhealthy.value("message", "").starts_with("Readiness probe failed: ")) << unhealthy.dump();
+  EXPECT_GE(unhealthy.value("count", 0), 2) << unhealthy.dump();
+  EXPECT_EQ(unhealthy["source"].value("component", ""), "kubelet");
+  EXPECT_EQ(unhealthy["involvedObject"].value("kind", ""), "Pod");
 
   std::ofstream(marker) << "ok";
   const json ready = WaitForPod(pod, [](const json& p) { return ConditionField(p, "Ready", "status") == "True"; });
