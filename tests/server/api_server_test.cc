@@ -111,6 +111,39 @@ TEST_F(ApiServerTest, CreateGetListAndSelectByLabel) {
 
 // Errors about one object are Kubernetes' own: the message kubectl prints and
 // Status.details {name, group (not for the core API), kind: the resource}.
+TEST_F(ApiServerTest, ADryRunCreateChecksAndAnswersButStoresNothing) {
+  // kubectl's --dry-run=server, and the portal's check of pasted YAML.
+  auto c = Admin();
+  const std::string cms = "/api/v1/namespaces/default/configmaps";
+  const json cm{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "settings"}}}, {"data", {{"a", "1"}}}};
+  auto dry = c.Request("POST", cms + "?dryRun=All", cm.dump());
+  ASSERT_TRUE(dry.has_value());
+  EXPECT_EQ(dry->status, 201) << dry->body;
+  EXPECT_EQ(Body(*dry)["metadata"]["namespace"], "default");
+  EXPECT_TRUE(Body(*dry)["metadata"].contains("creationTimestamp"));
+  EXPECT_EQ(c.Request("GET", cms + "/settings")->status, 404) << "a dry run stores nothing";
+  // What a create refuses, a dry run refuses, with the same words.
+  json bad = cm;
+  bad["data"] = {{"a", 1}};
+  auto invalid = c.Request("POST", cms + "?dryRun=All", bad.dump());
+  EXPECT_EQ(invalid->status, 422) << invalid->body;
+  EXPECT_NE(Body(*invalid)["message"].get<std::string>().find("data[a]"), std::string::npos) << invalid->body;
+  ASSERT_EQ(c.Request("POST", cms, cm.dump())->status, 201);
+  auto exists = c.Request("POST", cms + "?dryRun=All", cm.dump());
+  EXPECT_EQ(exists->status, 409);
+  EXPECT_EQ(Body(*exists)["reason"], "AlreadyExists");
+  EXPECT_EQ(c.Request("POST", "/api/v1/namespaces/nowhere/configmaps?dryRun=All", cm.dump())->status, 404);
+  // Only All is a dry run, and only creates take one: nothing is written by mistake.
+  auto odd = c.Request("POST", cms + "?dryRun=true", cm.dump());
+  EXPECT_EQ(odd->status, 400);
+  EXPECT_NE(odd->body.find("supported values: \\\"All\\\""), std::string::npos) << odd->body;
+  json changed = Body(*c.Request("GET", cms + "/settings"));
+  changed["data"]["a"] = "2";
+  auto put = c.Request("PUT", cms + "/settings?dryRun=All", changed.dump());
+  EXPECT_EQ(put->status, 400) << put->body;
+  EXPECT_EQ(Body(*c.Request("GET", cms + "/settings"))["data"]["a"], "1");
+}
+
 TEST_F(ApiServerTest, AlreadyExistsAndNotFoundAreStatusesInKubernetesWords) {
   auto c = Admin();
   json ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "dup"}}}};

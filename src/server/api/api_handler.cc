@@ -41,6 +41,7 @@ struct ApiHandler::Call {
   Timestamp received;
   std::vector<std::pair<std::string, std::string>> audit_annotations;
   std::string created_name;  // a create's object (the audit record names it)
+  bool dry_run = false;      // ?dryRun=All: checked and answered, not written
 };
 
 namespace {
@@ -406,6 +407,21 @@ HttpResponse ApiHandler::Dispatch(Call& call) {
                                       r.api_group.empty() ? "core" : r.api_group, r.api_version,
                                       ServedResources(r.api_group, r.api_version)));
   }
+  if (req.query.contains("dryRun")) {
+    const std::string dry = req.Query("dryRun");
+    if (dry != "All") {
+      return StatusResponse(400, "BadRequest",
+                            fmt::format("dryRun: Unsupported value: \"{}\": supported values: \"All\"", dry));
+    }
+    // Never a write a client asked not to make: only creates are dry-run here.
+    if (req.method != "POST" || !r.subresource.empty()) {
+      return StatusResponse(400, "BadRequest",
+                            fmt::format("dryRun=All is served for creates (POST to a collection) only; {} {} would "
+                                        "change the object: send it without dryRun, or create it with dryRun to check it",
+                                        req.method, req.path));
+    }
+    call.dry_run = true;
+  }
   if (!ServesSubresource(*r.kind, r.subresource)) {
     return StatusResponse(404, "NotFound", fmt::format("{}: unknown subresource", req.path));
   }
@@ -724,10 +740,27 @@ HttpResponse ApiHandler::Create(Call& call) {
     if (!admitted) return ErrorResponse(admitted.error());
     claim_bytes = *admitted;
   }
+  ObjectKey key{std::string(r.kind->store_key), r.ns, name};
+  // ?dryRun=All (kubectl's --dry-run=server): every check a create makes, and the
+  // object as it would be stored, but nothing is written or kept (the cluster IP
+  // and the claim's reservation are given back at once).
+  if (call.dry_run) {
+    if (service_ip) service_ips_->Release(*service_ip);
+    if (claim_bytes >= 0) claims_.Release(r.ns, claim_bytes);
+    if (ns_key) {
+      if (auto ns = store_.Get(*ns_key); !ns) return ObjectErrorResponse(ns.error(), ns_kind, r.ns);
+    }
+    if (auto existing = store_.Get(key); existing) {
+      return ObjectErrorResponse(Status::AlreadyExists(fmt::format("{} already exists", name)), *r.kind, name);
+    }
+    HttpResponse dry;
+    dry.status = 201;
+    dry.body = obj.dump();
+    return dry;
+  }
   // The write waits in the store's queue to share a commit with others; the
   // I/O thread serves other connections meanwhile. The namespace must exist
   // when the object is written (checked in the same transaction).
-  ObjectKey key{std::string(r.kind->store_key), r.ns, name};
   HttpResponse resp;
   resp.deferred = [this, key = std::move(key), obj = std::move(obj), ns_key = std::move(ns_key), kind = r.kind,
                    &ns_kind, service_ip, claim_bytes](std::function<void(HttpResponse)> respond) mutable {
