@@ -1,0 +1,93 @@
+import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
+import { Client } from "../api/client";
+
+// Who is signed in. The token lives in sessionStorage (this tab only, gone when
+// it closes), never in a URL or in localStorage.
+export interface Identity {
+  username: string;
+  groups: string[];
+}
+
+const TOKEN_KEY = "tessera.token";
+
+export function storedToken(): string | null {
+  try {
+    return sessionStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}
+
+export interface SessionValue {
+  client: Client;
+  identity: Identity | null;
+  signIn: (token: string) => Promise<Identity>;
+  signOut: (why?: string) => void;
+  signedOutReason: string | null;
+}
+
+const SessionContext = createContext<SessionValue | null>(null);
+
+export async function whoAmI(client: Client): Promise<Identity> {
+  const review = await client.post<{ status?: { userInfo?: { username?: string; groups?: string[] } } }>(
+    "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+    { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
+  );
+  const u = review.status?.userInfo ?? {};
+  return { username: u.username ?? "", groups: u.groups ?? [] };
+}
+
+export function SessionProvider({ children }: { children: ReactNode }) {
+  const [token, setToken] = useState<string | null>(storedToken);
+  const [identity, setIdentity] = useState<Identity | null>(null);
+  const [checking, setChecking] = useState(!!token);
+  const [signedOutReason, setReason] = useState<string | null>(null);
+  const tokenRef = useMemo(() => ({ current: token }), []); // eslint-disable-line react-hooks/exhaustive-deps
+  tokenRef.current = token;
+  const client = useMemo(() => new Client(() => tokenRef.current), [tokenRef]);
+
+  const signOut = (why?: string) => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    tokenRef.current = null;
+    setToken(null);
+    setIdentity(null);
+    setReason(why ?? null);
+  };
+  client.onUnauthorized = (e) => signOut(`Signed out: ${e.message}`);
+
+  useEffect(() => {
+    if (!token || identity) return;
+    whoAmI(client)
+      .then(setIdentity)
+      .catch(() => signOut("Your sign-in has expired: sign in again."))
+      .finally(() => setChecking(false));
+  }, []); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const signIn = async (t: string) => {
+    tokenRef.current = t;
+    try {
+      const id = await whoAmI(client);
+      sessionStorage.setItem(TOKEN_KEY, t);
+      setToken(t);
+      setIdentity(id);
+      setReason(null);
+      return id;
+    } catch (e) {
+      tokenRef.current = token;
+      throw e;
+    }
+  };
+
+  if (checking && !identity) return null;
+  return (
+    <SessionContext.Provider value={{ client, identity, signIn, signOut, signedOutReason }}>
+      {children}
+    </SessionContext.Provider>
+  );
+}
+
+export function useSession(): SessionValue {
+  const s = useContext(SessionContext);
+  if (!s) throw new Error("useSession outside SessionProvider");
+  return s;
+}

@@ -1,0 +1,7 @@
+import "@mantine/core/styles.css";
+import "uplot/dist/uPlot.min.css";
+import "./ui/app.css";
+import { createRoot } from "react-dom/client";
+import { App } from "./App";
+
+createRoot(document.getElementById("root")!).render(<App />);

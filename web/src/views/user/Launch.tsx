@@ -1,0 +1,5 @@
+import { Title } from "@mantine/core";
+
+export default function Launch() {
+  return <Title order={2}>Launch</Title>;
+}
