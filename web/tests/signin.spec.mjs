@@ -9,7 +9,7 @@ export const journeys = [
       await t.screenshot(page, "signin");
       await page.getByLabel("Token").fill("not-a-token");
       await page.getByRole("button", { name: "Sign in", exact: true }).click();
-      await page.getByRole("alert").filter({ hasText: /token/i }).waitFor();
+      await page.getByRole("alert").filter({ hasText: "the bearer token is not valid" }).waitFor();
       await page.getByLabel("Token").fill(t.tokens.alice);
       await page.getByRole("button", { name: "Sign in", exact: true }).click();
       await page.getByTestId("whoami").filter({ hasText: "alice" }).waitFor();
@@ -17,7 +17,8 @@ export const journeys = [
       t.assert(!page.url().includes(t.tokens.alice), "the token must not be in the URL");
       const stored = await page.evaluate(() => sessionStorage.getItem("tessera.token"));
       t.assert(stored === t.tokens.alice, "the token is kept in sessionStorage");
-      t.assert(page.url().includes("/ui/ns/team-nlp/"), `alice lands in her namespace, not ${page.url()}`);
+      // alice lands in her namespace's workloads.
+      await page.waitForURL(/\/ui\/ns\/team-nlp\/workloads/);
       await page.getByRole("button", { name: "Sign out" }).click();
       await page.getByLabel("Token").waitFor();
       t.assert((await page.evaluate(() => sessionStorage.getItem("tessera.token"))) === null, "signing out forgets the token");

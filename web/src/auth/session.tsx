@@ -53,7 +53,11 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     setIdentity(null);
     setReason(why ?? null);
   };
-  client.onUnauthorized = (e) => signOut(`Signed out: ${e.message}`);
+  // A 401 while signed in ends the session (revoked or expired token); a wrong
+  // token on the sign-in page is only that form's error.
+  client.onUnauthorized = (e) => {
+    if (identity) signOut(`Signed out: ${e.message}`);
+  };
 
   useEffect(() => {
     if (!token || identity) return;
