@@ -39,23 +39,26 @@ export default function SweepPanel({ object: sweep, namespace }: PanelProps) {
           Goal: {goal} <Text span ff="monospace">{metric}</Text>
           {spec.objective?.goal !== undefined && <> until it reaches {String(spec.objective.goal)}</>}, by{" "}
           {spec.algorithm?.algorithmName ?? "random"} search.{" "}
-          {best && (
+          {best ? (
             <>
               Best so far: <strong>{best}</strong>, {metric} = {formatValue(st.currentOptimalTrial.objectiveValue)}.
             </>
+          ) : (
+            "No trial has ended yet: the best is chosen among ended trials."
           )}
         </Text>
       </Section>
 
       <Section title={`${metric} by trial`} testId="sweep-chart">
-        {data[1].some((v) => v !== null) ? (
+        {data[1].some((v) => v !== null) || data[2].some((v) => v !== null) ? (
           <Chart
-            label={`${metric} of each trial against the trial's number, and the best so far (${goal})`}
+            label={`${metric} of each trial against the trial's number, ended and running, and the best so far among ended trials (${goal})`}
             data={data}
             xLabel="trial"
             yLabel={metric}
             series={[
-              { label: metric, color: "blue", points: true },
+              { label: `${metric} (ended)`, color: "blue", points: true },
+              { label: `${metric} (running, latest)`, color: "gray", points: true },
               { label: "best so far", color: "orange", stepped: true },
             ]}
           />

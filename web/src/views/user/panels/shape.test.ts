@@ -97,10 +97,12 @@ describe("sweeps", () => {
   it("keeps the best so far for either goal", () => {
     expect(bestSoFar([null, 5, 7, 3, null, 4], "minimize")).toEqual([null, 5, 5, 3, 3, 3]);
     expect(bestSoFar([2, 1, 9], "maximize")).toEqual([2, 2, 9]);
+    // Only ended trials count for the best; lr-2 still runs.
     expect(objectiveSeries(trialRows(sweep), "minimize")).toEqual([
       [1, 2, 10],
-      [5, 3, null],
-      [5, 3, 3],
+      [5, null, null],
+      [null, 3, null],
+      [5, 5, 5],
     ]);
   });
 });

@@ -168,11 +168,23 @@ export function bestSoFar(values: (number | null)[], goal: Goal): (number | null
   });
 }
 
-// The objective chart's data: trial numbers, each trial's value, best so far.
-export function objectiveSeries(rows: TrialRow[], goal: Goal): [number[], (number | null)[], (number | null)[]] {
-  const xs = rows.map((r) => r.number);
-  const ys = rows.map((r) => r.objective);
-  return [xs, ys, bestSoFar(ys, goal)];
+// A trial's value counts for the best once it ended (Succeeded, or stopped
+// early), as the server's currentOptimalTrial; a running trial's is its latest.
+export const COMPLETED = new Set(["Succeeded", "EarlyStopped"]);
+
+// The objective chart's data: trial numbers, completed trials' values, running
+// (or otherwise unfinished) trials' values, and the best completed so far.
+export function objectiveSeries(
+  rows: TrialRow[],
+  goal: Goal,
+): [number[], (number | null)[], (number | null)[], (number | null)[]] {
+  const done = rows.map((r) => (COMPLETED.has(r.state) ? r.objective : null));
+  return [
+    rows.map((r) => r.number),
+    done,
+    rows.map((r) => (COMPLETED.has(r.state) ? null : r.objective)),
+    bestSoFar(done, goal),
+  ];
 }
 
 // ---------------------------------------------------------------- Pipeline

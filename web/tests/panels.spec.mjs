@@ -1,0 +1,227 @@
+// The kind panels of a workload's page, on real objects made from the worked
+// examples (examples/workloads/), as alice in team-nlp.
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const NS = "team-nlp";
+const API = `/apis/tessera.dev/v1/namespaces/${NS}`;
+
+// An example's manifest under another name (so journeys never clash with what
+// a person applied by hand).
+function example(file, from, to) {
+  const text = readFileSync(join(repo, "examples/workloads", file), "utf8");
+  const renamed = text.replace(`\n  name: ${from}\n`, `\n  name: ${to}\n`);
+  if (renamed === text) throw new Error(`${file} has no metadata.name ${from}`);
+  return renamed;
+}
+
+async function create(t, plural, manifest) {
+  await t.api("alice", "POST", `${API}/${plural}`, manifest);
+}
+
+async function remove(t, plural, name) {
+  await t.api("alice", "DELETE", `${API}/${plural}/${name}`).catch(() => {});
+}
+
+// t.eventually, saying on a timeout what was seen last.
+async function until(t, f, what, timeoutMs, seen) {
+  try {
+    await t.eventually(f, { timeoutMs, what });
+  } catch (e) {
+    throw new Error(`${e.message}; seen: ${await seen().catch((x) => x.message)}`);
+  }
+}
+
+async function open(t, plural, name, opts) {
+  const page = await t.newPage("alice", opts);
+  const started = Date.now();
+  await page.goto(`${t.url}/ui/ns/${NS}/${plural}/${name}`);
+  await page.getByTestId(`panel-${plural}`).waitFor();
+  return { page, started };
+}
+
+export const journeys = [
+  {
+    name: "an InferenceService's panel: its URL, its replicas, and the requests sent through the proxy",
+    async run(t) {
+      const name = "panel-sentiment";
+      await create(t, "inferenceservices", example("inference.yaml", "sentiment", name));
+      try {
+        const { page } = await open(t, "inferenceservices", name);
+        const proxy = `/api/v1/namespaces/${NS}/services/${name}:http/proxy/`;
+        await page.getByLabel("URL", { exact: true }).filter({ hasText: proxy }).waitFor();
+        await page.getByText(`tessera open svc/${name}:http -n ${NS}`).waitFor();
+        // Its one replica: a Workload, its pod on the node, Ready.
+        const row = page.getByTestId("replica-row");
+        await until(
+          t,
+          async () => (await row.count()) === 1 && (await row.first().locator('[data-state="Ready"]').count()) === 1,
+          "the replica to be Ready in the panel",
+          60000,
+          async () => JSON.stringify([await row.allInnerTexts(), (await t.api("alice", "GET", `${API}/inferenceservices/${name}`)).status]),
+        );
+        const text = await row.first().innerText();
+        t.assert(text.includes(`${name}-`), `the replica row names its Workload: ${text}`);
+        t.assert(text.includes("-replica-0"), `the replica row names its pod: ${text}`);
+        // Requests through the proxy, as alice; the panel counts them.
+        // Any answer of the replica counts (the stand-in's own 404 too); a 5xx is the proxy's.
+        const call = () => t.api("alice", "GET", proxy).then(() => 200, (e) => (e.status ? e.status : Promise.reject(e)));
+        await t.eventually(async () => (await call()) < 500, { timeoutMs: 30000, what: "the replica to answer through the proxy" });
+        for (let i = 0; i < 5; i++) await call();
+        const requests = page.getByTestId("isvc-traffic").locator('[data-fact="Requests"]');
+        await t.eventually(async () => Number(await requests.innerText()) > 0, {
+          timeoutMs: 45000,
+          what: "a non-zero request count in the traffic section",
+        });
+        const p50 = await page.getByTestId("isvc-traffic").locator('[data-fact="p50 latency"]').innerText();
+        t.assert(/^\d+ ms$/.test(p50), `p50 latency reads in ms: ${p50}`);
+        await page.getByRole("table", { name: "Revisions" }).getByText("stable").waitFor({ timeout: 30000 });
+        await t.screenshot(page, "panel-inferenceservice");
+      } finally {
+        await remove(t, "inferenceservices", name);
+      }
+    },
+  },
+  {
+    name: "a Sweep's panel: the objective chart and the trials with their parameters",
+    async run(t) {
+      const name = "panel-lr";
+      // The trials end after their three steps here (the example keeps them running).
+      await create(t, "sweeps", example("sweep.yaml", "lr-search", name).replace("sleep 1; done; sleep 600", "sleep 1; done"));
+      try {
+        const { page, started } = await open(t, "sweeps", name, { colorScheme: "dark" });
+        const rows = page.getByTestId("trial-row");
+        await t.eventually(async () => (await rows.count()) >= 2, { timeoutMs: 30000, what: "two trials in the table" });
+        const trials = page.getByRole("table", { name: "Trials" });
+        await trials.getByRole("columnheader", { name: "lr", exact: true }).waitFor();
+        await trials.getByRole("columnheader", { name: "loss", exact: true }).waitFor();
+        // Each trial's lr is a number in the feasible space, its link to its Job page.
+        for (const r of await rows.all()) {
+          const cells = await r.getByRole("cell").allInnerTexts();
+          const lr = Number(cells[1]);
+          t.assert(lr >= 0.0001 && lr <= 0.1, `a trial's lr is in [0.0001, 0.1]: ${cells.join(" | ")}`);
+          const href = await r.getByRole("link").first().getAttribute("href");
+          t.assert(href === `/ui/ns/${NS}/jobs/${cells[0].split(/\s/)[0]}`, `the trial links to its Job page: ${href}`);
+        }
+        // The chart once a trial reported its loss, and the best trial marked.
+        await page.getByTestId("sweep-chart").locator("canvas").waitFor({ timeout: 45000 });
+        t.bench("panel_sweep_chart_ms", Date.now() - started, "ms");
+        await until(
+          t,
+          async () => (await page.locator("[data-best]").count()) === 1,
+          "the best trial highlighted",
+          30000,
+          async () => JSON.stringify((await t.api("alice", "GET", `${API}/sweeps/${name}`)).status),
+        );
+        // The best is the lowest loss among the trials that ended.
+        const best = await page.locator("[data-best]").getByRole("cell").allInnerTexts();
+        const status = (await t.api("alice", "GET", `${API}/sweeps/${name}`)).status;
+        t.assert(best[0].startsWith(status.currentOptimalTrial.bestTrialName), `the highlighted trial is the server's best: ${best}`);
+        const chart = page.getByTestId("sweep-chart").getByRole("img");
+        t.assert(((await chart.getAttribute("aria-label")) ?? "").includes("best so far"), "the chart says what it shows");
+        await t.screenshot(page, "panel-sweep-dark");
+      } finally {
+        await remove(t, "sweeps", name);
+      }
+    },
+  },
+  {
+    name: "a PipelineRun's panel: the DAG, one node per step with its state, a step's Job on click or Enter",
+    async run(t) {
+      const name = "panel-nightly";
+      await create(t, "pipelineruns", example("pipeline-run.yaml", "nightly", name));
+      try {
+        const { page, started } = await open(t, "pipelineruns", name);
+        const nodes = page.getByTestId("dag-node");
+        await t.eventually(async () => (await nodes.count()) === 4, { what: "four nodes: prepare, train-0, train-1, evaluate" });
+        t.bench("panel_dag_ms", Date.now() - started, "ms");
+        const ids = await nodes.evaluateAll((els) => els.map((e) => e.getAttribute("data-node")));
+        t.assert(
+          JSON.stringify([...ids].sort()) === JSON.stringify(["evaluate", "prepare", "train-0", "train-1"]),
+          `one node per step and item: ${ids}`,
+        );
+        const prepare = page.locator('[data-testid="dag-node"][data-node="prepare"]');
+        await t.eventually(async () => (await prepare.getAttribute("data-state")) === "Running", {
+          timeoutMs: 30000,
+          what: "prepare to be Running",
+        });
+        for (const id of ["train-0", "train-1", "evaluate"]) {
+          const s = await page.locator(`[data-testid="dag-node"][data-node="${id}"]`).getAttribute("data-state");
+          t.assert(s === "Pending", `${id} waits for prepare: ${s}`);
+          const label = await page.locator(`[data-node="${id}"]`).getAttribute("aria-label");
+          t.assert(label?.includes("Pending"), `${id}'s label says its state: ${label}`);
+        }
+        // A click shows the step's Job and links to its page.
+        await prepare.click();
+        const detail = page.getByTestId("step-detail");
+        await detail.getByRole("link", { name: `${name}-prepare-1` }).waitFor();
+        t.assert(
+          (await detail.getByRole("link", { name: `${name}-prepare-1` }).getAttribute("href")) === `/ui/ns/${NS}/jobs/${name}-prepare-1`,
+          "the step links to its Job page",
+        );
+        await detail.getByText(/1 active/).waitFor({ timeout: 20000 });
+        await t.screenshot(page, "panel-pipelinerun");
+        // The keyboard reaches a node; Enter shows it.
+        await page.locator('[data-node="train-1"]').focus();
+        await page.keyboard.press("Enter");
+        await detail.getByRole("heading", { name: "Step train-1" }).waitFor();
+        await detail.getByText("0.1", { exact: true }).waitFor();
+      } finally {
+        await remove(t, "pipelineruns", name);
+      }
+    },
+  },
+  {
+    name: "a TrainingJob's panel: its workers by rank, their pods, nodes and GPUs",
+    async run(t) {
+      const name = "panel-llm";
+      await create(t, "trainingjobs", example("training-job.yaml", "llm-pretrain", name));
+      try {
+        const { page } = await open(t, "trainingjobs", name);
+        const rows = page.getByTestId("worker-row");
+        await t.eventually(async () => (await rows.count()) === 2, { timeoutMs: 45000, what: "two workers in the panel" });
+        await until(
+          t,
+          async () => (await rows.locator('[data-state="Running"]').count()) === 2,
+          "both workers Running",
+          45000,
+          async () => JSON.stringify(await rows.allInnerTexts()),
+        );
+        const texts = await rows.allInnerTexts();
+        texts.forEach((r, rank) => {
+          const cells = r.split("\t").map((c) => c.trim());
+          t.assert(cells[0] === String(rank), `worker ${rank} is rank ${rank}: ${r}`);
+          t.assert(cells[1] === `trainingjob-${name}-worker-${rank}`, `its pod: ${r}`);
+          t.assert(cells[3] === "1", `one GPU each: ${r}`);
+        });
+        await page.getByText("2 running of 2").waitFor({ timeout: 20000 });
+        await page.getByText("0 of 3").waitFor();
+        await t.screenshot(page, "panel-trainingjob");
+      } finally {
+        await remove(t, "trainingjobs", name);
+      }
+    },
+  },
+  {
+    name: "a Notebook's panel: its URL and idle policy",
+    async run(t) {
+      const name = "panel-explore";
+      await create(t, "notebooks", example("notebook.yaml", "explore", name));
+      try {
+        const { page } = await open(t, "notebooks", name, { width: 1280 });
+        await page
+          .getByLabel("URL", { exact: true })
+          .filter({ hasText: `/api/v1/namespaces/${NS}/services/notebook-${name}:http/proxy/` })
+          .waitFor();
+        await page.locator('[data-fact="Suspended after"]').filter({ hasText: "30m quiet" }).waitFor();
+        await page.locator('[data-fact="GPU"]').filter({ hasText: "0.25" }).waitFor();
+        await page.getByTestId("notebook-gpu").waitFor();
+        await t.screenshot(page, "panel-notebook");
+      } finally {
+        await remove(t, "notebooks", name);
+      }
+    },
+  },
+];
