@@ -121,6 +121,14 @@ export const journeys = [
         t.assert(best[0].startsWith(status.currentOptimalTrial.bestTrialName), `the highlighted trial is the server's best: ${best}`);
         const chart = page.getByTestId("sweep-chart").getByRole("img");
         t.assert(((await chart.getAttribute("aria-label")) ?? "").includes("best so far"), "the chart says what it shows");
+        // All four trials end (three steps each), and the table says so.
+        await until(
+          t,
+          async () => (await page.getByRole("table", { name: "Trials" }).locator('[data-state="Succeeded"]').count()) === 4,
+          "four trials Succeeded",
+          45000,
+          async () => JSON.stringify(await rows.allInnerTexts()),
+        );
         await t.screenshot(page, "panel-sweep-dark");
       } finally {
         await remove(t, "sweeps", name);

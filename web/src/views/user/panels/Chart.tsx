@@ -18,17 +18,18 @@ export interface ChartProps {
   xLabel: string;
   yLabel: string;
   time?: boolean; // x in seconds since the epoch
+  integerX?: boolean; // x counts things (trial numbers): whole ticks only
   yRange?: [number, number];
   height?: number;
 }
 
-export function Chart({ label, data, series, xLabel, yLabel, time = false, yRange, height = 240 }: ChartProps) {
+export function Chart({ label, data, series, xLabel, yLabel, time = false, integerX = false, yRange, height = 240 }: ChartProps) {
   const { ref, width } = useElementSize();
   const target = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const theme = useMantineTheme();
   const dark = useComputedColorScheme("light") === "dark";
-  const shape = JSON.stringify([series, xLabel, yLabel, time, yRange, dark]);
+  const shape = JSON.stringify([series, xLabel, yLabel, time, integerX, yRange, dark]);
 
   // Made again when what it draws changes shape; fed new data otherwise.
   useEffect(() => {
@@ -45,7 +46,7 @@ export function Chart({ label, data, series, xLabel, yLabel, time = false, yRang
       width,
       height,
       scales: { x: { time }, y: yRange ? { range: yRange } : {} },
-      axes: [axis(xLabel), axis(yLabel)],
+      axes: [integerX ? { ...axis(xLabel), incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] } : axis(xLabel), axis(yLabel)],
       legend: { show: true },
       cursor: { drag: { x: false, y: false } },
       series: [

@@ -10,6 +10,7 @@ import { K } from "../../../api/kinds";
 import { useSession } from "../../../auth/session";
 import { Empty, ErrorNote, Loading, StateBadge } from "../../../ui/common";
 import { age } from "../../../ui/format";
+import classes from "./dag.module.css";
 import { layoutDag } from "./dagLayout";
 import type { PanelProps } from "./index";
 import { Facts, Section, useNow } from "./parts";
@@ -141,10 +142,11 @@ function Dag(props: { nodes: StepNode[]; chosen?: string; onChoose?: (id: string
               data-state={stateful ? n.phase : undefined}
               onClick={onChoose ? () => onChoose(n.id) : undefined}
               onKeyDown={onChoose ? key(n.id) : undefined}
-              style={{ cursor: onChoose ? "pointer" : "default", outlineOffset: 2 }}
+              className={onChoose ? classes.node : undefined}
             >
               <title>{nodeLabel(n, stateful, now)}</title>
               <rect
+                className={classes.box}
                 width={p.width}
                 height={p.height}
                 rx={8}

@@ -55,6 +55,7 @@ export default function SweepPanel({ object: sweep, namespace }: PanelProps) {
             label={`${metric} of each trial against the trial's number, ended and running, and the best so far among ended trials (${goal})`}
             data={data}
             xLabel="trial"
+            integerX
             yLabel={metric}
             series={[
               { label: `${metric} (ended)`, color: "blue", points: true },
@@ -72,6 +73,14 @@ export default function SweepPanel({ object: sweep, namespace }: PanelProps) {
       </Section>
     </Stack>
   );
+}
+
+// A parameter as the trial got it, a long number cut to 6 significant digits
+// (the exact value is the cell's title).
+function paramText(v: string | undefined): string {
+  if (v === undefined) return "—";
+  const n = Number(v);
+  return v.length > 10 && Number.isFinite(n) ? String(Number(n.toPrecision(6))) : v;
 }
 
 function formatValue(v: unknown): string {
@@ -127,8 +136,8 @@ function TrialTable(props: { sweep: KubeObject; namespace: string; params: strin
                     </Group>
                   </Table.Td>
                   {params.map((p) => (
-                    <Table.Td key={p} ff="monospace">
-                      {r.params[p] ?? "—"}
+                    <Table.Td key={p} ff="monospace" title={r.params[p]}>
+                      {paramText(r.params[p])}
                     </Table.Td>
                   ))}
                   <Table.Td>
