@@ -225,7 +225,8 @@ export const journeys = [
           .waitFor();
         await page.locator('[data-fact="Suspended after"]').filter({ hasText: "30m quiet" }).waitFor();
         await page.locator('[data-fact="GPU"]').filter({ hasText: "0.25" }).waitFor();
-        await page.getByTestId("notebook-gpu").waitFor();
+        // A sample a minute while it holds its GPU: the first one is charted.
+        await page.getByTestId("notebook-gpu").locator("canvas").waitFor({ timeout: 90000 });
         await t.screenshot(page, "panel-notebook");
       } finally {
         await remove(t, "notebooks", name);

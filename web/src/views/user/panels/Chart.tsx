@@ -8,6 +8,7 @@ export interface ChartSeries {
   label: string;
   color: string; // a Mantine colour name: "blue", "orange"
   points?: boolean; // dots only, no line
+  markers?: boolean; // a line with a dot at each value (few values still show)
   stepped?: boolean;
 }
 
@@ -19,17 +20,18 @@ export interface ChartProps {
   yLabel: string;
   time?: boolean; // x in seconds since the epoch
   integerX?: boolean; // x counts things (trial numbers): whole ticks only
+  xRange?: [number, number];
   yRange?: [number, number];
   height?: number;
 }
 
-export function Chart({ label, data, series, xLabel, yLabel, time = false, integerX = false, yRange, height = 240 }: ChartProps) {
+export function Chart({ label, data, series, xLabel, yLabel, time = false, integerX = false, xRange, yRange, height = 240 }: ChartProps) {
   const { ref, width } = useElementSize();
   const target = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const theme = useMantineTheme();
   const dark = useComputedColorScheme("light") === "dark";
-  const shape = JSON.stringify([series, xLabel, yLabel, time, integerX, yRange, dark]);
+  const shape = JSON.stringify([series, xLabel, yLabel, time, integerX, xRange, yRange, dark]);
 
   // Made again when what it draws changes shape; fed new data otherwise.
   useEffect(() => {
@@ -45,7 +47,7 @@ export function Chart({ label, data, series, xLabel, yLabel, time = false, integ
     const opts: uPlot.Options = {
       width,
       height,
-      scales: { x: { time }, y: yRange ? { range: yRange } : {} },
+      scales: { x: xRange ? { time, range: xRange } : { time }, y: yRange ? { range: yRange } : {} },
       axes: [integerX ? { ...axis(xLabel), incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] } : axis(xLabel), axis(yLabel)],
       legend: { show: true },
       cursor: { drag: { x: false, y: false } },
@@ -59,7 +61,7 @@ export function Chart({ label, data, series, xLabel, yLabel, time = false, integ
             width: 2,
             spanGaps: true,
             paths: s.points ? () => null : s.stepped ? uPlot.paths.stepped?.({ align: 1 }) : undefined,
-            points: s.points ? { show: true, size: 8, fill: stroke, stroke } : { show: false },
+            points: s.points || s.markers ? { show: true, size: s.points ? 8 : 5, fill: stroke, stroke } : { show: false },
           };
         }),
       ],

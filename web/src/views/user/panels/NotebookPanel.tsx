@@ -16,6 +16,9 @@ export default function NotebookPanel({ object: nb, namespace }: PanelProps) {
   const st = nb.status ?? {};
   const name = nb.metadata.name;
   const data = useMemo(() => gpuSeries(nb), [nb]);
+  // The hour up to the latest sample, however few samples it has.
+  const last = data[0].length ? data[0][data[0].length - 1] : 0;
+  const hour = useMemo((): [number, number] => [last - 3600, last + 60], [last]);
   const timeout: string | undefined = spec.idle?.timeout;
   const ago = (t?: string) => (t ? `${age(t, now)} ago` : "");
   return (
@@ -66,8 +69,9 @@ export default function NotebookPanel({ object: nb, namespace }: PanelProps) {
               time
               xLabel="time"
               yLabel="GPU %"
+              xRange={hour}
               yRange={[0, 100]}
-              series={[{ label: "GPU use", color: "green" }]}
+              series={[{ label: "GPU use", color: "green", markers: true }]}
               height={200}
             />
           </>
