@@ -182,6 +182,67 @@ export const journeys = [
     },
   },
   {
+    name: "a PipelineRun's panel when every step ran: Succeeded nodes, a condition's step, durations",
+    async run(t) {
+      // The example's shape, with steps that end and write no artifacts (under the
+      // runner's 0700 data dir a pod's uid cannot reach the artifact share).
+      const name = "panel-nightly-done";
+      const step = (cmd) => `{spec: {containers: [{name: main, command: [sh, -c, "${cmd}"], resources: {requests: {cpu: 250m, memory: 256Mi}}}]}}`;
+      await create(
+        t,
+        "pipelineruns",
+        `apiVersion: tessera.dev/v1
+kind: PipelineRun
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+  pipelineSpec:
+    steps:
+      - {name: prepare, template: ${step("echo preparing")}}
+      - {name: train, dependsOn: [prepare], withItems: ["0.01", "0.1"], template: ${step("echo lr {{item}}")}}
+      - {name: evaluate, dependsOn: [train], when: "{{steps.train.status}} == Succeeded", template: ${step("echo evaluating")}}
+`,
+      );
+      try {
+        const { page } = await open(t, "pipelineruns", name, { colorScheme: "dark", width: 1280 });
+        const done = page.locator('[data-testid="dag-node"][data-state="Succeeded"]');
+        await until(t, async () => (await done.count()) === 4, "all four nodes Succeeded", 90000, async () =>
+          JSON.stringify((await t.api("alice", "GET", `${API}/pipelineruns/${name}`)).status?.nodes),
+        );
+        await page.locator('[data-fact="Steps done"]').filter({ hasText: "4 of 4" }).waitFor();
+        for (const id of ["prepare", "train-0", "train-1", "evaluate"]) {
+          const label = await page.locator(`[data-node="${id}"]`).getAttribute("aria-label");
+          t.assert(/: Succeeded, \d+s$/.test(label ?? ""), `${id} says its state and how long it ran: ${label}`);
+        }
+        await page.locator('[data-node="evaluate"]').click();
+        const detail = page.getByTestId("step-detail");
+        await detail.getByText("{{steps.train.status}} == Succeeded").waitFor();
+        await detail.getByText(/1 succeeded/).waitFor({ timeout: 20000 });
+        await t.screenshot(page, "panel-pipelinerun-done-dark");
+      } finally {
+        await remove(t, "pipelineruns", name);
+      }
+    },
+  },
+  {
+    name: "an autoscaled InferenceService at zero: its panel says the first request starts a replica",
+    async run(t) {
+      const name = "panel-zero";
+      const manifest = example("inference.yaml", "sentiment", name).replace("  replicas: 1\n", "  minReplicas: 0\n  maxReplicas: 2\n");
+      t.assert(manifest.includes("minReplicas: 0"), "the example is made autoscaled");
+      await create(t, "inferenceservices", manifest);
+      try {
+        const { page } = await open(t, "inferenceservices", name);
+        await page.getByRole("heading", { name: "Autoscaling" }).waitFor();
+        await page.getByRole("alert").filter({ hasText: "No replicas: the first request starts one" }).waitFor({ timeout: 20000 });
+        await page.locator('[data-fact="Min"]').filter({ hasText: "0" }).waitFor();
+        await page.locator('[data-fact="Max"]').filter({ hasText: "2" }).waitFor();
+        await page.locator('[data-fact="State"]').filter({ hasText: "ScaledToZero" }).waitFor();
+      } finally {
+        await remove(t, "inferenceservices", name);
+      }
+    },
+  },
+  {
     name: "a TrainingJob's panel: its workers by rank, their pods, nodes and GPUs",
     async run(t) {
       const name = "panel-llm";
