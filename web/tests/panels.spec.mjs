@@ -38,8 +38,10 @@ async function open(t, plural, name, opts) {
   const page = await t.newPage("alice", opts);
   const started = Date.now();
   await page.goto(`${t.url}/ui/ns/${NS}/${plural}/${name}`);
-  await page.getByTestId(`panel-${plural}`).waitFor();
-  return { page, started };
+  // The kind's panel, below the page's common parts: every check looks inside it.
+  const panel = page.getByTestId(`panel-${plural}`);
+  await panel.waitFor();
+  return { page, panel, started };
 }
 
 export const journeys = [
@@ -49,12 +51,12 @@ export const journeys = [
       const name = "panel-sentiment";
       await create(t, "inferenceservices", example("inference.yaml", "sentiment", name));
       try {
-        const { page } = await open(t, "inferenceservices", name);
+        const { page, panel } = await open(t, "inferenceservices", name);
         const proxy = `/api/v1/namespaces/${NS}/services/${name}:http/proxy/`;
-        await page.getByLabel("URL", { exact: true }).filter({ hasText: proxy }).waitFor();
-        await page.getByText(`tessera open svc/${name}:http -n ${NS}`).waitFor();
+        await panel.getByLabel("URL", { exact: true }).filter({ hasText: proxy }).waitFor();
+        await panel.getByText(`tessera open svc/${name}:http -n ${NS}`).waitFor();
         // Its one replica: a Workload, its pod on the node, Ready.
-        const row = page.getByTestId("replica-row");
+        const row = panel.getByTestId("replica-row");
         await until(
           t,
           async () => (await row.count()) === 1 && (await row.first().locator('[data-state="Ready"]').count()) === 1,
@@ -86,14 +88,14 @@ export const journeys = [
         t.bench("isvc_ready_to_first_answer_ms", Date.now() - readyAt, "ms");
         if (slowest.ms > 5000) console.log(`  a request through the proxy took ${slowest.ms} ms (answer ${slowest.status})`);
         for (let i = 0; i < 5; i++) await call();
-        const requests = page.getByTestId("isvc-traffic").locator('[data-fact="Requests"]');
+        const requests = panel.getByTestId("isvc-traffic").locator('[data-fact="Requests"]');
         await t.eventually(async () => Number(await requests.innerText()) > 0, {
           timeoutMs: 45000,
           what: "a non-zero request count in the traffic section",
         });
-        const p50 = await page.getByTestId("isvc-traffic").locator('[data-fact="p50 latency"]').innerText();
+        const p50 = await panel.getByTestId("isvc-traffic").locator('[data-fact="p50 latency"]').innerText();
         t.assert(/^\d+ ms$/.test(p50), `p50 latency reads in ms: ${p50}`);
-        await page.getByRole("table", { name: "Revisions" }).getByText("stable").waitFor({ timeout: 30000 });
+        await panel.getByRole("table", { name: "Revisions" }).getByText("stable").waitFor({ timeout: 30000 });
         await t.screenshot(page, "panel-inferenceservice");
         // A canary: a new template at 50 %; the revisions show both, each with its share.
         const isvc = await t.api("alice", "GET", `${API}/inferenceservices/${name}`);
@@ -101,7 +103,7 @@ export const journeys = [
         isvc.spec.canaryTrafficPercent = 50;
         isvc.spec.template.spec.containers[0].env = [{ name: "MODEL_VERSION", value: "2" }];
         await t.api("alice", "PUT", `${API}/inferenceservices/${name}`, isvc);
-        const revisions = page.getByRole("table", { name: "Revisions" }).locator("tbody tr");
+        const revisions = panel.getByRole("table", { name: "Revisions" }).locator("tbody tr");
         await until(
           t,
           async () => {
@@ -115,7 +117,7 @@ export const journeys = [
         const old = revisions.filter({ hasText: stable });
         await old.getByText("stable").waitFor();
         await revisions.filter({ hasNotText: stable }).getByText("current").waitFor();
-        await page.getByText(/Canary: the current revision \w+ gets 50% of the requests/).waitFor();
+        await panel.getByText(/Canary: the current revision \w+ gets 50% of the requests/).waitFor();
       } finally {
         await remove(t, "inferenceservices", name);
       }
@@ -128,10 +130,10 @@ export const journeys = [
       // The trials end after their three steps here (the example keeps them running).
       await create(t, "sweeps", example("sweep.yaml", "lr-search", name).replace("sleep 1; done; sleep 600", "sleep 1; done"));
       try {
-        const { page, started } = await open(t, "sweeps", name, { colorScheme: "dark" });
-        const rows = page.getByTestId("trial-row");
+        const { page, panel, started } = await open(t, "sweeps", name, { colorScheme: "dark" });
+        const rows = panel.getByTestId("trial-row");
         await t.eventually(async () => (await rows.count()) >= 2, { timeoutMs: 30000, what: "two trials in the table" });
-        const trials = page.getByRole("table", { name: "Trials" });
+        const trials = panel.getByRole("table", { name: "Trials" });
         await trials.getByRole("columnheader", { name: "lr", exact: true }).waitFor();
         await trials.getByRole("columnheader", { name: "loss", exact: true }).waitFor();
         // Each trial's lr is a number in the feasible space, its link to its Job page.
@@ -143,25 +145,25 @@ export const journeys = [
           t.assert(href === `/ui/ns/${NS}/jobs/${cells[0].split(/\s/)[0]}`, `the trial links to its Job page: ${href}`);
         }
         // The chart once a trial reported its loss, and the best trial marked.
-        await page.getByTestId("sweep-chart").locator("canvas").waitFor({ timeout: 45000 });
+        await panel.getByTestId("sweep-chart").locator("canvas").waitFor({ timeout: 45000 });
         t.bench("panel_sweep_chart_ms", Date.now() - started, "ms");
         await until(
           t,
-          async () => (await page.locator("[data-best]").count()) === 1,
+          async () => (await panel.locator("[data-best]").count()) === 1,
           "the best trial highlighted",
           30000,
           async () => JSON.stringify((await t.api("alice", "GET", `${API}/sweeps/${name}`)).status),
         );
         // The best is the lowest loss among the trials that ended.
-        const best = await page.locator("[data-best]").getByRole("cell").allInnerTexts();
+        const best = await panel.locator("[data-best]").getByRole("cell").allInnerTexts();
         const status = (await t.api("alice", "GET", `${API}/sweeps/${name}`)).status;
         t.assert(best[0].startsWith(status.currentOptimalTrial.bestTrialName), `the highlighted trial is the server's best: ${best}`);
-        const chart = page.getByTestId("sweep-chart").getByRole("img");
+        const chart = panel.getByTestId("sweep-chart").getByRole("img");
         t.assert(((await chart.getAttribute("aria-label")) ?? "").includes("best so far"), "the chart says what it shows");
         // All four trials end (three steps each), and the table says so.
         await until(
           t,
-          async () => (await page.getByRole("table", { name: "Trials" }).locator('[data-state="Succeeded"]').count()) === 4,
+          async () => (await panel.getByRole("table", { name: "Trials" }).locator('[data-state="Succeeded"]').count()) === 4,
           "four trials Succeeded",
           45000,
           async () => JSON.stringify(await rows.allInnerTexts()),
@@ -178,8 +180,8 @@ export const journeys = [
       const name = "panel-nightly";
       await create(t, "pipelineruns", example("pipeline-run.yaml", "nightly", name));
       try {
-        const { page, started } = await open(t, "pipelineruns", name);
-        const nodes = page.getByTestId("dag-node");
+        const { page, panel, started } = await open(t, "pipelineruns", name);
+        const nodes = panel.getByTestId("dag-node");
         await t.eventually(async () => (await nodes.count()) === 4, { what: "four nodes: prepare, train-0, train-1, evaluate" });
         t.bench("panel_dag_ms", Date.now() - started, "ms");
         const ids = await nodes.evaluateAll((els) => els.map((e) => e.getAttribute("data-node")));
@@ -187,20 +189,20 @@ export const journeys = [
           JSON.stringify([...ids].sort()) === JSON.stringify(["evaluate", "prepare", "train-0", "train-1"]),
           `one node per step and item: ${ids}`,
         );
-        const prepare = page.locator('[data-testid="dag-node"][data-node="prepare"]');
+        const prepare = panel.locator('[data-testid="dag-node"][data-node="prepare"]');
         await t.eventually(async () => (await prepare.getAttribute("data-state")) === "Running", {
           timeoutMs: 30000,
           what: "prepare to be Running",
         });
         for (const id of ["train-0", "train-1", "evaluate"]) {
-          const s = await page.locator(`[data-testid="dag-node"][data-node="${id}"]`).getAttribute("data-state");
+          const s = await panel.locator(`[data-testid="dag-node"][data-node="${id}"]`).getAttribute("data-state");
           t.assert(s === "Pending", `${id} waits for prepare: ${s}`);
-          const label = await page.locator(`[data-node="${id}"]`).getAttribute("aria-label");
+          const label = await panel.locator(`[data-node="${id}"]`).getAttribute("aria-label");
           t.assert(label?.includes("Pending"), `${id}'s label says its state: ${label}`);
         }
         // A click shows the step's Job and links to its page.
         await prepare.click();
-        const detail = page.getByTestId("step-detail");
+        const detail = panel.getByTestId("step-detail");
         await detail.getByRole("link", { name: `${name}-prepare-1` }).waitFor();
         t.assert(
           (await detail.getByRole("link", { name: `${name}-prepare-1` }).getAttribute("href")) === `/ui/ns/${NS}/jobs/${name}-prepare-1`,
@@ -209,7 +211,7 @@ export const journeys = [
         await detail.getByText(/1 active/).waitFor({ timeout: 20000 });
         await t.screenshot(page, "panel-pipelinerun");
         // The keyboard reaches a node; Enter shows it.
-        await page.locator('[data-node="train-1"]').focus();
+        await panel.locator('[data-node="train-1"]').focus();
         await page.keyboard.press("Enter");
         await detail.getByRole("heading", { name: "Step train-1" }).waitFor();
         await detail.getByText("0.1", { exact: true }).waitFor();
@@ -240,18 +242,18 @@ spec:
 `,
       );
       try {
-        const { page } = await open(t, "pipelineruns", name, { colorScheme: "dark", width: 1280 });
-        const done = page.locator('[data-testid="dag-node"][data-state="Succeeded"]');
+        const { page, panel } = await open(t, "pipelineruns", name, { colorScheme: "dark", width: 1280 });
+        const done = panel.locator('[data-testid="dag-node"][data-state="Succeeded"]');
         await until(t, async () => (await done.count()) === 4, "all four nodes Succeeded", 90000, async () =>
           JSON.stringify((await t.api("alice", "GET", `${API}/pipelineruns/${name}`)).status?.nodes),
         );
-        await page.locator('[data-fact="Steps done"]').filter({ hasText: "4 of 4" }).waitFor();
+        await panel.locator('[data-fact="Steps done"]').filter({ hasText: "4 of 4" }).waitFor();
         for (const id of ["prepare", "train-0", "train-1", "evaluate"]) {
-          const label = await page.locator(`[data-node="${id}"]`).getAttribute("aria-label");
+          const label = await panel.locator(`[data-node="${id}"]`).getAttribute("aria-label");
           t.assert(/: Succeeded, \d+s$/.test(label ?? ""), `${id} says its state and how long it ran: ${label}`);
         }
-        await page.locator('[data-node="evaluate"]').click();
-        const detail = page.getByTestId("step-detail");
+        await panel.locator('[data-node="evaluate"]').click();
+        const detail = panel.getByTestId("step-detail");
         await detail.getByText("{{steps.train.status}} == Succeeded").waitFor();
         await detail.getByText(/1 succeeded/).waitFor({ timeout: 20000 });
         await t.screenshot(page, "panel-pipelinerun-done-dark");
@@ -268,12 +270,12 @@ spec:
       t.assert(manifest.includes("minReplicas: 0"), "the example is made autoscaled");
       await create(t, "inferenceservices", manifest);
       try {
-        const { page } = await open(t, "inferenceservices", name);
-        await page.getByRole("heading", { name: "Autoscaling" }).waitFor();
-        await page.getByRole("alert").filter({ hasText: "No replicas: the first request starts one" }).waitFor({ timeout: 20000 });
-        await page.locator('[data-fact="Min"]').filter({ hasText: "0" }).waitFor();
-        await page.locator('[data-fact="Max"]').filter({ hasText: "2" }).waitFor();
-        await page.locator('[data-fact="State"]').filter({ hasText: "ScaledToZero" }).waitFor();
+        const { page, panel } = await open(t, "inferenceservices", name);
+        await panel.getByRole("heading", { name: "Autoscaling" }).waitFor();
+        await panel.getByRole("alert").filter({ hasText: "No replicas: the first request starts one" }).waitFor({ timeout: 20000 });
+        await panel.locator('[data-fact="Min"]').filter({ hasText: "0" }).waitFor();
+        await panel.locator('[data-fact="Max"]').filter({ hasText: "2" }).waitFor();
+        await panel.locator('[data-fact="State"]').filter({ hasText: "ScaledToZero" }).waitFor();
       } finally {
         await remove(t, "inferenceservices", name);
       }
@@ -285,8 +287,8 @@ spec:
       const name = "panel-llm";
       await create(t, "trainingjobs", example("training-job.yaml", "llm-pretrain", name));
       try {
-        const { page } = await open(t, "trainingjobs", name);
-        const rows = page.getByTestId("worker-row");
+        const { page, panel } = await open(t, "trainingjobs", name);
+        const rows = panel.getByTestId("worker-row");
         await t.eventually(async () => (await rows.count()) === 2, { timeoutMs: 45000, what: "two workers in the panel" });
         await until(
           t,
@@ -302,8 +304,8 @@ spec:
           t.assert(cells[1] === `trainingjob-${name}-worker-${rank}`, `its pod: ${r}`);
           t.assert(cells[3] === "1", `one GPU each: ${r}`);
         });
-        await page.getByText("2 running of 2").waitFor({ timeout: 20000 });
-        await page.getByText("0 of 3").waitFor();
+        await panel.getByText("2 running of 2").waitFor({ timeout: 20000 });
+        await panel.getByText("0 of 3").waitFor();
         await t.screenshot(page, "panel-trainingjob");
       } finally {
         await remove(t, "trainingjobs", name);
@@ -316,15 +318,15 @@ spec:
       const name = "panel-explore";
       await create(t, "notebooks", example("notebook.yaml", "explore", name));
       try {
-        const { page } = await open(t, "notebooks", name, { width: 1280 });
+        const { page, panel } = await open(t, "notebooks", name, { width: 1280 });
         await page
           .getByLabel("URL", { exact: true })
           .filter({ hasText: `/api/v1/namespaces/${NS}/services/notebook-${name}:http/proxy/` })
           .waitFor();
-        await page.locator('[data-fact="Suspended after"]').filter({ hasText: "30m quiet" }).waitFor();
-        await page.locator('[data-fact="GPU"]').filter({ hasText: "0.25" }).waitFor();
+        await panel.locator('[data-fact="Suspended after"]').filter({ hasText: "30m quiet" }).waitFor();
+        await panel.locator('[data-fact="GPU"]').filter({ hasText: "0.25" }).waitFor();
         // A sample a minute while it holds its GPU: the first one is charted.
-        await page.getByTestId("notebook-gpu").locator("canvas").waitFor({ timeout: 90000 });
+        await panel.getByTestId("notebook-gpu").locator("canvas").waitFor({ timeout: 90000 });
         await t.screenshot(page, "panel-notebook");
       } finally {
         await remove(t, "notebooks", name);
