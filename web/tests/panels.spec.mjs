@@ -210,8 +210,13 @@ export const journeys = [
         );
         await detail.getByText(/1 active/).waitFor({ timeout: 20000 });
         await t.screenshot(page, "panel-pipelinerun");
-        // The keyboard reaches a node; Enter shows it.
-        await panel.locator('[data-node="train-1"]').focus();
+        // The keyboard goes through the nodes in the run's order; Enter shows one.
+        await panel.locator('[data-node="prepare"]').focus();
+        const focused = () => page.evaluate(() => document.activeElement?.getAttribute("data-node"));
+        await page.keyboard.press("Tab");
+        t.assert((await focused()) === "train-0", `Tab from prepare reaches train-0: ${await focused()}`);
+        await page.keyboard.press("Tab");
+        t.assert((await focused()) === "train-1", `then train-1: ${await focused()}`);
         await page.keyboard.press("Enter");
         await detail.getByRole("heading", { name: "Step train-1" }).waitFor();
         await detail.getByText("0.1", { exact: true }).waitFor();

@@ -31,12 +31,16 @@ export function layoutDag(nodes: StepNode[]): DagLayout {
   g.setGraph({ rankdir: "TB", nodesep: 24, ranksep: 44, marginx: 8, marginy: 8 });
   g.setDefaultEdgeLabel(() => ({}));
   const ids = new Set(nodes.map((n) => n.id));
-  for (const n of nodes) g.setNode(n.id, { width: NODE_WIDTH, height: NODE_HEIGHT });
-  for (const n of nodes) for (const d of n.deps) if (ids.has(d)) g.setEdge(d, n.id);
+  // dagre places the later of two siblings on the left: given in reverse, a
+  // fan-out reads left to right (train-0, train-1, ...).
+  const reversed = [...nodes].reverse();
+  for (const n of reversed) g.setNode(n.id, { width: NODE_WIDTH, height: NODE_HEIGHT });
+  for (const n of reversed) for (const d of [...n.deps].reverse()) if (ids.has(d)) g.setEdge(d, n.id);
   layout(g);
   const graph = g.graph() as { width?: number; height?: number };
   return {
-    nodes: g.nodes().map((id) => {
+    // In the run's order, which is the keyboard's order through them.
+    nodes: nodes.map(({ id }) => {
       const n = g.node(id) as { x: number; y: number; width: number; height: number };
       return { id, x: n.x, y: n.y, width: n.width, height: n.height };
     }),

@@ -133,6 +133,9 @@ describe("pipelineNodes", () => {
     const y = Object.fromEntries(g.nodes.map((n) => [n.id, n.y]));
     expect(y.prepare).toBeLessThan(y["train-0"]);
     expect(y["train-0"]).toBe(y["train-1"]);
+    const x = Object.fromEntries(g.nodes.map((n) => [n.id, n.x]));
+    expect(x["train-0"]).toBeLessThan(x["train-1"]); // a fan-out reads left to right
+    expect(g.nodes.map((n) => n.id)).toEqual(["prepare", "train-0", "train-1", "evaluate"]);
     expect(y["train-1"]).toBeLessThan(y.evaluate);
     expect(g.width).toBeGreaterThan(0);
     for (const e of g.edges) expect(e.points.length).toBeGreaterThanOrEqual(2);
