@@ -118,6 +118,7 @@ export const journeys = [
         await old.getByText("stable").waitFor();
         await revisions.filter({ hasNotText: stable }).getByText("current").waitFor();
         await panel.getByText(/Canary: the current revision \w+ gets 50% of the requests/).waitFor();
+        await t.screenshot(page, "panel-inferenceservice-canary");
       } finally {
         await remove(t, "inferenceservices", name);
       }
@@ -309,9 +310,34 @@ spec:
           t.assert(cells[1] === `trainingjob-${name}-worker-${rank}`, `its pod: ${r}`);
           t.assert(cells[3] === "1", `one GPU each: ${r}`);
         });
-        await panel.getByText("2 running of 2").waitFor({ timeout: 20000 });
-        await panel.getByText("0 of 3").waitFor();
+        await panel.locator('[data-fact="Workers"]').filter({ hasText: "2 of 2" }).waitFor({ timeout: 20000 });
+        await panel.locator('[data-fact="Restarts"]').filter({ hasText: "0 of 3" }).waitFor();
         await t.screenshot(page, "panel-trainingjob");
+      } finally {
+        await remove(t, "trainingjobs", name);
+      }
+    },
+  },
+  {
+    name: "an elastic TrainingJob's panel: its size range, its world size, one row per worker it got",
+    async run(t) {
+      const name = "panel-elastic";
+      const manifest = example("training-job.yaml", "llm-pretrain", name).replace("  replicas: 2\n", "  minReplicas: 1\n  maxReplicas: 2\n");
+      t.assert(manifest.includes("maxReplicas: 2"), "the example is made elastic");
+      await create(t, "trainingjobs", manifest);
+      try {
+        const { page, panel } = await open(t, "trainingjobs", name, { colorScheme: "dark" });
+        await panel.locator('[data-fact="Size"]').filter({ hasText: "elastic, 1 to 2" }).waitFor();
+        const world = await t.eventually(async () => (await t.api("alice", "GET", `${API}/trainingjobs/${name}`)).status?.worldSize, {
+          timeoutMs: 45000,
+          what: "the gang's world size",
+        });
+        await panel.locator('[data-fact="Workers"]').filter({ hasText: `${world} of 2` }).waitFor({ timeout: 30000 });
+        await until(t, async () => (await panel.getByTestId("worker-row").count()) === world, `${world} worker rows`, 30000, async () =>
+          JSON.stringify(await panel.getByTestId("worker-row").allInnerTexts()),
+        );
+        await panel.getByText(/^Growth: |Growing/).first().waitFor();
+        await t.screenshot(page, "panel-trainingjob-elastic-dark");
       } finally {
         await remove(t, "trainingjobs", name);
       }

@@ -24,7 +24,11 @@ export default function TrainingPanel({ object: tj, namespace }: PanelProps) {
         <Facts
           cols={5}
           facts={[
-            { label: "Workers", value: size.current !== undefined ? `${size.current} running of ${size.max}` : `${size.max} wanted` },
+            {
+              label: "Workers",
+              value: size.current !== undefined ? `${size.current} of ${size.max}` : `none yet of ${size.max}`,
+              hint: "the world size: how many workers the gang was admitted with",
+            },
             { label: "Size", value: size.elastic ? `elastic, ${size.min} to ${size.max}` : `fixed, ${size.max}` },
             { label: "Processes per worker", value: String(spec.nprocPerNode ?? 1) },
             {
