@@ -81,7 +81,10 @@ export default function Workloads() {
   const scroller = useRef<HTMLDivElement>(null);
   const virtual = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => ROW, overscan: 12 });
 
-  if (live.error) return <ErrorNote error={live.error} title={`Cannot list the workloads of ${ns}`} />;
+  if (live.error) {
+    const forbidden = (live.error as { code?: number }).code === 403;
+    return <ErrorNote error={live.error} title={forbidden ? `Not allowed: your role cannot see the workloads of ${ns}` : `Cannot list the workloads of ${ns}`} />;
+  }
   const items = virtual.getVirtualItems();
   const top = items[0]?.start ?? 0;
   const bottom = virtual.getTotalSize() - (items.at(-1)?.end ?? 0);
