@@ -109,4 +109,55 @@ export const journeys = [
       await t.api("bob", "DELETE", "/apis/batch/v1/namespaces/team-vision/jobs/bobs-secret-job");
     },
   },
+  {
+    name: "alice launches a batch job from the form and from pasted YAML, dark theme at 1280 px",
+    async run(t) {
+      const page = await t.newPage("alice", { width: 1280, height: 800, colorScheme: "dark" });
+      await page.goto(`${t.url}/ui/ns/team-nlp/launch`);
+      await page.getByRole("tab", { name: "Batch job" }).click();
+      const form = page.getByRole("form", { name: "Batch job" });
+      await form.getByRole("textbox", { name: "Name", exact: true }).fill("form-job");
+      await form.getByLabel("Command").fill(`sh -c "echo hello from the form; sleep 2"`);
+      await form.getByLabel("GPUs").fill("1.5");
+      await form.getByRole("button", { name: "Submit" }).click();
+      // The dry run's refusal, at the GPUs field.
+      await form.getByText("1.5 GPUs is neither").waitFor();
+      await form.getByLabel("GPUs").fill("0.25");
+      await page.getByTestId("preview").filter({ hasText: "nvidia.com/gpu: \"0.25\"" }).waitFor();
+      await t.screenshot(page, "launch-batch-form-dark");
+      await form.getByRole("button", { name: "Submit" }).click();
+      await page.waitForURL(/\/ui\/ns\/team-nlp\/jobs\/form-job$/);
+      await page.getByTestId("logs").filter({ hasText: "hello from the form" }).waitFor({ timeout: 30000 });
+      await t.screenshot(page, "job-page-dark");
+
+      await page.goto(`${t.url}/ui/ns/team-nlp/launch`);
+      await page.getByRole("tab", { name: "Paste YAML" }).click();
+      const yaml = page.getByRole("textbox", { name: "YAML" });
+      await yaml.fill("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: [yaml-job\n");
+      await page.getByText(/line \d+, column \d+/).waitFor();
+      const job = (resources) => `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: yaml-job
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: main
+          command: [sh, -c, "echo hello from yaml"]
+          ${resources}:
+            limits: {nvidia.com/gpu: "0.25"}
+`;
+      await yaml.fill(job("resoures"));
+      await page.getByRole("button", { name: "Submit" }).click();
+      await page.getByText("spec.template.spec.containers[0].resoures: unknown field").waitFor();
+      await t.screenshot(page, "launch-yaml-error-dark");
+      await yaml.fill(job("resources"));
+      await page.getByRole("button", { name: "Submit" }).click();
+      await page.waitForURL(/\/ui\/ns\/team-nlp\/jobs\/yaml-job$/);
+      await page.getByTestId("logs").filter({ hasText: "hello from yaml" }).waitFor({ timeout: 30000 });
+      t.assert(page.errors.length === 0, `no page errors: ${page.errors.join("; ")}`);
+    },
+  },
 ];
