@@ -118,19 +118,19 @@ std::string KeyPath(const std::string& path, std::string_view key) {
 }
 
 void Errors::Add(const std::string& path, std::string_view message) {
-  if (list_.size() < kMaxErrors) list_.push_back(fmt::format("{}: {}", path, message));
+  if (list_.size() < kMaxErrors) list_.push_back(FieldCause{.field = path, .message = std::string(message)});
   ++count_;
 }
 
 Status Errors::ToStatus() const {
   if (count_ == 0) return Status::Ok();
   std::string msg;
-  for (const auto& e : list_) {
+  for (const FieldCause& e : list_) {
     if (!msg.empty()) msg += "; ";
-    msg += e;
+    msg += e.field.empty() ? e.message : fmt::format("{}: {}", e.field, e.message);
   }
   if (count_ > list_.size()) msg += fmt::format("; and {} more", count_ - list_.size());
-  return Status::InvalidArgument(std::move(msg));
+  return Status::Invalid(std::move(msg), list_);
 }
 
 

@@ -57,12 +57,12 @@ class Errors {
   static constexpr size_t kMaxErrors = 20;
   void Add(const std::string& path, std::string_view message);
   size_t count() const { return count_; }
-  // OK when nothing was added; else InvalidArgument with the lines joined by "; "
-  // (and "; and N more" beyond kMaxErrors).
+  // OK when nothing was added; else Invalid with the lines "path: message"
+  // joined by "; " (and "; and N more" beyond kMaxErrors), each line a cause.
   Status ToStatus() const;
 
  private:
-  std::vector<std::string> list_;
+  std::vector<FieldCause> list_;
   size_t count_ = 0;
 };
 

@@ -33,7 +33,9 @@ Status Status::WithContext(std::string_view context) const {
   std::string msg(context);
   msg += ": ";
   msg += message_;
-  return Status(code_, std::move(msg));
+  Status out(code_, std::move(msg));
+  out.causes_ = causes_;
+  return out;
 }
 
 }  // namespace tessera

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tessera {
 
@@ -27,12 +28,27 @@ enum class StatusCode {
 
 std::string_view StatusCodeName(StatusCode code);
 
+// One field's part of an invalid object, as Kubernetes' Status.details.causes
+// has it: the field path ("spec.template.spec.containers[0].image") and what is
+// wrong there ("Required value").
+struct FieldCause {
+  std::string field;
+  std::string message;
+  friend bool operator==(const FieldCause&, const FieldCause&) = default;
+};
+
 class Status {
  public:
   Status() = default;  // OK
 
   static Status Ok() { return Status(); }
   static Status InvalidArgument(std::string msg) { return {StatusCode::kInvalidArgument, std::move(msg)}; }
+  // InvalidArgument that names the fields at fault, each with its own message.
+  static Status Invalid(std::string msg, std::vector<FieldCause> causes) {
+    Status s(StatusCode::kInvalidArgument, std::move(msg));
+    s.causes_ = std::move(causes);
+    return s;
+  }
   static Status NotFound(std::string msg) { return {StatusCode::kNotFound, std::move(msg)}; }
   static Status AlreadyExists(std::string msg) { return {StatusCode::kAlreadyExists, std::move(msg)}; }
   static Status Conflict(std::string msg) { return {StatusCode::kConflict, std::move(msg)}; }
@@ -47,11 +63,13 @@ class Status {
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  // The fields at fault (Invalid); empty for other errors.
+  const std::vector<FieldCause>& causes() const { return causes_; }
 
   // "InvalidArgument: <message>", or "OK".
   std::string ToString() const;
 
-  // Returns a copy whose message is prefixed with `context: `.
+  // Returns a copy whose message is prefixed with `context: ` (the causes kept).
   Status WithContext(std::string_view context) const;
 
   friend bool operator==(const Status&, const Status&) = default;
@@ -61,6 +79,7 @@ class Status {
 
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::vector<FieldCause> causes_;
 };
 
 }  // namespace tessera

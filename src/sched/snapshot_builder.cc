@@ -1,5 +1,8 @@
 #include "sched/snapshot_builder.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace tessera {
 namespace {
 
@@ -85,6 +88,31 @@ ClusterSnapshot SnapshotBuilder::Build() {
     w.local_queue = Lookup<LocalQueueId>(local_queues_, w.namespace_name + "/" + w.local_queue_name);
   }
   return std::move(snapshot_);
+}
+
+WorkloadId AppendWorkload(ClusterSnapshot& snapshot, Workload w) {
+  auto ns = std::find_if(snapshot.namespaces.begin(), snapshot.namespaces.end(),
+                         [&](const tessera::Namespace& n) { return n.name == w.namespace_name; });
+  if (ns == snapshot.namespaces.end()) {
+    snapshot.namespaces.push_back(tessera::Namespace{.name = w.namespace_name});
+    ns = std::prev(snapshot.namespaces.end());
+  }
+  w.ns = NamespaceId(static_cast<int32_t>(ns - snapshot.namespaces.begin()));
+  w.local_queue = LocalQueueId();
+  for (size_t i = 0; i < snapshot.local_queues.size(); ++i) {
+    const LocalQueue& lq = snapshot.local_queues[i];
+    if (lq.namespace_name == w.namespace_name && lq.name == w.local_queue_name) {
+      w.local_queue = LocalQueueId(static_cast<int32_t>(i));
+      break;
+    }
+  }
+  snapshot.workloads.push_back(std::move(w));
+  return WorkloadId(static_cast<int32_t>(snapshot.workloads.size() - 1));
+}
+
+void RemoveAppended(ClusterSnapshot& snapshot, size_t namespaces_before) {
+  snapshot.workloads.pop_back();
+  snapshot.namespaces.resize(namespaces_before);
 }
 
 }  // namespace tessera

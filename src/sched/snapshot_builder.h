@@ -42,4 +42,13 @@ class SnapshotBuilder {
   std::unordered_map<std::string, int32_t> flavors_, nodes_, cohorts_, queues_, namespaces_, local_queues_;
 };
 
+// Adds `w` to a snapshot already built, resolving its namespace (added, without
+// quotas, when missing) and its LocalQueue by name as Build() does; names
+// resolve by a scan, for the occasional workload asked about (a forecast).
+WorkloadId AppendWorkload(ClusterSnapshot& snapshot, Workload w);
+
+// Undoes the last AppendWorkload: removes its workload, and the namespace it
+// added (`namespaces_before`: the snapshot's namespace count before it).
+void RemoveAppended(ClusterSnapshot& snapshot, size_t namespaces_before);
+
 }  // namespace tessera

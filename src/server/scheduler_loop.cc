@@ -15,6 +15,7 @@
 #include "api/convert.h"
 #include "common/time_format.h"
 #include "domain/quantity.h"
+#include "sched/apply_plan.h"
 #include "sched/cycle.h"
 #include "sched/pending_reason.h"
 #include "sched/snapshot_builder.h"
@@ -37,6 +38,7 @@
 #include "server/controllers/idle_reclaimer.h"
 #include "server/object_json.h"
 #include "server/pass_pacer.h"
+#include "server/scheduling_forecast.h"
 #include "server/controllers/usage_recorder.h"
 #include "server/controllers/workload_lifecycle.h"
 #include "server/controllers/requeue_controller.h"
@@ -113,6 +115,7 @@ std::map<std::string, ObjectCache::SettledTest> SettledTests() {
 // workloads (by WorkloadId) the stored object it came from.
 struct PassInput {
   ClusterSnapshot snapshot;
+  PriorityClasses classes;  // by name, for forecasts
   std::vector<const StoredObject*> stored;
   int64_t converted = 0;  // workloads converted from JSON for this pass
 };
@@ -174,7 +177,7 @@ PassInput BuildSnapshot(const ObjectCache& cache, ConvertedWorkloads& converted,
     for (const NamespaceBudget& budget : list) b.AddBudget(ns, budget);
   }
   context += '\n';
-  std::map<std::string, PriorityClass, std::less<>> classes;
+  PriorityClasses classes;
   const PriorityClass* default_class = nullptr;
   for (const auto& [unused, p] : cache.Of("scheduling.k8s.io/PriorityClass")) {
     context += fmt::format("{} {}\n", p.key.name, p.revision);
@@ -227,6 +230,7 @@ PassInput BuildSnapshot(const ObjectCache& cache, ConvertedWorkloads& converted,
     std::erase_if(converted.by_key, [&](const auto& e) { return e.second.pass != pass; });
   }
   in.snapshot = b.Build();
+  in.classes = std::move(classes);
   return in;
 }
 
@@ -357,6 +361,10 @@ void SchedulerLoop::Stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(mu_);
+  for (const auto& ask : std::exchange(forecasts_, {})) {
+    ask->answer.set_value(Err(Status::Unavailable("the scheduler is stopping on this server; try again")));
+  }
 }
 
 void SchedulerLoop::Kick() {
@@ -541,7 +549,16 @@ std::vector<GaugeFamily> SchedulerLoop::Gauges() const {
 Status SchedulerLoop::RunOnce() {
   const Timestamp now = clock_();
   const std::string now_text = FormatRfc3339(now);
-  RETURN_IF_ERROR(cache_.Sync());
+  std::vector<std::shared_ptr<ForecastAsk>> asks;
+  {
+    std::lock_guard lock(mu_);
+    asks.swap(forecasts_);
+  }
+  if (Status synced = cache_.Sync(); !synced.ok()) {
+    std::lock_guard lock(mu_);
+    forecasts_.insert(forecasts_.end(), asks.begin(), asks.end());  // for the next pass
+    return synced;
+  }
   BatchedWriter writer(store_, cache_);
 
   // Kept current by the cache as writes land; read between Flushes.
@@ -568,7 +585,7 @@ Status SchedulerLoop::RunOnce() {
   }
 
   // 2. The snapshot; 3. decide.
-  const PassInput in = BuildSnapshot(cache_, converted_, *approvals_, *dependencies_, *budgets_);
+  PassInput in = BuildSnapshot(cache_, converted_, *approvals_, *dependencies_, *budgets_);
   const ClusterSnapshot& snapshot = in.snapshot;
   const auto cycle_start = std::chrono::steady_clock::now();
   const Plan plan = RunCycle(snapshot, config_, now);
@@ -659,7 +676,36 @@ Status SchedulerLoop::RunOnce() {
     stats_.pending = static_cast<int64_t>(plan.pending.size());
   }
   if (writer.wrote() && written_) written_();
+
+  // The forecasts asked before this pass began (so that it sees what their
+  // askers wrote first), on its state, its decisions carried out.
+  if (!asks.empty()) {
+    ApplyPlan(in.snapshot, plan, now);
+    const ForecastPass fp{.cache = cache_, .approvals = *approvals_, .snapshot = in.snapshot,
+                          .classes = in.classes, .config = config_, .now = now};
+    for (const auto& ask : asks) ask->answer.set_value(tessera::Forecast(fp, ask->object));
+  }
   return Status::Ok();
+}
+
+Result<json> SchedulerLoop::Forecast(json object, std::chrono::milliseconds wait) {
+  auto ask = std::make_shared<ForecastAsk>();
+  ask->object = std::move(object);
+  std::future<Result<json>> answer = ask->answer.get_future();
+  {
+    std::lock_guard lock(mu_);
+    forecasts_.push_back(ask);
+  }
+  Kick();
+  if (answer.wait_for(wait) == std::future_status::ready) return answer.get();
+  {
+    std::lock_guard lock(mu_);
+    std::erase(forecasts_, ask);
+  }
+  // A pass may have taken it between the wait and the lock.
+  if (answer.wait_for(std::chrono::milliseconds(0)) == std::future_status::ready) return answer.get();
+  return Err(Status::Unavailable(fmt::format(
+      "the scheduler did not answer within {}s: it is busy or not running on this server; try again", wait.count() / 1000)));
 }
 
 // ClusterQueue status: usage per flavor and resource, admitted and pending counts.

@@ -25,9 +25,12 @@
 // Thread-safe: Kick from any thread; RunOnce from one thread at a time.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <future>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -35,6 +38,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/result.h"
 #include "common/time.h"
 #include "common/token_bucket.h"
 #include "sched/config.h"
@@ -99,6 +103,14 @@ class SchedulerLoop {
 
   // One pass, synchronously (tests call this directly, without Start).
   Status RunOnce();
+
+  // What the scheduler would do with `object` (a workload kind, its namespace
+  // and name set) submitted now: the SchedulingReview status that the next
+  // pass computes (scheduling_forecast.h). Kicks the loop and waits for that
+  // pass; Unavailable when none answers within `wait` (the loop is stopped,
+  // or busy) — a test that calls RunOnce itself gives that pass from another
+  // thread. Thread-safe.
+  Result<nlohmann::json> Forecast(nlohmann::json object, std::chrono::milliseconds wait);
   SchedulerLoopStats stats() const;
 
   // Registers the scheduler's counters and histograms in `registry` and updates
@@ -186,6 +198,11 @@ class SchedulerLoop {
   std::condition_variable cv_;
   bool kicked_ = false;
   std::optional<Timestamp> wake_at_;  // the pass a controller asked for (PassContext::WakeAt)
+  struct ForecastAsk {
+    nlohmann::json object;
+    std::promise<Result<nlohmann::json>> answer;
+  };
+  std::vector<std::shared_ptr<ForecastAsk>> forecasts_;  // guarded by mu_; answered by the next pass
   int64_t writes_since_pass_ = 0;  // API writes (Kick) since the last pass started
   bool stop_ = false;
   std::thread thread_;

@@ -301,6 +301,9 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   p.traffic = std::make_unique<ServiceTraffic>([scheduler] { scheduler->Kick(); });
   p.api->SetServiceTraffic(p.traffic.get());
   p.scheduler->SetServiceTraffic(p.traffic.get());
+  p.api->SetForecaster([scheduler](nlohmann::json object) {
+    return scheduler->Forecast(std::move(object), std::chrono::seconds(10));
+  });
   p.scheduler->SetAggregatedRules([auth](const std::string& name) { return auth->rbac().RoleRules("", name); });
   // Who may approve in a namespace: whom RBAC lets update approvalrequests/approval there.
   p.scheduler->SetApprovers([auth](const std::string& ns) {

@@ -94,7 +94,9 @@ std::vector<ExpectedRole> HandWrittenRoles() {
         rule("batch.volcano.sh", {"jobs"}, write), rule("kueue.x-k8s.io", {"workloads"}, write),
         rule("networking.k8s.io", {"networkpolicies"}, write),
         rule("tessera.dev", {"trainingjobs", "pipelines", "pipelineruns", "sweeps", "notebooks", "inferenceservices"},
-             write)},
+             write),
+        // Where would it run? Asked by whoever submits work.
+        rule("tessera.dev", {"schedulingreviews"}, {"create"})},
        {kToEdit}},
       {"system:aggregate-to-admin",
        {rule("rbac.authorization.k8s.io", {"roles", "rolebindings"}, all),

@@ -600,7 +600,9 @@ class IsolationMatrixTest : public ::testing::Test {
 
   bool Expected(Role role, const Cell& c, const std::string& rbac_ns) const {
     if (role == Role::kAnonymous) return false;
-    if (!c.kind->stored) return true;  // the self reviews: every signed-in caller
+    if (!c.kind->stored && !c.kind->namespaced) return true;  // the self reviews: every signed-in caller
+    // A namespace's SchedulingReviews: whoever may submit work there (edit, and admin).
+    if (!c.kind->stored) return rbac_ns == kOwnNs && (role == Role::kEditor || role == Role::kTeamAdmin);
     const Grants g = GrantsFor(*c.expectation, c.subresource);
     const bool own = rbac_ns == kOwnNs;
     if ((g.signed_in & c.verb) != 0) return true;
@@ -630,8 +632,15 @@ std::vector<Cell> IsolationMatrixTest::MainCells(std::vector<Cell>& last, std::v
   std::vector<Cell> cells;
   for (const KindInfo& kind : AllKinds()) {
     if (!kind.stored) {
-      // Answered, never stored: only created, by anyone signed in.
-      cells.push_back(Cell{.kind = &kind, .verb = kCreate, .scope = "cluster"});
+      // Answered, never stored: only created; the self reviews by anyone signed in,
+      // a namespace's (SchedulingReview) in each namespace.
+      if (!kind.namespaced) {
+        cells.push_back(Cell{.kind = &kind, .verb = kCreate, .scope = "cluster"});
+      } else {
+        for (std::string_view ns : {kOwnNs, kOtherNs}) {
+          cells.push_back(Cell{.kind = &kind, .verb = kCreate, .scope = std::string(ns), .ns = std::string(ns)});
+        }
+      }
       continue;
     }
     const KindExpectation* e = FindExpectation(kind.store_key);
@@ -819,9 +828,14 @@ void IsolationMatrixTest::Check(Role role, ApiClient& client, const Cell& c) {
                     {"spec", {{"name", "mx-render"}, {"namespace", std::string(kOwnNs)}}}}
                    .dump();
       } else if (!kind.stored) {
-        path = CollectionPath(kind, "");
+        path = CollectionPath(kind, c.ns);
         json review{{"apiVersion", std::string(kind.api_version)}, {"kind", std::string(kind.kind)}};
-        if (kind.kind == "SelfSubjectAccessReview") {
+        if (kind.kind == "SchedulingReview") {
+          review["spec"] = json::parse(R"({"object": {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload",
+              "metadata": {"name": "mx-forecast"},
+              "spec": {"queueName": "default", "podSets": [{"name": "main", "count": 1,
+                "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}}]}}})");
+        } else if (kind.kind == "SelfSubjectAccessReview") {
           review["spec"] = {{"resourceAttributes", {{"namespace", kOwnNs}, {"verb", "get"}, {"resource", "pods"}}}};
         } else if (kind.kind == "SelfSubjectRulesReview") {
           review["spec"] = {{"namespace", kOwnNs}};

@@ -11,7 +11,7 @@
 // docs/portal/); `BENCH name value unit` lines report the speed measurements.
 
 import { spawn, execFile } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync, readdirSync, existsSync } from "node:fs";
+import { chmodSync, mkdtempSync, mkdirSync, writeFileSync, rmSync, readdirSync, existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -65,6 +65,9 @@ export const USERS = {
 };
 
 const dataDir = mkdtempSync(join(tmpdir(), "tessera-portal-"));
+// Pods run as the agent's unprivileged user: they must reach their directories under it
+// (Jupyter makes its runtime directory there). The token files stay 0600.
+chmodSync(dataDir, 0o755);
 const tokens = {};
 const lines = [];
 for (const [name, u] of Object.entries(USERS)) {

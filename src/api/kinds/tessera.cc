@@ -91,8 +91,19 @@ std::string ListOrDash(const json& o, std::string_view path) {
 
 }  // namespace
 
+// A question, answered and never stored: spec.object, a workload kind's
+// object, is checked as its kind (server/api/scheduling_review.h).
+SchemaRef SchedulingReviewSchema() { return Root({Req("spec", Obj({Req("object", OpenObj())}))}); }
+
 std::vector<KindDefinition> TesseraKinds() {
   return {
+      {.info = {.group = "tessera.dev", .version = "v1", .kind = "SchedulingReview", .api_version = "tessera.dev/v1",
+                .plural = "schedulingreviews", .singular = "schedulingreview", .namespaced = true,
+                .name_rule = NameRule::kPathSegment, .store_key = "tessera.dev/SchedulingReview", .stored = false},
+       .schema = SchedulingReviewSchema(),
+       .columns = DefaultColumns(),
+       // Who submits work asks where it would run.
+       .roles = RoleGrants{.grants = {{.role = DefaultRole::kEdit, .verbs = verbs::kCreate}}}},
       {.info = {.group = "tessera.dev", .version = "v1", .kind = "UsageRecord", .api_version = "tessera.dev/v1",
                 .plural = "usagerecords", .singular = "usagerecord", .short_names = {"usage"}, .namespaced = true,
                 .store_key = "tessera.dev/UsageRecord"},

@@ -20,9 +20,39 @@ HttpResponse StatusResponse(int http_code, std::string_view reason, std::string_
   return r;
 }
 
+namespace {
+
+// Kubernetes' CauseType for a field error, from the start of its message
+// (field.ErrorType's words: "Required value", "Unsupported value: ...", and
+// the schemas' own "required").
+std::string_view CauseReason(std::string_view message) {
+  static constexpr std::pair<std::string_view, std::string_view> kTypes[] = {
+      {"Required value", "FieldValueRequired"},  {"Unsupported value", "FieldValueNotSupported"},
+      {"Duplicate value", "FieldValueDuplicate"}, {"Forbidden", "FieldValueForbidden"},
+      {"Too long", "FieldValueTooLong"},          {"Too many", "FieldValueTooMany"},
+      {"Not found", "FieldValueNotFound"},       {"required", "FieldValueRequired"},
+  };
+  for (const auto& [words, type] : kTypes) {
+    if (message.starts_with(words)) return type;
+  }
+  return "FieldValueInvalid";
+}
+
+}  // namespace
+
+nlohmann::json CausesJson(const Status& s) {
+  nlohmann::json causes = nlohmann::json::array();
+  for (const FieldCause& c : s.causes()) {
+    causes.push_back({{"reason", CauseReason(c.message)}, {"message", c.message}, {"field", c.field}});
+  }
+  return causes;
+}
+
 HttpResponse ErrorResponse(const Status& s) {
   switch (s.code()) {
-    case StatusCode::kInvalidArgument: return StatusResponse(422, "Invalid", s.message());
+    case StatusCode::kInvalidArgument:
+      if (!s.causes().empty()) return StatusResponse(422, "Invalid", s.message(), {{"causes", CausesJson(s)}});
+      return StatusResponse(422, "Invalid", s.message());
     case StatusCode::kNotFound: return StatusResponse(404, "NotFound", s.message());
     case StatusCode::kAlreadyExists: return StatusResponse(409, "AlreadyExists", s.message());
     case StatusCode::kConflict: return StatusResponse(409, "Conflict", s.message());

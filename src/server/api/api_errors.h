@@ -22,8 +22,11 @@ namespace tessera {
 // (Status.details: name, group, kind) only when it is a non-empty object.
 HttpResponse StatusResponse(int http_code, std::string_view reason, std::string_view message,
                             const nlohmann::json& details = nlohmann::json());
-// The one mapping from a Status code to an HTTP code and a Status reason.
+// The one mapping from a Status code to an HTTP code and a Status reason; an
+// Invalid one's fields go into details.causes, as kube-apiserver's 422s.
 HttpResponse ErrorResponse(const Status& status);
+// details.causes for `status`'s fields: [{reason, message, field}].
+nlohmann::json CausesJson(const Status& status);
 
 // How Kubernetes names a resource in messages: plural, then group when there is
 // one ("pods", "jobs.batch", "clusterqueues.kueue.x-k8s.io").

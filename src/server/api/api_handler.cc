@@ -19,6 +19,7 @@
 #include "common/uuid.h"
 #include "server/api/approval_handler.h"
 #include "server/api/auth_endpoints.h"
+#include "server/api/scheduling_review.h"
 #include "server/api/list_paging.h"
 #include "server/metrics_registry.h"
 #include "server/object_json.h"
@@ -441,6 +442,7 @@ HttpResponse ApiHandler::Dispatch(Call& call) {
       return SelfSubjectAccessReview(authorizer_, store_, call.user, req, now);
     }
     if (key == "authorization.k8s.io/SelfSubjectRulesReview") return SelfSubjectRulesReview(authorizer_, call.user, req, now);
+    if (key == "tessera.dev/SchedulingReview") return AnswerSchedulingReview(forecaster_, r, req, now);
     return SelfSubjectReview(call.user, req, now);
   }
   if (r.subresource == "log") {

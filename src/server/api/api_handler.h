@@ -64,6 +64,7 @@
 #include "server/auth_state.h"
 #include "server/api/authorization.h"
 #include "server/api/request_info.h"
+#include "server/api/scheduling_review.h"
 #include "server/api/service_ip_allocator.h"
 #include "server/api/user_rate_limiter.h"
 #include "server/api/watch_hub.h"
@@ -114,6 +115,9 @@ class ApiHandler {
   // InferenceService at zero replicas (service_traffic.h); unset: neither.
   // `traffic` must outlive the handler.
   void SetServiceTraffic(ServiceTraffic* traffic) { traffic_ = traffic; }
+
+  // Answers SchedulingReviews (scheduling_review.h); unset, they get a 503.
+  void SetForecaster(Forecaster forecaster) { forecaster_ = std::move(forecaster); }
 
   // Called after every successful write (the scheduler loop hooks in here).
   void OnWrite(std::function<void()> callback) { on_write_ = std::move(callback); }
@@ -185,6 +189,7 @@ class ApiHandler {
   std::function<void()> on_write_;
   ServiceIpAllocator* service_ips_ = nullptr;
   ServiceTraffic* traffic_ = nullptr;
+  Forecaster forecaster_;
   std::function<std::string()> metrics_;
   bool metrics_need_token_ = false;
   // Creates handed to the store and not yet answered.

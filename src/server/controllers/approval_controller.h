@@ -74,6 +74,11 @@ class ApprovalController final : public Controller {
   // Whether the workload waits for an approval (the snapshot leaves it out).
   bool Gated(const StoredObject& workload) const { return gated_.count(&workload) > 0; }
   size_t gated() const { return gated_.size(); }
+  // Why `workload` (not yet stored, say: a forecast's) would need an approval:
+  // one line per threshold crossed, as its ApprovalRequest would list them; empty: none.
+  std::vector<std::string> ApprovalReasons(const ObjectCache& cache, const StoredObject& workload) const {
+    return Evaluate(cache, workload).reasons;
+  }
 
  private:
   struct Verdict {

@@ -233,6 +233,16 @@ std::string InferenceRevision(const json& spec) {
   return Suffix(Fnv1a(tmpl.dump() + "|" + std::to_string(ServingPort(spec))), 10);
 }
 
+json InferenceReplicaWorkload(const ObjectCache& cache, const StoredObject& isvc, const std::string& name,
+                              const std::string& now_text) {
+  const json& spec = ObjectAt(isvc.object, {"spec"});
+  const std::string rev = InferenceRevision(spec);
+  const std::string priority_class = PriorityClassOf(cache, spec);
+  json pod_template = ReplicaTemplate(isvc, ObjectAt(spec, {"template"}), spec, rev, priority_class);
+  pod_template["metadata"]["annotations"][std::string(kTopologyAnnotation)] = "spread";
+  return ReplicaWorkload(isvc, name, pod_template, rev, QueueOf(cache, isvc), priority_class, now_text);
+}
+
 int64_t ResolveIntOrPercent(const json* value, int64_t replicas, bool round_up, int64_t fallback) {
   if (value == nullptr) return fallback;
   if (value->is_number_integer()) return std::max<int64_t>(0, value->get<int64_t>());

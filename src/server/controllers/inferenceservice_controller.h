@@ -69,6 +69,11 @@ std::string InferenceServiceUrl(const std::string& ns, const std::string& name);
 // spec.port, 10 characters of Kubernetes' generated-name alphabet.
 std::string InferenceRevision(const nlohmann::json& spec);
 
+// A Workload `name` for one replica of `isvc`'s current revision, as the
+// controller makes them (spread across nodes; its priority class and queue).
+nlohmann::json InferenceReplicaWorkload(const ObjectCache& cache, const StoredObject& isvc, const std::string& name,
+                                        const std::string& now_text);
+
 // maxSurge / maxUnavailable `value` (an int or "N%") of `replicas`, a
 // percentage rounded up (`round_up`) or down, as Kubernetes' intstr does;
 // `fallback` when absent or not valid.

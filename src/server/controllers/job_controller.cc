@@ -78,6 +78,29 @@ void JobController::SyncSuspend(const StoredObject& job, const StoredObject& wor
   writer.Add(std::move(unit), fmt::format("{} job {}/{}", suspend ? "suspend" : "resume", job.key.ns, job.key.name));
 }
 
+Result<json> JobWorkload(const ObjectCache& cache, const StoredObject& job, const std::string& now_text) {
+  auto wl = WorkloadForJob(job.object);
+  if (!wl) return wl;
+  const bool names_queue = !StringAt(job.object, {"metadata", "labels", "kueue.x-k8s.io/queue-name"}).empty() ||
+                           !StringAt(job.object, {"spec", "queue"}).empty();
+  // A job that names no queue (the seed's Volcano job) goes to the
+  // namespace's default LocalQueue.
+  if (!names_queue) (*wl)["spec"]["queueName"] = DefaultLocalQueue(cache, job.key.ns);
+  if (const std::string deps = StringAt(job.object, {"metadata", "annotations", kDependsOnAnnotation}); !deps.empty()) {
+    (*wl)["metadata"]["annotations"][kDependsOnAnnotation] = deps;
+  }
+  if (StringAt(job.object, {"spec", "completionMode"}) == "Indexed") {
+    (*wl)["metadata"]["annotations"][kCompletionModeAnnotation] = "Indexed";
+  }
+  if (JobSuspended(job.object)) {
+    (*wl)["spec"]["active"] = false;
+    SetCondition(*wl, "Suspended", true, "JobSuspended", kSuspendedMessage, now_text);
+  }
+  (*wl)["metadata"]["creationTimestamp"] = now_text;
+  (*wl)["metadata"]["generation"] = 1;
+  return wl;
+}
+
 void JobController::Reconcile(const ObjectCache& cache, const PodIndex& pods, const std::string& now_text,
                               BatchedWriter& writer) {
   const ObjectCache::Objects& workloads = cache.Of(kWorkloadKind);
@@ -90,28 +113,11 @@ void JobController::Reconcile(const ObjectCache& cache, const PodIndex& pods, co
         if (kind == std::string_view(kJobKind)) SyncSuspend(job, held->second, pods, now_text, writer);
         continue;
       }
-      auto wl = WorkloadForJob(job.object);
+      auto wl = JobWorkload(cache, job, now_text);
       if (!wl) {
         spdlog::warn("job {}/{}: {}", job.key.ns, job.key.name, wl.error().message());
         continue;
       }
-      const bool names_queue = !StringAt(job.object, {"metadata", "labels", "kueue.x-k8s.io/queue-name"}).empty() ||
-                               !StringAt(job.object, {"spec", "queue"}).empty();
-      // A job that names no queue (the seed's Volcano job) goes to the
-      // namespace's default LocalQueue.
-      if (!names_queue) (*wl)["spec"]["queueName"] = DefaultLocalQueue(cache, job.key.ns);
-      if (const std::string deps = StringAt(job.object, {"metadata", "annotations", kDependsOnAnnotation}); !deps.empty()) {
-        (*wl)["metadata"]["annotations"][kDependsOnAnnotation] = deps;
-      }
-      if (StringAt(job.object, {"spec", "completionMode"}) == "Indexed") {
-        (*wl)["metadata"]["annotations"][kCompletionModeAnnotation] = "Indexed";
-      }
-      if (JobSuspended(job.object)) {
-        (*wl)["spec"]["active"] = false;
-        SetCondition(*wl, "Suspended", true, "JobSuspended", kSuspendedMessage, now_text);
-      }
-      (*wl)["metadata"]["creationTimestamp"] = now_text;
-      (*wl)["metadata"]["generation"] = 1;
       writer.Add(WriteOp{.op = WriteOp::Kind::kCreate, .key = ObjectKey{kWorkloadKind, job.key.ns, name}, .object = std::move(*wl)},
                  fmt::format("workload for job {}/{}", job.key.ns, job.key.name));
     }

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/result.h"
 #include "server/batched_writer.h"
 #include "server/object_cache.h"
 #include "server/pod_index.h"
@@ -26,6 +27,11 @@ inline constexpr const char* kCompletionModeAnnotation = "tessera.dev/completion
 // named "default" (Kueue's default local queue), else the namespace's only
 // one, else "default" (it waits for it, saying so).
 std::string DefaultLocalQueue(const ObjectCache& cache, const std::string& ns);
+
+// The Workload the controller makes for a batch/v1 or Volcano Job (WorkloadForJob,
+// then: the namespace's default LocalQueue when the job names none, its
+// dependencies, Indexed completion, suspension).
+Result<nlohmann::json> JobWorkload(const ObjectCache& cache, const StoredObject& job, const std::string& now_text);
 
 // The job controller. Completed and failed Jobs are settled in the cache (the
 // owner gives it the tests), so a pass walks only the Jobs in flight; the

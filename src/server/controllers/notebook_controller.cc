@@ -312,6 +312,11 @@ void RecordGpuUse(json& st, const std::vector<std::optional<GpuUsageSample>>& de
 
 }  // namespace
 
+json NotebookWorkload(const ObjectCache& cache, const StoredObject& nb, const std::string& now_text) {
+  const std::string named = StringAt(nb.object, {"spec", "queueName"});
+  return WorkloadFor(nb, named.empty() ? DefaultLocalQueue(cache, nb.key.ns) : named, now_text);
+}
+
 std::string NotebookUrl(const std::string& ns, const std::string& name) {
   return fmt::format("/api/v1/namespaces/{}/services/{}:http/proxy/", ns, ServiceName(name));
 }
@@ -377,10 +382,8 @@ void NotebookController::Reconcile(PassContext& pass) {
     const StoredObject* wl = pass.cache.Find(wl_key);
     st["workload"] = wl_key.name;
     if (wl == nullptr) {
-      const std::string named = StringAt(spec, {"queueName"});
       pass.writer.Add(WriteOp{.op = WriteOp::Kind::kCreate, .key = wl_key,
-                              .object = WorkloadFor(nb, named.empty() ? DefaultLocalQueue(pass.cache, nb.key.ns) : named,
-                                                    pass.now_text)},
+                              .object = NotebookWorkload(pass.cache, nb, pass.now_text)},
                       "workload for " + what);
       pass.WakeAt(pass.now);  // its status follows the admission this pass may make
       st["phase"] = spec.value("suspend", false) ? "Suspended" : "Pending";

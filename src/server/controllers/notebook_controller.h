@@ -43,6 +43,10 @@ inline constexpr int kNotebookPort = 8888;
 // The path the server's proxy serves notebook `name` of `ns` on.
 std::string NotebookUrl(const std::string& ns, const std::string& name);
 
+// The Workload the controller makes for Notebook `nb`: one pod (Jupyter Lab by
+// default), in spec.queueName or the namespace's default LocalQueue.
+nlohmann::json NotebookWorkload(const ObjectCache& cache, const StoredObject& nb, const std::string& now_text);
+
 class NotebookController final : public Controller {
  public:
   std::string_view name() const override { return "notebook-controller"; }

@@ -115,6 +115,14 @@ int64_t AdmittedWorkers(const json& workload) {
 
 }  // namespace
 
+json TrainingJobWorkload(const ObjectCache& cache, const StoredObject& tj, const std::string& now_text) {
+  const std::string named = StringAt(tj.object, {"spec", "queueName"});
+  json workload = WorkloadFor(tj, named.empty() ? DefaultLocalQueue(cache, tj.key.ns) : named);
+  workload["metadata"]["creationTimestamp"] = now_text;
+  workload["metadata"]["generation"] = 1;
+  return workload;
+}
+
 void TrainingJobController::Reconcile(PassContext& pass) {
   // For each TrainingJob in flight: 1. its Workload, made when missing; 2. a
   // failed worker restarts the gang (eviction, then the requeue controller
@@ -125,10 +133,7 @@ void TrainingJobController::Reconcile(PassContext& pass) {
     const json& spec = ObjectAt(tj.object, {"spec"});
     const StoredObject* wl = pass.cache.Find(ObjectKey{kWorkloadKind, tj.key.ns, WorkloadName(tj.key.name)});
     if (wl == nullptr) {
-      const std::string named = StringAt(tj.object, {"spec", "queueName"});
-      json workload = WorkloadFor(tj, named.empty() ? DefaultLocalQueue(pass.cache, tj.key.ns) : named);
-      workload["metadata"]["creationTimestamp"] = pass.now_text;
-      workload["metadata"]["generation"] = 1;
+      json workload = TrainingJobWorkload(pass.cache, tj, pass.now_text);
       pass.writer.Add(WriteOp{.op = WriteOp::Kind::kCreate,
                               .key = ObjectKey{kWorkloadKind, tj.key.ns, WorkloadName(tj.key.name)},
                               .object = std::move(workload)},

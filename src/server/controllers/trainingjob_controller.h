@@ -43,6 +43,10 @@ inline constexpr int64_t kDefaultTrainingBackoffLimit = 3;
 inline constexpr int32_t kGrowthPlaceholderPriority = -1000000000;  // below any PriorityClass users make
 inline constexpr Duration kGrowthCheckpointWait = Duration::Seconds(600);
 
+// The Workload the controller makes for TrainingJob `tj`: one gang of workers
+// (minCount the elastic minimum), in spec.queueName or the namespace's default LocalQueue.
+nlohmann::json TrainingJobWorkload(const ObjectCache& cache, const StoredObject& tj, const std::string& now_text);
+
 class TrainingJobController final : public Controller {
  public:
   std::string_view name() const override { return "trainingjob-controller"; }

@@ -1,5 +1,198 @@
-import { Title } from "@mantine/core";
+import { Anchor, Badge, Button, Group, Stack, Table, Text, TextInput, Title, Tooltip, UnstyledButton } from "@mantine/core";
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { useMemo, useRef, useState } from "react";
+import { Link, useParams } from "react-router-dom";
+import type { KubeObject } from "../../api/client";
+import { useSnapshot, useWatch } from "../../api/hooks";
+import { K } from "../../api/kinds";
+import { useSession } from "../../auth/session";
+import { Empty, ErrorNote, Loading, StateBadge } from "../../ui/common";
+import { age, gpus, money } from "../../ui/format";
+import { flavorPrices, summarize, usageByWorkload, type Summary } from "./workload";
+
+type Col = "name" | "kind" | "state" | "queue" | "gpus" | "where" | "age" | "cost";
+const COLS: { key: Col; label: string; width: string }[] = [
+  { key: "name", label: "Name", width: "22%" },
+  { key: "kind", label: "Kind", width: "9%" },
+  { key: "state", label: "State", width: "25%" },
+  { key: "queue", label: "Queue (position)", width: "11%" },
+  { key: "gpus", label: "GPUs", width: "6%" },
+  { key: "where", label: "Where", width: "11%" },
+  { key: "age", label: "Age", width: "6%" },
+  { key: "cost", label: "Cost so far", width: "10%" },
+];
+const ROW = 44;
+
+interface Row extends Summary {
+  cost?: number;
+  gpuHours?: number;
+}
+
+function sortValue(r: Row, c: Col): string | number {
+  switch (c) {
+    case "kind":
+      return r.owner.kind;
+    case "gpus":
+      return r.milliGpu;
+    case "age":
+      return -Date.parse(r.created || "0");
+    case "cost":
+      return r.cost ?? r.gpuHours ?? 0;
+    case "queue":
+      return `${r.queue}/${String(r.position ?? 0).padStart(8, "0")}`;
+    case "state":
+      return `${r.state} ${r.reason}`;
+    default:
+      return r[c];
+  }
+}
 
 export default function Workloads() {
-  return <Title order={2}>Workloads</Title>;
+  const { ns = "" } = useParams();
+  const { client } = useSession();
+  const live = useWatch(K.workloads, ns);
+  const usage = useSnapshot((s) => usageByWorkload(client, ns, s), [client, ns], 15000);
+  const prices = useSnapshot((s) => flavorPrices(client, s), [client], 60000);
+  const [filter, setFilter] = useState("");
+  const [sort, setSort] = useState<{ col: Col; desc: boolean }>({ col: "age", desc: false });
+
+  const rows = useMemo(() => {
+    const f = filter.trim().toLowerCase();
+    const out: Row[] = [];
+    for (const w of live.items as KubeObject[]) {
+      const s: Row = summarize(w);
+      if (f && !`${s.name} ${s.owner.name} ${s.state} ${s.reason}`.toLowerCase().includes(f)) continue;
+      const records = usage.data?.get(s.name);
+      if (records) {
+        s.gpuHours = records.reduce((a, r) => a + r.gpuSeconds, 0) / 3600;
+        if (prices.data) s.cost = records.reduce((a, r) => a + (r.gpuSeconds / 3600) * (prices.data?.get(r.flavor) ?? 0), 0);
+      }
+      out.push(s);
+    }
+    const dir = sort.desc ? -1 : 1;
+    out.sort((a, b) => {
+      const x = sortValue(a, sort.col);
+      const y = sortValue(b, sort.col);
+      return (x < y ? -1 : x > y ? 1 : a.name < b.name ? -1 : 1) * dir;
+    });
+    return out;
+  }, [live.items, usage.data, prices.data, filter, sort]);
+
+  const scroller = useRef<HTMLDivElement>(null);
+  const virtual = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => ROW, overscan: 12 });
+
+  if (live.error) {
+    const forbidden = (live.error as { code?: number }).code === 403;
+    return <ErrorNote error={live.error} title={forbidden ? `Not allowed: your role cannot see the workloads of ${ns}` : `Cannot list the workloads of ${ns}`} />;
+  }
+  const items = virtual.getVirtualItems();
+  const top = items[0]?.start ?? 0;
+  const bottom = virtual.getTotalSize() - (items.at(-1)?.end ?? 0);
+
+  return (
+    <Stack gap="sm">
+      <Group justify="space-between">
+        <Title order={2}>Workloads in {ns}</Title>
+        <Button component={Link} to={`/ns/${ns}/launch`}>
+          Launch
+        </Button>
+      </Group>
+      <Group>
+        <TextInput
+          aria-label="Filter by name or state"
+          placeholder="Filter by name or state"
+          value={filter}
+          onChange={(e) => setFilter(e.currentTarget.value)}
+          w={320}
+        />
+        <Text size="sm" c="dimmed" data-testid="workload-count" aria-live="polite">
+          {live.loading ? "" : `${rows.length} of ${live.items.length} workloads`}
+        </Text>
+        {prices.data === null && (
+          <Text size="xs" c="dimmed">
+            Costs need the flavors' prices, which your role cannot read: GPU-hours are shown.
+          </Text>
+        )}
+      </Group>
+      {live.loading ? (
+        <Loading what="workloads" />
+      ) : live.items.length === 0 ? (
+        <Empty>
+          No workloads in {ns} yet. <Anchor component={Link} to={`/ns/${ns}/launch`}>Launch one</Anchor>.
+        </Empty>
+      ) : (
+        <div ref={scroller} style={{ height: "calc(100vh - 210px)", overflow: "auto" }} data-testid="workloads-scroller">
+          <Table striped highlightOnHover stickyHeader layout="fixed" aria-label={`Workloads in ${ns}`} aria-rowcount={rows.length + 1}>
+            <Table.Thead>
+              <Table.Tr>
+                {COLS.map((c) => (
+                  <Table.Th
+                    key={c.key}
+                    w={c.width}
+                    aria-sort={sort.col === c.key ? (sort.desc ? "descending" : "ascending") : "none"}
+                  >
+                    <UnstyledButton
+                      onClick={() => setSort((s) => ({ col: c.key, desc: s.col === c.key ? !s.desc : false }))}
+                      fw={600}
+                      fz="sm"
+                    >
+                      {c.label}
+                      {sort.col === c.key ? (sort.desc ? " ↓" : " ↑") : ""}
+                    </UnstyledButton>
+                  </Table.Th>
+                ))}
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {top > 0 && <tr style={{ height: top }} aria-hidden />}
+              {items.map((v) => {
+                const r = rows[v.index];
+                return (
+                  <Table.Tr key={r.name} h={ROW} data-row={r.name} aria-rowindex={v.index + 2}>
+                    <Table.Td style={{ overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" }}>
+                      <Anchor component={Link} to={`/ns/${ns}/${r.owner.plural}/${r.owner.name}`} size="sm">
+                        {r.owner.name}
+                      </Anchor>
+                      {r.owner.name !== r.name && (
+                        <Text span size="xs" c="dimmed">
+                          {" "}
+                          ({r.name})
+                        </Text>
+                      )}
+                    </Table.Td>
+                    <Table.Td>{r.owner.kind}</Table.Td>
+                    <Table.Td style={{ overflow: "hidden", whiteSpace: "nowrap" }}>
+                      <Tooltip label={r.message || r.state} multiline w={420} disabled={!r.message}>
+                        <Group gap={6} wrap="nowrap">
+                          <StateBadge state={r.state} />
+                          {r.state !== "Admitted" && r.reason && (
+                            <Badge variant="outline" color="gray" size="sm">
+                              {r.reason}
+                            </Badge>
+                          )}
+                        </Group>
+                      </Tooltip>
+                    </Table.Td>
+                    <Table.Td>
+                      {r.queue}
+                      {r.position !== undefined ? ` (#${r.position})` : ""}
+                    </Table.Td>
+                    <Table.Td>{gpus(r.milliGpu)}</Table.Td>
+                    <Table.Td style={{ overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" }}>
+                      {r.where ? `${r.where}${r.flavor ? ` (${r.flavor})` : ""}` : "—"}
+                    </Table.Td>
+                    <Table.Td>{age(r.created)}</Table.Td>
+                    <Table.Td>
+                      {r.cost !== undefined ? money(r.cost) : r.gpuHours !== undefined ? `${r.gpuHours.toFixed(2)} GPU-h` : "—"}
+                    </Table.Td>
+                  </Table.Tr>
+                );
+              })}
+              {bottom > 0 && <tr style={{ height: bottom }} aria-hidden />}
+            </Table.Tbody>
+          </Table>
+        </div>
+      )}
+    </Stack>
+  );
 }
