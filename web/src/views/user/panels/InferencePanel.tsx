@@ -30,11 +30,11 @@ export default function InferencePanel({ object: isvc, namespace }: PanelProps) 
             <Text size="sm" c="dimmed">
               Members of {namespace} reach it through the server's proxy. A browser link that logs you in:
             </Text>
-            <CopyLine value={`tessera open svc/${name}:http -n ${namespace}`} label="Open command" />
+            <CopyLine value={`tessera open svc/${name}:http -n ${namespace}`} label="CLI command" />
             <Text size="sm" c="dimmed">
               From a script, with your token:
             </Text>
-            <CopyLine value={`curl -H "Authorization: Bearer $TESSERA_TOKEN" ${absolute(st.url)}`} label="Curl command" />
+            <CopyLine value={`curl -H "Authorization: Bearer $TESSERA_TOKEN" ${absolute(st.url)}`} label="curl command" />
           </Stack>
         ) : (
           <Empty>No URL yet: the controller has not made its Service.</Empty>

@@ -34,7 +34,7 @@ export default function NotebookPanel({ object: nb, namespace }: PanelProps) {
         {st.url ? (
           <Stack gap="xs">
             <CopyLine value={absolute(st.url)} label="URL" />
-            <CopyLine value={`tessera notebook open ${name} -n ${namespace}`} label="Open command" />
+            <CopyLine value={`tessera notebook open ${name} -n ${namespace}`} label="CLI command" />
           </Stack>
         ) : (
           <Empty>No URL yet.</Empty>

@@ -53,8 +53,8 @@ export function CopyLine({ value, label }: { value: string; label: string }) {
       </Code>
       <CopyButton value={value} timeout={1500}>
         {({ copied, copy }) => (
-          <Tooltip label={copied ? "Copied" : `Copy ${label.toLowerCase()}`} withArrow>
-            <ActionIcon variant="subtle" color={copied ? "teal" : "gray"} onClick={copy} aria-label={`Copy ${label.toLowerCase()}`}>
+          <Tooltip label={copied ? "Copied" : `Copy the ${label}`} withArrow>
+            <ActionIcon variant="subtle" color={copied ? "teal" : "gray"} onClick={copy} aria-label={`Copy the ${label}`}>
               <CopyIcon copied={copied} />
             </ActionIcon>
           </Tooltip>
