@@ -174,7 +174,7 @@ export default function Workloads() {
                         <Group gap={6} wrap="nowrap">
                           <StateBadge state={r.state} />
                           {r.state !== "Admitted" && r.reason && (
-                            <Badge variant="outline" color="gray" size="sm">
+                            <Badge variant="outline" color="gray" size="sm" tt="none">
                               {r.reason}
                             </Badge>
                           )}
@@ -186,7 +186,7 @@ export default function Workloads() {
                       {r.position !== undefined ? ` (#${r.position})` : ""}
                     </Table.Td>
                     <Table.Td>{gpus(r.milliGpu)}</Table.Td>
-                    <Table.Td style={{ overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" }}>
+                    <Table.Td style={{ overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" }} title={r.where || undefined}>
                       {r.where ? `${r.where}${r.flavor ? ` (${r.flavor})` : ""}` : "—"}
                     </Table.Td>
                     <Table.Td>{age(r.created)}</Table.Td>
