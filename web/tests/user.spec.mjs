@@ -160,4 +160,17 @@ spec:
       t.assert(page.errors.length === 0, `no page errors: ${page.errors.join("; ")}`);
     },
   },
+  {
+    name: "the cost per hour comes from the queue's flavors' prices",
+    async run(t) {
+      // root may read the ClusterQueue and the ResourceFlavors (a data scientist may not: see Launch).
+      const page = await t.newPage("root");
+      await page.goto(`${t.url}/ui/ns/team-nlp/launch/jupyter`);
+      await page.getByRole("textbox", { name: "Name", exact: true }).fill("priced");
+      await page.getByLabel("gpu", { exact: true }).fill("0.5");
+      // 0.5 GPU x h100's $2.50 and a100's $1.20 per GPU-hour (examples/quickstart/03-resourceflavors.yaml).
+      await page.getByTestId("cost").filter({ hasText: "$1.25/h on h100 · $0.60/h on a100" }).waitFor();
+      await t.screenshot(page, "launch-cost");
+    },
+  },
 ];
