@@ -72,7 +72,13 @@ export const journeys = [
         async () => {
           const html = await tab.content();
           if (/connection refused/.test(html)) await tab.reload(); // the cookie is set: a reload needs no new code
-          return !tab.url().includes("tessera-login") && /jupyter/i.test(html) && !/Unauthorized|forbidden/i.test(await tab.title());
+          // Jupyter's own page (its tree or Lab), not a Status from the proxy.
+          return (
+            !tab.url().includes("tessera-login") &&
+            !html.includes('"kind":"Status"') &&
+            /Home Page|JupyterLab|Jupyter Notebook/i.test(await tab.title()) &&
+            /jupyter/i.test(html)
+          );
         },
         { timeoutMs: 30000, what: "Jupyter's page in the new tab" },
       ).catch(async (e) => {
