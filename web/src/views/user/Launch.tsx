@@ -6,6 +6,7 @@ import {
   Group,
   NumberInput,
   ScrollArea,
+  Select,
   SimpleGrid,
   Stack,
   Switch,
@@ -108,6 +109,8 @@ function ParamInput({ p, value, error, onChange }: { p: Param; value: unknown; e
   const common = { label, description: p.description, error, withAsterisk: p.required };
   if (p.type === "boolean")
     return <Switch label={label} description={p.description} error={error} checked={value === true} onChange={(e) => onChange(e.currentTarget.checked)} />;
+  if (p.enum?.length)
+    return <Select {...common} data={p.enum} value={value === undefined ? null : String(value)} onChange={(v) => onChange(v ?? undefined)} clearable={!p.required} />;
   if (p.type === "integer")
     return (
       <NumberInput
