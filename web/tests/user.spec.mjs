@@ -72,7 +72,13 @@ export const journeys = [
         async () => {
           const html = await tab.content();
           if (/connection refused/.test(html)) await tab.reload(); // the cookie is set: a reload needs no new code
-          return !tab.url().includes("tessera-login") && /jupyter/i.test(html) && !/Unauthorized|forbidden/i.test(await tab.title());
+          // Jupyter's own page (its tree or Lab), not a Status from the proxy.
+          return (
+            !tab.url().includes("tessera-login") &&
+            !html.includes('"kind":"Status"') &&
+            /Home Page|JupyterLab|Jupyter Notebook/i.test(await tab.title()) &&
+            /jupyter/i.test(html)
+          );
         },
         { timeoutMs: 30000, what: "Jupyter's page in the new tab" },
       ).catch(async (e) => {
@@ -158,6 +164,19 @@ spec:
       await page.waitForURL(/\/ui\/ns\/team-nlp\/jobs\/yaml-job$/);
       await page.getByTestId("logs").filter({ hasText: "hello from yaml" }).waitFor({ timeout: 30000 });
       t.assert(page.errors.length === 0, `no page errors: ${page.errors.join("; ")}`);
+    },
+  },
+  {
+    name: "the cost per hour comes from the queue's flavors' prices",
+    async run(t) {
+      // root may read the ClusterQueue and the ResourceFlavors (a data scientist may not: see Launch).
+      const page = await t.newPage("root");
+      await page.goto(`${t.url}/ui/ns/team-nlp/launch/jupyter`);
+      await page.getByRole("textbox", { name: "Name", exact: true }).fill("priced");
+      await page.getByLabel("gpu", { exact: true }).fill("0.5");
+      // 0.5 GPU x h100's $2.50 and a100's $1.20 per GPU-hour (examples/quickstart/03-resourceflavors.yaml).
+      await page.getByTestId("cost").filter({ hasText: "$1.25/h on h100 · $0.60/h on a100" }).waitFor();
+      await t.screenshot(page, "launch-cost");
     },
   },
 ];

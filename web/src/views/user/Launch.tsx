@@ -6,6 +6,7 @@ import {
   Group,
   NumberInput,
   ScrollArea,
+  Select,
   SimpleGrid,
   Stack,
   Switch,
@@ -108,6 +109,8 @@ function ParamInput({ p, value, error, onChange }: { p: Param; value: unknown; e
   const common = { label, description: p.description, error, withAsterisk: p.required };
   if (p.type === "boolean")
     return <Switch label={label} description={p.description} error={error} checked={value === true} onChange={(e) => onChange(e.currentTarget.checked)} />;
+  if (p.enum?.length)
+    return <Select {...common} data={p.enum} value={value === undefined ? null : String(value)} onChange={(v) => onChange(v ?? undefined)} clearable={!p.required} />;
   if (p.type === "integer")
     return (
       <NumberInput
@@ -239,7 +242,7 @@ function JobForm({ ns }: { ns: string }) {
         template: {
           spec: {
             restartPolicy: "Never",
-            containers: [{ name: "main", ...(f.image ? { image: f.image } : {}), command: splitWords(f.command), resources: { requests: limits, limits } }],
+            containers: [{ name: "main", ...(f.image ? { image: f.image } : {}), command: splitWords(f.command), resources: { requests: limits, limits: { ...limits } } }],
           },
         },
       },
@@ -272,12 +275,12 @@ function JobForm({ ns }: { ns: string }) {
         <TextInput label="Image" description="an OCI image (else a process on the node)" value={f.image} error={at("image")} onChange={(e) => set("image")(e.currentTarget.value.trim())} />
         <Group grow>
           <TextInput label="GPUs" description="0.25, 0.5 or whole GPUs" value={f.gpu} error={at("gpu")} onChange={(e) => set("gpu")(e.currentTarget.value.trim())} />
-          <TextInput label="CPU" value={f.cpu} error={at("cpu")} onChange={(e) => set("cpu")(e.currentTarget.value.trim())} />
-          <TextInput label="Memory" value={f.memory} error={at("memory")} onChange={(e) => set("memory")(e.currentTarget.value.trim())} />
+          <TextInput label="CPU" description="cores (500m, 4)" value={f.cpu} error={at("cpu")} onChange={(e) => set("cpu")(e.currentTarget.value.trim())} />
+          <TextInput label="Memory" description="4Gi, 512Mi" value={f.memory} error={at("memory")} onChange={(e) => set("memory")(e.currentTarget.value.trim())} />
         </Group>
         <Group grow>
-          <NumberInput label="Max run time (seconds)" min={1} allowDecimal={false} value={f.maxRun} error={at("maxRun")} onChange={(v) => set("maxRun")(v === "" ? "" : Number(v))} />
-          <TextInput label="Queue" value={f.queue} error={at("queue")} onChange={(e) => set("queue")(e.currentTarget.value.trim())} />
+          <NumberInput label="Max run time (seconds)" description="then it fails (DeadlineExceeded)" min={1} allowDecimal={false} value={f.maxRun} error={at("maxRun")} onChange={(v) => set("maxRun")(v === "" ? "" : Number(v))} />
+          <TextInput label="Queue" description="the LocalQueue" value={f.queue} error={at("queue")} onChange={(e) => set("queue")(e.currentTarget.value.trim())} />
         </Group>
         {errors[""] && (
           <Alert color="red" role="alert" title="The server refuses this">

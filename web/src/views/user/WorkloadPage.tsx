@@ -31,6 +31,7 @@ function stateOf(o: KubeObject, wl?: KubeObject): string {
   const done = conditions(o).find((c) => ["Complete", "Failed", "Succeeded"].includes(c.type) && c.status === "True");
   if (done) return done.type;
   if (o.spec?.suspend) return "Suspended";
+  if (o.kind === "Job" && (st.active ?? 0) > 0) return "Running";
   if (wl) return summarize(wl).state;
   return "Unknown";
 }

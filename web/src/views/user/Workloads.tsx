@@ -47,6 +47,14 @@ function sortValue(r: Row, c: Col): string | number {
   }
 }
 
+// Summaries per object: an update re-reads only the objects that changed.
+const summaries = new WeakMap<KubeObject, Summary>();
+function summaryOf(w: KubeObject): Summary {
+  let s = summaries.get(w);
+  if (!s) summaries.set(w, (s = summarize(w)));
+  return s;
+}
+
 export default function Workloads() {
   const { ns = "" } = useParams();
   const { client } = useSession();
@@ -60,7 +68,7 @@ export default function Workloads() {
     const f = filter.trim().toLowerCase();
     const out: Row[] = [];
     for (const w of live.items as KubeObject[]) {
-      const s: Row = summarize(w);
+      const s: Row = { ...summaryOf(w) };
       if (f && !`${s.name} ${s.owner.name} ${s.state} ${s.reason}`.toLowerCase().includes(f)) continue;
       const records = usage.data?.get(s.name);
       if (records) {
@@ -166,7 +174,7 @@ export default function Workloads() {
                         <Group gap={6} wrap="nowrap">
                           <StateBadge state={r.state} />
                           {r.state !== "Admitted" && r.reason && (
-                            <Badge variant="outline" color="gray" size="sm">
+                            <Badge variant="outline" color="gray" size="sm" tt="none">
                               {r.reason}
                             </Badge>
                           )}
@@ -178,7 +186,7 @@ export default function Workloads() {
                       {r.position !== undefined ? ` (#${r.position})` : ""}
                     </Table.Td>
                     <Table.Td>{gpus(r.milliGpu)}</Table.Td>
-                    <Table.Td style={{ overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" }}>
+                    <Table.Td style={{ overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" }} title={r.where || undefined}>
                       {r.where ? `${r.where}${r.flavor ? ` (${r.flavor})` : ""}` : "—"}
                     </Table.Td>
                     <Table.Td>{age(r.created)}</Table.Td>
