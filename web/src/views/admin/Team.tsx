@@ -53,7 +53,13 @@ function Quota({ ns }: { ns: string }) {
     <Stack>
       {names.map((name, i) => {
         const r = cqs[i];
-        if ("err" in r) return <ReadError key={name} error={r.err} what={`ClusterQueue ${name}`} />;
+        if ("err" in r)
+          return (
+            <Stack key={name} gap="xs">
+              <ReadError error={r.err} what={`ClusterQueue ${name}'s quota (ClusterQueues are cluster-scoped: a platform admin may grant get on clusterqueues)`} />
+              <HeldNow ns={ns} />
+            </Stack>
+          );
         const cq = r.ok as KubeObject;
         const rows = quotaOf(cq);
         return (
@@ -84,6 +90,26 @@ function Quota({ ns }: { ns: string }) {
         );
       })}
     </Stack>
+  );
+}
+
+// What the namespace holds now per flavor, from its open usage records: all a
+// team member sees when they may not read the ClusterQueue.
+function HeldNow({ ns }: { ns: string }) {
+  const { client } = useSession();
+  const snap = useSnapshot((signal) => client.list(K.usageRecords, ns, undefined, signal), [ns], 15000);
+  if (snap.loading) return <Loading what="what the team holds" />;
+  if (snap.error) return <ReadError error={snap.error} what={`the usage records of ${ns}`} />;
+  const held = new Map<string, number>();
+  for (const r of snap.data!.items)
+    if (!r.spec?.end) held.set(r.spec?.flavor ?? "<none>", (held.get(r.spec?.flavor ?? "<none>") ?? 0) + Number(r.spec?.gpuMilli ?? 0));
+  if (held.size === 0) return <Text size="sm">{ns} holds no GPU now.</Text>;
+  return (
+    <DataTable
+      label={`GPUs ${ns} holds now`}
+      head={["Flavor", "GPUs held now"]}
+      rows={[...held.entries()].sort().map(([f, m]) => [f, gpus(m)])}
+    />
   );
 }
 
