@@ -19,12 +19,15 @@ const conditionTrue = (w: KubeObject, type: string) =>
 export const isPending = (w: KubeObject) =>
   !w.status?.admission && !conditionTrue(w, "Admitted") && !conditionTrue(w, "Finished") && w.spec?.active !== false;
 
-function Bar({ q, cohortPool }: { q: FlavorQuota; cohortPool: number }) {
-  const ceiling = q.nominal + (q.borrowingLimit ?? cohortPool);
+function Bar({ q, cohortPool, inCohort }: { q: FlavorQuota; cohortPool: number; inCohort: boolean }) {
+  // Outside a cohort a queue is capped at nominal: nothing to borrow or lend.
+  const ceiling = q.nominal + (inCohort ? (q.borrowingLimit ?? cohortPool) : 0);
+  const borrow = !inCohort ? "0 (no cohort)" : q.borrowingLimit === undefined ? "∞" : gpus(q.borrowingLimit);
+  const lend = !inCohort ? "0 (no cohort)" : q.lendingLimit === undefined ? gpus(q.nominal) : gpus(q.lendingLimit);
   const max = Math.max(ceiling, q.used, 1);
   const within = Math.min(q.used - q.borrowed, q.nominal);
   const w = (x: number) => (x / max) * 100;
-  const label = `flavor ${q.flavor}: ${gpus(q.used)} GPUs in use (${gpus(q.borrowed)} borrowed) of ${gpus(q.nominal)} nominal; borrowing limit ${q.borrowingLimit === undefined ? "none" : gpus(q.borrowingLimit)}; lending limit ${q.lendingLimit === undefined ? "none" : gpus(q.lendingLimit)}`;
+  const label = `flavor ${q.flavor}: ${gpus(q.used)} GPUs in use (${gpus(q.borrowed)} borrowed) of ${gpus(q.nominal)} nominal; may borrow ${borrow}, may lend ${lend}`;
   return (
     <Stack gap={2}>
       <Group justify="space-between">
@@ -32,8 +35,7 @@ function Bar({ q, cohortPool }: { q: FlavorQuota; cohortPool: number }) {
           {q.flavor}
         </Text>
         <Text size="xs" c="dimmed">
-          {gpus(q.used)} used · {gpus(q.borrowed)} borrowed · nominal {gpus(q.nominal)} · borrow ≤ {q.borrowingLimit === undefined ? "∞" : gpus(q.borrowingLimit)} · lend ≤{" "}
-          {q.lendingLimit === undefined ? gpus(q.nominal) : gpus(q.lendingLimit)}
+          {gpus(q.used)} used · {gpus(q.borrowed)} borrowed · nominal {gpus(q.nominal)} · borrow ≤ {borrow} · lend ≤ {lend}
         </Text>
       </Group>
       <Box pos="relative" role="img" aria-label={label}>
@@ -109,7 +111,7 @@ export default function Queues() {
                     </Group>
                     <Stack gap="sm">
                       {quotaOf(q).map((f) => (
-                        <Bar key={f.flavor} q={f} cohortPool={cohort ? (pool.get(f.flavor) ?? 0) - Math.min(f.lendingLimit ?? f.nominal, f.nominal) : 0} />
+                        <Bar key={f.flavor} q={f} inCohort={!!cohort} cohortPool={cohort ? (pool.get(f.flavor) ?? 0) - Math.min(f.lendingLimit ?? f.nominal, f.nominal) : 0} />
                       ))}
                       {quotaOf(q).length === 0 && <Text size="sm" c="dimmed">No GPU quota.</Text>}
                     </Stack>
