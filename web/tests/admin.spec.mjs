@@ -11,6 +11,9 @@ export const journeys = [
       // GPUs' utilisation model follows (docs/agent.md).
       await t.cli("alice", "submit", "idle-gpu", "-n", "team-nlp", "--gpu", "1", "--cpu", "100m", "--memory", "64Mi", "--", "sleep", "600");
       await t.cli("alice", "submit", "busy-gpu", "-n", "team-nlp", "--gpu", "1", "--cpu", "1", "--memory", "64Mi", "--", "sh", "-c", "while :; do :; done");
+      // Two fractions pack onto one device: its cell shows both shares.
+      await t.cli("alice", "submit", "quarter", "-n", "team-nlp", "--gpu", "0.25", "--cpu", "100m", "--memory", "64Mi", "--", "sleep", "600");
+      await t.cli("alice", "submit", "half", "-n", "team-nlp", "--gpu", "0.5", "--cpu", "100m", "--memory", "64Mi", "--", "sleep", "600");
       const page = await t.newPage("root", { width: 1280 });
       const started = Date.now();
       await page.goto(`${t.url}/ui/admin/fleet`);
@@ -23,6 +26,7 @@ export const journeys = [
       await busy.waitFor({ timeout: 60000 });
       const label = await idle.getAttribute("aria-label");
       t.assert(/allocated 1 to team-nlp\/job-idle-gpu, \d+% used \(allocated but idle\)/.test(label), `idle cell label: ${label}`);
+      await page.locator('[aria-label*="0.25 to team-nlp/job-quarter"][aria-label*="0.5 to team-nlp/job-half"]').waitFor();
       t.assert((await page.locator('[data-state="free"]').count()) >= 1, "free devices are shown as free");
       await t.screenshot(page, "admin-fleet");
       // Its details name the pod that holds it.
@@ -36,7 +40,7 @@ export const journeys = [
       await dark.locator('[data-state="idle"]').first().waitFor();
       await t.screenshot(dark, "admin-fleet-dark");
       t.assert(page.errors.length === 0 && dark.errors.length === 0, `page errors: ${page.errors.concat(dark.errors).join("; ")}`);
-      for (const j of ["idle-gpu", "busy-gpu"]) await t.cli("root", "delete", "job", j, "-n", "team-nlp");
+      for (const j of ["idle-gpu", "busy-gpu", "quarter", "half"]) await t.cli("root", "delete", "job", j, "-n", "team-nlp");
     },
   },
   {
