@@ -96,7 +96,7 @@ function CreateYaml({ r, onDone }: { r: Resource; onDone: () => void }) {
           {error !== null && (
             <>
               <ErrorNote error={error} title="The server refused it" />
-              {error instanceof ApiError && error.causes.length > 0 && (
+              {error instanceof ApiError && error.causes.length > 1 && (
                 <List size="sm" aria-label="Field errors">
                   {error.causes.map((c, i) => (
                     <List.Item key={i}>
