@@ -74,6 +74,7 @@ spec:
       const row = carol.getByRole("row").filter({ hasText: "job-big-train" });
       await row.getByText("asks for 6 GPUs, above the 4 of ApprovalPolicy portal-big-jobs").waitFor();
       t.assert((await row.getByText("alice").count()) > 0, "the requester is shown");
+      await row.getByText("6 GPUs, at most 10 min").waitFor();
       await t.screenshot(carol, "admin-approvals");
       await row.getByRole("button", { name: "Approve job-big-train" }).click();
       await carol.getByLabel("Reason").fill("the deadline is Friday");

@@ -2,12 +2,12 @@ import { Badge, Button, Group, Modal, Stack, Text, Textarea, Title, Tooltip } fr
 import { useState } from "react";
 import { useParams } from "react-router-dom";
 import { resourcePath, type KubeObject } from "../../api/client";
-import { useWatch } from "../../api/hooks";
+import { useSnapshot, useWatch } from "../../api/hooks";
 import { K } from "../../api/kinds";
 import { useCan } from "../../auth/rbac";
 import { useSession } from "../../auth/session";
 import { Empty, ErrorNote, Loading, StateBadge } from "../../ui/common";
-import { age } from "../../ui/format";
+import { age, gpus, milliGpu } from "../../ui/format";
 import { DataTable, Page, ReadError } from "./parts";
 
 // ApprovalRequests of the namespace (docs/scheduling.md "Approval gates"): those
@@ -74,6 +74,18 @@ function Decide({ req, decision, onClose }: { req: KubeObject; decision: Decisio
   );
 }
 
+// What a workload asks for: GPUs over all its pods, and its run-time limit.
+export function asks(w: KubeObject | undefined): string {
+  if (!w) return "";
+  let milli = 0;
+  for (const ps of w.spec?.podSets ?? [])
+    for (const c of ps.template?.spec?.containers ?? [])
+      milli += (ps.count ?? 1) * milliGpu(c.resources?.requests?.["nvidia.com/gpu"] ?? c.resources?.limits?.["nvidia.com/gpu"]);
+  // The run-time limit the server derives from the Job (activeDeadlineSeconds).
+  const limit = Number(w.metadata.annotations?.["tessera.dev/max-run-seconds"] ?? w.spec?.maximumExecutionTimeSeconds ?? 0);
+  return `${gpus(milli)} GPUs${limit ? `, at most ${Math.round(limit / 60)} min` : ", no run-time limit"}`;
+}
+
 const decidedBy = (r: KubeObject) => {
   const c = (r.status?.conditions ?? []).find((x: { type: string; status: string }) => x.status === "True");
   return c?.message ?? (r.status?.approvals ?? []).map((a: { user: string; reason?: string }) => `${a.user}${a.reason ? `: ${a.reason}` : ""}`).join("; ");
@@ -82,6 +94,9 @@ const decidedBy = (r: KubeObject) => {
 export default function Approvals() {
   const { ns = "" } = useParams();
   const live = useWatch(K.approvalRequests, ns);
+  const { client } = useSession();
+  const workloads = useSnapshot((signal) => client.list(K.workloads, ns, undefined, signal), [ns], 10000);
+  const workloadOf = (r: KubeObject) => workloads.data?.items.find((w) => w.metadata.name === r.spec?.workload);
   const canDecide = useCan({ verb: "update", resource: K.approvalRequests, subresource: "approval", namespace: ns });
   const [open, setOpen] = useState<{ req: KubeObject; decision: Decision } | null>(null);
   const pending = live.items.filter((r) => (r.status?.phase ?? "Pending") === "Pending");
@@ -102,10 +117,11 @@ export default function Approvals() {
           ) : (
             <DataTable
               label="Approval requests waiting"
-              head={["Workload", "Requested by", "Why it needs approval", "Approvals", "Waiting", "Expires", "Decision"]}
+              head={["Workload", "Requested by", "Asks", "Why it needs approval", "Approvals", "Waiting", "Expires", "Decision"]}
               rows={pending.map((r) => [
                 <Text key="w" fw={600}>{r.spec?.workload ?? r.metadata.name}</Text>,
                 r.spec?.requester ?? "",
+                asks(workloadOf(r)),
                 <Stack key="r" gap={2}>
                   {(r.spec?.reasons ?? []).map((x: string) => (
                     <Text key={x} size="sm">{x}</Text>
