@@ -855,6 +855,10 @@ Status Agent::Impl::EnsureNetwork(ApiClient& client) {
     for (auto& [uid, run] : runs) {
       if (run.net && !network->Adopt(uid, *run.net)) run.net.reset();
     }
+    if (const int stale = network->RemoveStale(); stale > 0) {
+      spdlog::info("agent {}: removed {} stale pod network namespace(s) on bridge {}", options.node_name, stale,
+                   options.pod_bridge);
+    }
     routes_version = 0;
     pod_server = PodFacingServer();
     return Status::Ok();

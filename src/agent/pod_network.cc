@@ -22,6 +22,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "agent/mounts.h"
 #include "common/unique_fd.h"
@@ -347,6 +348,26 @@ Status PodNetwork::Detach(const std::string& id) {
     impl_->pods.erase(it);
   }
   return Status::Ok();
+}
+
+int PodNetwork::RemoveStale() {
+  std::error_code ec;
+  std::vector<std::string> stale;
+  for (const auto& entry : fs::directory_iterator(impl_->options.netns_dir, ec)) {
+    const std::string file = entry.path().filename().string();
+    if (!file.starts_with("tsr-")) continue;
+    const std::string id = file.substr(4);
+    if (impl_->pods.contains(id)) continue;
+    // Only a pod whose veth is a port of this node's bridge, in this
+    // namespace: the files of other nodes' pods (a test's node namespace) share the directory.
+    auto link = GetLink(impl_->sock.get(), HostVethName(id));
+    if (!link || rtnl_link_get_master(link->get()) != impl_->bridge_index) continue;
+    stale.push_back(id);
+  }
+  for (const std::string& id : stale) {
+    if (Status s = Detach(id); !s.ok()) spdlog::warn("pod network: stale pod {}: {}", id, s.message());
+  }
+  return static_cast<int>(stale.size());
 }
 
 Status PodNetwork::SyncRoutes(const std::vector<PodRoute>& routes) {

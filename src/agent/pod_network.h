@@ -84,6 +84,13 @@ class PodNetwork {
   // namespace, and the veth pair with it, go once nothing holds them.
   static void RemoveNamespace(const PodAttachment& attachment);
 
+  // Removes what pods no agent holds left on this node's bridge (an agent
+  // killed with its data directory deleted, a test's `tessera up`): each
+  // namespace file not attached or adopted whose veth is a port of the bridge,
+  // so that its address on the bridge is not answered twice. Call after the
+  // Adopt calls; returns how many were removed.
+  int RemoveStale();
+
   // Makes the node's routes to the other nodes' pod ranges exactly `routes`:
   // adds the missing, replaces changed gateways, removes the ones no longer
   // wanted (only routes this class made: protocol tessera). Routes into this

@@ -144,6 +144,34 @@ TEST_F(PodNetworkTest, PodsGetANamespaceAnAddressAndReachEachOtherOverTheBridge)
   EXPECT_FALSE(std::filesystem::exists(a->netns_path));
 }
 
+TEST_F(PodNetworkTest, WhatAKilledAgentLeftOnTheBridgeIsRemovedByTheNextOneAndNothingElse) {
+  auto killed = Open();
+  ASSERT_TRUE(killed);
+  const std::string stale_id = "t" + std::to_string(::getpid()) + "-stale";
+  auto stale = killed->Attach(stale_id);
+  ASSERT_TRUE(stale) << stale.error().message();
+  // Another node's pod, its namespace file in the same directory: not this bridge's.
+  ScopedNetns other_node("other");
+  auto other = other_node.RunIn([] {
+    auto net = PodNetwork::Open({.pod_cidr = *ParseIpv4Cidr("10.244.8.0/24"), .netns_dir = "/run/netns"});
+    return net ? std::move(*net) : nullptr;
+  });
+  ASSERT_TRUE(other);
+  const std::string other_id = "t" + std::to_string(::getpid()) + "-other";
+  auto kept = other->Attach(other_id);
+  ASSERT_TRUE(kept) << kept.error().message();
+  killed.reset();  // its agent and its data are gone; the pod's namespace and veth stay
+
+  auto next = Open();
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->RemoveStale(), 1);
+  EXPECT_FALSE(std::filesystem::exists(stale->netns_path));
+  EXPECT_EQ(InNode("ip -o link show " + stale->host_veth + " 2>/dev/null"), "");
+  EXPECT_TRUE(std::filesystem::exists(kept->netns_path)) << "another node's pod is left alone";
+  EXPECT_EQ(next->RemoveStale(), 0);
+  ASSERT_TRUE(other->Detach(other_id).ok());
+}
+
 TEST_F(PodNetworkTest, RefusesBadIdsAndTooSmallRanges) {
   auto net = Open();
   ASSERT_TRUE(net);
