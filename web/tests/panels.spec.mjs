@@ -269,6 +269,43 @@ spec:
     },
   },
   {
+    name: "a Pipeline's panel: its DAG without states, and its runs",
+    async run(t) {
+      const name = "panel-train-v1";
+      const step = (cmd) => `{spec: {containers: [{name: main, command: [sh, -c, "${cmd}"], resources: {requests: {cpu: 250m, memory: 256Mi}}}]}}`;
+      await create(
+        t,
+        "pipelines",
+        `apiVersion: tessera.dev/v1
+kind: Pipeline
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+  steps:
+    - {name: prepare, template: ${step("echo preparing")}}
+    - {name: train, dependsOn: [prepare], withItems: ["0.01", "0.1"], template: ${step("echo lr {{item}}")}}
+`,
+      );
+      await create(t, "pipelineruns", `{"apiVersion": "tessera.dev/v1", "kind": "PipelineRun", "metadata": {"name": "${name}-run1", "namespace": "${NS}"}, "spec": {"pipelineRef": {"name": "${name}"}}}`);
+      try {
+        const { page, panel } = await open(t, "pipelines", name);
+        const nodes = panel.getByTestId("dag-node");
+        await t.eventually(async () => (await nodes.count()) === 3, { what: "three nodes: prepare, train-0, train-1" });
+        t.assert((await nodes.first().getAttribute("aria-label")) === "step prepare", "a Pipeline's node has no state");
+        const run = panel.getByRole("table", { name: "Runs" }).getByRole("row").filter({ hasText: `${name}-run1` });
+        await run.waitFor({ timeout: 20000 });
+        await until(t, async () => (await run.innerText()).includes("3 of 3"), "the run's three steps done", 60000, async () => run.innerText());
+        await t.screenshot(page, "panel-pipeline");
+        // Its run's page names the Pipeline it runs.
+        await run.getByRole("link", { name: `${name}-run1` }).click();
+        const runPanel = page.getByTestId("panel-pipelineruns");
+        await runPanel.locator('[data-fact="Pipeline"]').getByRole("link", { name }).waitFor();
+      } finally {
+        await remove(t, "pipelineruns", `${name}-run1`);
+        await remove(t, "pipelines", name);
+      }
+    },
+  },
+  {
     name: "an autoscaled InferenceService at zero: its panel says the first request starts a replica",
     async run(t) {
       const name = "panel-zero";

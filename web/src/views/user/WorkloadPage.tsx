@@ -20,6 +20,7 @@ const KINDS: Record<string, Resource> = {
   inferenceservices: K.inferenceServices,
   sweeps: K.sweeps,
   pipelineruns: K.pipelineRuns,
+  pipelines: K.pipelines,
   workloads: K.workloads,
 };
 

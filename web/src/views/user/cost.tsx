@@ -60,8 +60,8 @@ export function CostPerHour({ namespace, object }: { namespace: string; object: 
   if (!prices || flavors.length === 0)
     return (
       <Text size="sm" c="dimmed" data-testid="cost">
-        {gpus(milli)} GPU{milli === 1000 ? "" : "s"} asked. The price per GPU-hour is set on the queue's flavors, which your role
-        cannot read: ask your platform team.
+        {gpus(milli)} GPU{milli === 1000 ? "" : "s"} asked: the scheduler's forecast gives its cost per hour (your role does
+        not read the queue's flavors, where the prices are set).
       </Text>
     );
   const parts = flavors.map((f) => {

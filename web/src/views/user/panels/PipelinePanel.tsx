@@ -40,7 +40,7 @@ export function PipelineRunPanel({ object: run, namespace }: PanelProps) {
       <Section title="Run">
         <Facts
           facts={[
-            { label: "Pipeline", value: run.spec?.pipelineRef?.name ?? "inline spec" },
+            { label: "Pipeline", value: run.spec?.pipelineRef?.name ? <Link to={`/ns/${namespace}/pipelines/${run.spec.pipelineRef.name}`}>{run.spec.pipelineRef.name}</Link> : "inline spec" },
             { label: "Steps done", value: `${done} of ${nodes.length}` },
             { label: "Started", value: st.startedAt ? `${age(st.startedAt, now)} ago` : "" },
             { label: "Duration", value: duration(st.startedAt, st.finishedAt, now) },
