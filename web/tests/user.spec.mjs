@@ -40,6 +40,12 @@ export const journeys = [
       await page.getByTestId("preview").filter({ hasText: 'gpu: "0.25"' }).waitFor();
       await page.getByTestId("preview").filter({ hasText: "name: nb-a" }).waitFor();
       await page.getByTestId("cost").waitFor();
+      // Before Submit, the scheduler's forecast: the filler holds the queue, so it would wait, and says why.
+      const forecast = page.getByTestId("estimated-start").filter({ hasText: "waits" });
+      await forecast.filter({ hasText: "QuotaExceeded" }).or(forecast.filter({ hasText: "nvidia.com/gpu in flavor h100" })).first().waitFor({ timeout: 20000 });
+      t.assert((await forecast.getAttribute("data-would-admit")) === "false", "the forecast says it would not run now");
+      t.assert(/\$0\.\d+\/h/i.test(await forecast.innerText()), `the forecast has the cost per hour: ${await forecast.innerText()}`);
+      await forecast.scrollIntoViewIfNeeded();
       await t.screenshot(page, "launch-jupyter");
       await page.getByRole("button", { name: "Submit" }).click();
       await page.waitForURL(/\/ui\/ns\/team-nlp\/notebooks\/nb-a$/);

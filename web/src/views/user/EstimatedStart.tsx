@@ -108,7 +108,7 @@ export function EstimatedStart(props: { namespace: string; object: KubeObject | 
         <Group gap="sm">
           <span>{headline(forecast)}</span>
           {cost > 0 && (
-            <Badge variant="light" color="gray" aria-label="cost per hour">
+            <Badge variant="light" color="gray" tt="none" aria-label="cost per hour">
               {/* Where it would run, or the dearest flavor of its queue while that is not known. */}
               {forecast.flavors?.length ? "" : "up to "}${cost.toFixed(cost < 1 ? 3 : 2)}/h
             </Badge>
