@@ -170,8 +170,10 @@ TEST_F(NotebookAgentTest, TheAgentReportsAStandInJupytersKernelActivityOnThePodA
       std::chrono::seconds(30));
   const std::string reported = pod["metadata"]["annotations"].value("tessera.dev/last-activity", "");
   EXPECT_EQ(reported.substr(0, 19), "2020-01-01T09:15:30") << reported;
+  // Running once its readiness probe finds the server listening.
   const json running = WaitForObject(*client_, "/apis/tessera.dev/v1/namespaces/default/notebooks/nb", [&](const json& n) {
-    return n.value("status", json::object()).value("lastActivity", "") == reported;
+    const json st = n.value("status", json::object());
+    return st.value("lastActivity", "") == reported && st.value("phase", "") == "Running";
   });
   EXPECT_EQ(running["status"]["phase"], "Running") << running["status"].dump();
 }

@@ -47,6 +47,7 @@ class NotebookTest : public testing::TeamClusterTest {
   void RunPod(const std::string& name) {
     json pod = WaitForPod(name);
     pod["status"]["phase"] = "Running";
+    pod["status"]["conditions"] = {{{"type", "Ready"}, {"status", "True"}}};
     ASSERT_EQ(Code("PUT", std::string(kPods) + name + "/status", pod), 200);
   }
   // As the agent does with a pod marked for deletion: it stops it, then deletes it.

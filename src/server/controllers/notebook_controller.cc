@@ -93,8 +93,11 @@ json PodTemplate(const StoredObject& nb) {
   const bool home = spec.contains("home");
   const std::string mount = home ? StringAt(spec, {"home", "mountPath"}) : "";
   const std::string home_dir = home ? (mount.empty() ? std::string(kDefaultHome) : mount) : "";
+  // Ready once its server listens: until then the proxy shows the starting
+  // page (notebook_wake.h) rather than a refused connection.
   json container{{"name", "notebook"},
                  {"ports", json::array({{{"name", "http"}, {"containerPort", port}, {"protocol", "TCP"}}})},
+                 {"readinessProbe", {{"tcpSocket", {{"port", port}}}, {"periodSeconds", 1}, {"failureThreshold", 1}}},
                  {"resources", {{"requests", resources}, {"limits", resources}}},
                  {"env", json::array({{{"name", "NOTEBOOK_BASE_URL"}, {"value", url}},
                                       {{"name", "NOTEBOOK_PORT"}, {"value", std::to_string(port)}},
@@ -435,10 +438,18 @@ void NotebookController::Reconcile(PassContext& pass) {
         const bool evicted = ConditionTrue(wl->object, "Evicted");
         const std::string was = StringAt(nb.object, {"status", "phase"});
         const bool resuming = was == "Suspended" || was == "Resuming";
-        if (admitted && !evicted && pod_phase == "Running") {
+        bool ready = false;
+        for (const json& c : pod ? ArrayAt(pod->object, {"status", "conditions"}) : json::array()) {
+          if (c.is_object() && c.value("type", "") == "Ready") ready = c.value("status", "") == "True";
+        }
+        if (admitted && !evicted && pod_phase == "Running" && ready) {
           st["phase"] = "Running";
           st["message"] = fmt::format("pod {} is running", pod->key.name);
           st.erase("suspendedAt");
+        } else if (admitted && !evicted && pod_phase == "Running") {
+          st["phase"] = resuming ? "Resuming" : "Pending";
+          st["message"] = fmt::format("pod {} is running; its server is not listening on port {} yet", pod->key.name,
+                                      Port(spec));
         } else if (admitted && !evicted) {
           st["phase"] = resuming ? "Resuming" : "Pending";
           st["message"] = pod ? fmt::format("pod {} is {}", pod->key.name, pod_phase.empty() ? "Pending" : pod_phase)
