@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -350,6 +351,37 @@ Status PodNetwork::Detach(const std::string& id) {
   return Status::Ok();
 }
 
+namespace {
+
+// The IPv4 address of eth0 in the pod namespace at `path`, if it has one.
+std::optional<uint32_t> PodAddress(const std::string& path) {
+  UniqueFd netns(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (netns.get() < 0) return std::nullopt;
+  std::optional<uint32_t> found;
+  (void)InNetns(netns.get(), [&]() -> Status {
+    ASSIGN_OR_RETURN(SockPtr pod, Connect());
+    ASSIGN_OR_RETURN(LinkPtr eth0, GetLink(pod.get(), "eth0"));
+    nl_cache* cache = nullptr;
+    if (rtnl_addr_alloc_cache(pod.get(), &cache) < 0) return Status::Ok();
+    for (nl_object* o = nl_cache_get_first(cache); o != nullptr && !found; o = nl_cache_get_next(o)) {
+      auto* addr = reinterpret_cast<rtnl_addr*>(o);
+      nl_addr* local = rtnl_addr_get_local(addr);
+      if (rtnl_addr_get_ifindex(addr) != rtnl_link_get_ifindex(eth0.get()) || rtnl_addr_get_family(addr) != AF_INET ||
+          local == nullptr || nl_addr_get_len(local) != 4) {
+        continue;
+      }
+      uint32_t net = 0;
+      std::memcpy(&net, nl_addr_get_binary_addr(local), 4);
+      found = ntohl(net);
+    }
+    nl_cache_free(cache);
+    return Status::Ok();
+  });
+  return found;
+}
+
+}  // namespace
+
 int PodNetwork::RemoveStale() {
   std::error_code ec;
   std::vector<std::string> stale;
@@ -358,11 +390,12 @@ int PodNetwork::RemoveStale() {
     if (!file.starts_with("tsr-")) continue;
     const std::string id = file.substr(4);
     if (impl_->pods.contains(id)) continue;
-    // Only a pod whose veth is a port of this node's bridge, in this
-    // namespace: the files of other nodes' pods (a test's node namespace) share the directory.
+    // Only a pod of this node: its veth a port of this bridge, in this
+    // namespace, and its address in this node's range (nodes that share a
+    // bridge each have their own range; other namespaces' pods share the directory).
     auto link = GetLink(impl_->sock.get(), HostVethName(id));
     if (!link || rtnl_link_get_master(link->get()) != impl_->bridge_index) continue;
-    stale.push_back(id);
+    if (auto ip = PodAddress(entry.path().string()); ip && impl_->options.pod_cidr.Contains(*ip)) stale.push_back(id);
   }
   for (const std::string& id : stale) {
     if (Status s = Detach(id); !s.ok()) spdlog::warn("pod network: stale pod {}: {}", id, s.message());

@@ -86,8 +86,9 @@ class PodNetwork {
 
   // Removes what pods no agent holds left on this node's bridge (an agent
   // killed with its data directory deleted, a test's `tessera up`): each
-  // namespace file not attached or adopted whose veth is a port of the bridge,
-  // so that its address on the bridge is not answered twice. Call after the
+  // namespace file not attached or adopted whose veth is a port of the bridge
+  // and whose address is in this node's range (another node on the same
+  // bridge keeps its own), so that its address is not answered twice. Call after the
   // Adopt calls; returns how many were removed.
   int RemoveStale();
 

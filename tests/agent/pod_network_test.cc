@@ -160,6 +160,15 @@ TEST_F(PodNetworkTest, WhatAKilledAgentLeftOnTheBridgeIsRemovedByTheNextOneAndNo
   const std::string other_id = "t" + std::to_string(::getpid()) + "-other";
   auto kept = other->Attach(other_id);
   ASSERT_TRUE(kept) << kept.error().message();
+  // A second node on the same bridge, with its own range (two agents on one machine).
+  auto neighbour = node_->RunIn([] {
+    auto net = PodNetwork::Open({.pod_cidr = *ParseIpv4Cidr("10.244.9.0/24"), .netns_dir = "/run/netns"});
+    return net ? std::move(*net) : nullptr;
+  });
+  ASSERT_TRUE(neighbour);
+  const std::string neighbour_id = "t" + std::to_string(::getpid()) + "-neighbour";
+  auto theirs = neighbour->Attach(neighbour_id);
+  ASSERT_TRUE(theirs) << theirs.error().message();
   killed.reset();  // its agent and its data are gone; the pod's namespace and veth stay
 
   auto next = Open();
@@ -168,8 +177,11 @@ TEST_F(PodNetworkTest, WhatAKilledAgentLeftOnTheBridgeIsRemovedByTheNextOneAndNo
   EXPECT_FALSE(std::filesystem::exists(stale->netns_path));
   EXPECT_EQ(InNode("ip -o link show " + stale->host_veth + " 2>/dev/null"), "");
   EXPECT_TRUE(std::filesystem::exists(kept->netns_path)) << "another node's pod is left alone";
+  EXPECT_TRUE(std::filesystem::exists(theirs->netns_path)) << "the neighbour's pod on the same bridge is left alone";
+  EXPECT_NE(InNode("ip -o link show " + theirs->host_veth), "");
   EXPECT_EQ(next->RemoveStale(), 0);
   ASSERT_TRUE(other->Detach(other_id).ok());
+  ASSERT_TRUE(neighbour->Detach(neighbour_id).ok());
 }
 
 TEST_F(PodNetworkTest, RefusesBadIdsAndTooSmallRanges) {
