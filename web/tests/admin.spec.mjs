@@ -58,43 +58,48 @@ spec:
   thresholds: {gpus: 4}
 `,
       );
-      await t.cli("alice", "submit", "big-train", "-n", "team-nlp", "--gpu", "6", "--cpu", "100m", "--memory", "64Mi", "--max-run", "600", "--", "sleep", "300");
-      await t.eventually(async () => (await wl(t, "root", "team-nlp", "job-big-train")).status?.conditions?.some((c) => c.reason === "AwaitingApproval"), {
-        what: "the workload to wait for approval",
-      });
-      // alice sees her request but is offered no decision.
-      const alice = await t.newPage("alice");
-      await alice.goto(`${t.url}/ui/ns/team-nlp/approvals`);
-      await alice.getByRole("heading", { name: "Approvals" }).waitFor();
-      await alice.locator('table[aria-label="Approval requests waiting"], [role="alert"]').first().waitFor();
-      t.assert((await alice.getByRole("button", { name: /^Approve/ }).count()) === 0, "alice must not be offered Approve");
-      // carol, team-nlp's admin, sees why it waits and approves it.
-      const carol = await t.newPage("carol", { width: 1280 });
-      await carol.goto(`${t.url}/ui/ns/team-nlp/approvals`);
-      const row = carol.getByRole("row").filter({ hasText: "job-big-train" });
-      await row.getByText("asks for 6 GPUs, above the 4 of ApprovalPolicy portal-big-jobs").waitFor();
-      t.assert((await row.getByText("alice").count()) > 0, "the requester is shown");
-      await row.getByText("6 GPUs, at most 10 min").waitFor();
-      await t.screenshot(carol, "admin-approvals");
-      await row.getByRole("button", { name: "Approve job-big-train" }).click();
-      await carol.getByLabel("Reason").fill("the deadline is Friday");
-      await carol.getByRole("dialog").getByRole("button", { name: "Approve" }).click();
-      await carol.getByRole("table", { name: "Decided approval requests" }).getByText("approved by carol: the deadline is Friday").waitFor();
-      await t.screenshot(carol, "admin-approvals-decided");
-      const req = await t.api("root", "GET", "/apis/tessera.dev/v1/namespaces/team-nlp/approvalrequests/job-big-train");
-      t.assert(req.status?.phase === "Approved", `request phase ${req.status?.phase}`);
-      t.assert(req.status?.approvals?.[0]?.user === "carol" && req.status.approvals[0].reason === "the deadline is Friday", "who approved and why is recorded");
-      // The workload now queues like any other (admitted, or waiting for quota; no longer for approval).
-      await t.eventually(
-        async () => {
-          const w = await wl(t, "root", "team-nlp", "job-big-train");
-          const conds = w.status?.conditions ?? [];
-          return !conds.some((c) => c.reason === "AwaitingApproval" && c.status === "False" && c.type === "QuotaReserved") || conds.some((c) => c.type === "Admitted" && c.status === "True");
-        },
-        { what: "the approved workload to queue" },
-      );
-      t.assert(carol.errors.length === 0 && alice.errors.length === 0, `page errors: ${carol.errors.concat(alice.errors).join("; ")}`);
-      await t.cli("root", "delete", "job", "big-train", "-n", "team-nlp");
+      // The policy and the job go afterwards, whatever happens: later journeys use team-nlp's GPUs ungated.
+      try {
+        await t.cli("alice", "submit", "big-train", "-n", "team-nlp", "--gpu", "6", "--cpu", "100m", "--memory", "64Mi", "--max-run", "600", "--", "sleep", "300");
+        await t.eventually(async () => (await wl(t, "root", "team-nlp", "job-big-train")).status?.conditions?.some((c) => c.reason === "AwaitingApproval"), {
+          what: "the workload to wait for approval",
+        });
+        // alice sees her request but is offered no decision.
+        const alice = await t.newPage("alice");
+        await alice.goto(`${t.url}/ui/ns/team-nlp/approvals`);
+        await alice.getByRole("heading", { name: "Approvals" }).waitFor();
+        await alice.locator('table[aria-label="Approval requests waiting"], [role="alert"]').first().waitFor();
+        t.assert((await alice.getByRole("button", { name: /^Approve/ }).count()) === 0, "alice must not be offered Approve");
+        // carol, team-nlp's admin, sees why it waits and approves it.
+        const carol = await t.newPage("carol", { width: 1280 });
+        await carol.goto(`${t.url}/ui/ns/team-nlp/approvals`);
+        const row = carol.getByRole("row").filter({ hasText: "job-big-train" });
+        await row.getByText("asks for 6 GPUs, above the 4 of ApprovalPolicy portal-big-jobs").waitFor();
+        t.assert((await row.getByText("alice").count()) > 0, "the requester is shown");
+        await row.getByText("6 GPUs, at most 10 min").waitFor();
+        await t.screenshot(carol, "admin-approvals");
+        await row.getByRole("button", { name: "Approve job-big-train" }).click();
+        await carol.getByLabel("Reason").fill("the deadline is Friday");
+        await carol.getByRole("dialog").getByRole("button", { name: "Approve" }).click();
+        await carol.getByRole("table", { name: "Decided approval requests" }).getByText("approved by carol: the deadline is Friday").waitFor();
+        await t.screenshot(carol, "admin-approvals-decided");
+        const req = await t.api("root", "GET", "/apis/tessera.dev/v1/namespaces/team-nlp/approvalrequests/job-big-train");
+        t.assert(req.status?.phase === "Approved", `request phase ${req.status?.phase}`);
+        t.assert(req.status?.approvals?.[0]?.user === "carol" && req.status.approvals[0].reason === "the deadline is Friday", "who approved and why is recorded");
+        // The workload now queues like any other (admitted, or waiting for quota; no longer for approval).
+        await t.eventually(
+          async () => {
+            const w = await wl(t, "root", "team-nlp", "job-big-train");
+            const conds = w.status?.conditions ?? [];
+            return !conds.some((c) => c.reason === "AwaitingApproval" && c.status === "False" && c.type === "QuotaReserved") || conds.some((c) => c.type === "Admitted" && c.status === "True");
+          },
+          { what: "the approved workload to queue" },
+        );
+        t.assert(carol.errors.length === 0 && alice.errors.length === 0, `page errors: ${carol.errors.concat(alice.errors).join("; ")}`);
+      } finally {
+        await t.cli("root", "delete", "job", "big-train", "-n", "team-nlp").catch(() => {});
+        await t.api("root", "DELETE", "/apis/tessera.dev/v1/approvalpolicies/portal-big-jobs").catch(() => {});
+      }
     },
   },
   {
