@@ -683,7 +683,18 @@ Status SchedulerLoop::RunOnce() {
     ApplyPlan(in.snapshot, plan, now);
     const ForecastPass fp{.cache = cache_, .approvals = *approvals_, .snapshot = in.snapshot,
                           .classes = in.classes, .config = config_, .now = now};
-    for (const auto& ask : asks) ask->answer.set_value(tessera::Forecast(fp, ask->object));
+    for (const auto& ask : asks) {
+      // A question the forecast could not take (an object it did not expect) is
+      // answered as an error; it never stops the loop.
+      const size_t workloads = in.snapshot.workloads.size(), namespaces = in.snapshot.namespaces.size();
+      try {
+        ask->answer.set_value(tessera::Forecast(fp, ask->object));
+      } catch (const std::exception& e) {
+        in.snapshot.workloads.resize(workloads);  // as the next question expects it
+        in.snapshot.namespaces.resize(namespaces);
+        ask->answer.set_value(Err(Status::Internal(fmt::format("the forecast failed: {}", e.what()))));
+      }
+    }
   }
   return Status::Ok();
 }
