@@ -68,9 +68,10 @@ class PodNetworkTest : public ::testing::Test {
     node_ = std::make_unique<ScopedNetns>("node");
   }
 
-  std::unique_ptr<PodNetwork> Open() {
-    return node_->RunIn([] {
-      auto net = PodNetwork::Open({.pod_cidr = *ParseIpv4Cidr("10.244.7.0/24"), .netns_dir = "/run/netns"});
+  // This node's pod network (10.244.7.0/24), or another range's, in `netns` (default: the node's).
+  std::unique_ptr<PodNetwork> Open(const char* cidr = "10.244.7.0/24", ScopedNetns* netns = nullptr) {
+    return (netns ? netns : node_.get())->RunIn([cidr] {
+      auto net = PodNetwork::Open({.pod_cidr = *ParseIpv4Cidr(cidr), .netns_dir = "/run/netns"});
       EXPECT_TRUE(net) << net.error().message();
       return net ? std::move(*net) : nullptr;
     });
@@ -152,19 +153,13 @@ TEST_F(PodNetworkTest, WhatAKilledAgentLeftOnTheBridgeIsRemovedByTheNextOneAndNo
   ASSERT_TRUE(stale) << stale.error().message();
   // Another node's pod, its namespace file in the same directory: not this bridge's.
   ScopedNetns other_node("other");
-  auto other = other_node.RunIn([] {
-    auto net = PodNetwork::Open({.pod_cidr = *ParseIpv4Cidr("10.244.8.0/24"), .netns_dir = "/run/netns"});
-    return net ? std::move(*net) : nullptr;
-  });
+  auto other = Open("10.244.8.0/24", &other_node);
   ASSERT_TRUE(other);
   const std::string other_id = "t" + std::to_string(::getpid()) + "-other";
   auto kept = other->Attach(other_id);
   ASSERT_TRUE(kept) << kept.error().message();
   // A second node on the same bridge, with its own range (two agents on one machine).
-  auto neighbour = node_->RunIn([] {
-    auto net = PodNetwork::Open({.pod_cidr = *ParseIpv4Cidr("10.244.9.0/24"), .netns_dir = "/run/netns"});
-    return net ? std::move(*net) : nullptr;
-  });
+  auto neighbour = Open("10.244.9.0/24");
   ASSERT_TRUE(neighbour);
   const std::string neighbour_id = "t" + std::to_string(::getpid()) + "-neighbour";
   auto theirs = neighbour->Attach(neighbour_id);
