@@ -62,8 +62,8 @@ bool ParseInt(std::string_view text, T* out) {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
-// "125x8xA100-80GB,16x4xV100".
-Result<std::vector<Node>> NodesFromShorthand(std::string_view spec) {
+// "125x8xA100-80GB,16x4xV100"; `files`: the error also names the file forms --cluster takes.
+Result<std::vector<Node>> NodesFromShorthand(std::string_view spec, std::string_view name_prefix, bool files) {
   std::vector<Node> nodes;
   size_t start = 0;
   while (start <= spec.size()) {
@@ -74,6 +74,10 @@ Result<std::vector<Node>> NodesFromShorthand(std::string_view spec) {
     int32_t count = 0, gpus = 0;
     if (x2 == std::string_view::npos || !ParseInt(group.substr(0, x1), &count) ||
         !ParseInt(group.substr(x1 + 1, x2 - x1 - 1), &gpus) || count <= 0 || gpus < 0 || x2 + 1 >= group.size()) {
+      if (!files) {
+        return Err(Status::InvalidArgument(
+            fmt::format("\"{}\" is not NODESxGPUSxMODEL (like 4x8xH100-80GB; groups joined by ',')", group)));
+      }
       return Err(Status::InvalidArgument(fmt::format(
           "--cluster: \"{}\" is not NODESxGPUSxMODEL (like 125x8xA100-80GB), a node-list .csv, or a .yaml/.json "
           "file of Node manifests",
@@ -82,7 +86,7 @@ Result<std::vector<Node>> NodesFromShorthand(std::string_view spec) {
     const std::string model(group.substr(x2 + 1));
     for (int32_t i = 0; i < count; ++i) {
       const auto position = static_cast<int32_t>(nodes.size());
-      nodes.push_back(MakeNode(fmt::format("node-{}", position), gpus, model, int64_t{16000} * std::max(gpus, 1),
+      nodes.push_back(MakeNode(fmt::format("{}{}", name_prefix, position), gpus, model, int64_t{16000} * std::max(gpus, 1),
                                int64_t{128} * kGiB * std::max(gpus, 1), position));
     }
     if (comma == std::string_view::npos) break;
@@ -169,7 +173,11 @@ Result<std::vector<Node>> LoadSimNodes(const std::string& spec) {
   if (spec.empty()) return Err(Status::InvalidArgument("--cluster: required (like 125x8xA100-80GB)"));
   if (EndsWith(spec, ".csv")) return NodesFromCsv(spec);
   if (EndsWith(spec, ".yaml") || EndsWith(spec, ".yml") || EndsWith(spec, ".json")) return NodesFromManifests(spec);
-  return NodesFromShorthand(spec);
+  return NodesFromShorthand(spec, "node-", /*files=*/true);
+}
+
+Result<std::vector<Node>> SimNodesFromShorthand(std::string_view spec, std::string_view name_prefix) {
+  return NodesFromShorthand(spec, name_prefix, /*files=*/false);
 }
 
 int64_t SimCluster::TotalGpuMilli() const {
@@ -246,7 +254,16 @@ Result<SimCluster> SimClusterFromManifests(std::vector<Node> nodes, std::string_
     return Status::Ok();
   }));
   RETURN_IF_ERROR(each("Namespace", [&](const json& o) -> Status {
-    b.Namespace(o["metadata"].value("name", ""));
+    const std::string name = o["metadata"].value("name", "");
+    b.Namespace(name);
+    // Its labels, which ClusterQueues' namespaceSelectors match (with Kubernetes' own name label).
+    Labels labels;
+    labels.Set("kubernetes.io/metadata.name", name);
+    const json given = o["metadata"].value("labels", json::object());
+    for (const auto& [k, v] : given.items()) {
+      if (v.is_string()) labels.Set(k, v.get<std::string>());
+    }
+    b.SetNamespaceLabels(name, std::move(labels));
     return Status::Ok();
   }));
   RETURN_IF_ERROR(each("ResourceQuota", [&](const json& o) -> Status {

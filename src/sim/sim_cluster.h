@@ -31,6 +31,9 @@ inline constexpr std::string_view kGpuProductLabel = "nvidia.com/gpu.product";
 //   FILE.yaml / FILE.json        Node manifests, as `tessera get nodes -o yaml` prints them
 // Every node is Ready. Errors name what to fix.
 Result<std::vector<Node>> LoadSimNodes(const std::string& spec);
+// NODESxGPUSxMODEL groups only, never a file: what a server takes from a client.
+// The nodes are named <name_prefix>0, <name_prefix>1, ...
+Result<std::vector<Node>> SimNodesFromShorthand(std::string_view spec, std::string_view name_prefix);
 
 struct SimCluster {
   ClusterSnapshot base;  // everything but workloads

@@ -119,8 +119,10 @@ Status Engine::ResolveQueues() {
   // Per team name: the LocalQueue in the namespace of that name (first by name),
   // else a LocalQueue of that name, else the policy's only LocalQueue.
   std::map<std::string, int32_t> by_namespace, by_name;
+  std::map<std::pair<std::string, std::string>, int32_t> by_key;
   for (size_t i = 0; i < snap_.local_queues.size(); ++i) {
     const LocalQueue& lq = snap_.local_queues[i];
+    by_key.emplace(std::pair{lq.namespace_name, lq.name}, static_cast<int32_t>(i));
     auto it = by_namespace.find(lq.namespace_name);
     if (it == by_namespace.end() || lq.name < snap_.local_queues[it->second].name) {
       by_namespace[lq.namespace_name] = static_cast<int32_t>(i);
@@ -134,7 +136,9 @@ Status Engine::ResolveQueues() {
   for (size_t j = 0; j < trace_.size(); ++j) {
     const std::string team = QueueNameForTeam(trace_[j].team);
     int32_t lq = -1;
-    if (auto it = by_namespace.find(team); it != by_namespace.end()) {
+    if (!trace_[j].queue.empty()) {  // named: that queue or none
+      if (auto it = by_key.find({team, trace_[j].queue}); it != by_key.end()) lq = it->second;
+    } else if (auto it = by_namespace.find(team); it != by_namespace.end()) {
       lq = it->second;
     } else if (auto it2 = by_name.find(team); it2 != by_name.end()) {
       lq = it2->second;
@@ -142,7 +146,7 @@ Status Engine::ResolveQueues() {
       lq = 0;
     }
     if (lq < 0 || !snap_.local_queues[lq].cluster_queue.valid()) {
-      ++left_out[team];
+      ++left_out[trace_[j].queue.empty() ? team : team + "/" + trace_[j].queue];
       continue;
     }
     auto [it, inserted] = team_index.emplace(team, static_cast<int32_t>(result_.teams.size()));
@@ -178,6 +182,11 @@ Status Engine::ResolveQueues() {
   }
   for (const auto& [team, count] : left_out) {
     result_.jobs_left_out += count;
+    if (const size_t slash = team.find('/'); slash != std::string::npos) {
+      result_.warnings.push_back(fmt::format("{} jobs of queue {} left out: no LocalQueue {} in namespace {} in the policy",
+                                             count, team, team.substr(slash + 1), team.substr(0, slash)));
+      continue;
+    }
     result_.warnings.push_back(fmt::format(
         "{} jobs of team \"{}\" left out: no LocalQueue in namespace {} or named {} in the policy", count, team,
         team, team));

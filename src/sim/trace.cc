@@ -291,11 +291,11 @@ constexpr std::string_view kPaiColumns[] = {
 enum CsvColumn {
   kCsvSubmitTime, kCsvDuration,  // required
   kCsvName, kCsvGpus, kCsvPods, kCsvTeam, kCsvUser, kCsvPriorityClass, kCsvCpu, kCsvMemory,
-  kCsvGpuModel,
+  kCsvGpuModel, kCsvQueue,
 };
 constexpr std::string_view kCsvColumns[] = {
     "submit_time", "duration", "name", "gpus", "pods", "team", "user",
-    "priority_class", "cpu", "memory", "gpu_model"};
+    "priority_class", "cpu", "memory", "gpu_model", "queue"};
 
 FormatSpec SpecOf(TraceFormat format) {
   switch (format) {
@@ -454,6 +454,7 @@ RowResult ParseCsv(const Row& row, int64_t line) {
   TraceJob job;
   job.name = row[kCsvName].empty() ? fmt::format("job-{}", line) : std::string(row[kCsvName]);
   job.team = std::string(row[kCsvTeam]);
+  job.queue = std::string(row[kCsvQueue]);
   job.user = std::string(row[kCsvUser]);
   job.priority_class = std::string(row[kCsvPriorityClass]);
   job.gpu_models = SplitModels(row[kCsvGpuModel]);

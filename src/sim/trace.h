@@ -26,7 +26,7 @@
 //                multiple of 100 rounds up to whole GPUs (150 -> 2); gpu_type
 //                "MISC" or empty = any model; status is not read.
 //   csv          Tessera's own: a header naming any of name,submit_time,duration,
-//                gpus,pods,team,user,priority_class,cpu,memory,gpu_model
+//                gpus,pods,team,queue,user,priority_class,cpu,memory,gpu_model
 //                (submit_time and duration required, seconds, rounded; gpus per
 //                pod a decimal like 0.25 or 4, never 1.5, and a fraction only when
 //                pods is 1; cpu in cores or "500m"; memory in bytes or with a
@@ -59,6 +59,9 @@ struct TraceJob {
   int64_t line = 0;         // 1-based line in the source file, for messages
   std::string name;         // from the trace, or "job-<line>" when it has none
   std::string team;         // queue / tenant ("" when the trace has none)
+  // The LocalQueue's name in the team's namespace; "" (every format but csv's
+  // `queue` column): the team's queue as Simulate resolves it.
+  std::string queue;
   std::string user;         // "" when the trace has none
   std::string priority_class;  // "" when the trace has none
   int64_t submit_s = 0;     // seconds from the trace's first submission
