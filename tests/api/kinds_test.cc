@@ -129,8 +129,8 @@ TEST(KindsTest, RegistryHoldsEveryKindWithUniqueStoreKeys) {
   // 10 core (with ServiceAccount, Secret, Service, ConfigMap, PersistentVolumeClaim) + PriorityClass + Lease
   // + 4 RBAC + 3 reviews + NetworkPolicy + EndpointSlice + 4 Kueue + 2 Jobs + tessera.dev's UsageRecord,
   // ApprovalPolicy, ApprovalRequest and Budget + TrainingJob + Pipeline and PipelineRun + Sweep + Notebook
-  // + Template + InferenceService + SchedulingReview
-  EXPECT_EQ(keys.size(), 39u);
+  // + Template + InferenceService + SchedulingReview + SimulationReview
+  EXPECT_EQ(keys.size(), 40u);
 }
 
 // Cluster-scoped kinds are those Kubernetes, Kueue and Volcano define so.

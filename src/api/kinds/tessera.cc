@@ -28,6 +28,10 @@ SchemaRef UsageRecordSchema() {
                                Req("gpuMilli", Int(0)),
                                Opt("devices", Arr(Str())),
                                Opt("user", Str()),
+                               Opt("submitted", Str()),
+                               Opt("queue", Str()),
+                               Opt("priorityClass", Str()),
+                               Opt("pods", Int(0)),
                                Req("start", Str()),
                                Opt("end", Str()),
                                Opt("usedGpuMilliSeconds", Int(0)),
@@ -95,8 +99,38 @@ std::string ListOrDash(const json& o, std::string_view path) {
 // object, is checked as its kind (server/api/scheduling_review.h).
 SchemaRef SchedulingReviewSchema() { return Root({Req("spec", Obj({Req("object", OpenObj())}))}); }
 
+// A what-if over the platform's history, answered and never stored
+// (server/api/simulation_review.h, sim/what_if.h).
+SchemaRef SimulationReviewSchema() {
+  const SchemaRef scenario = Obj({Req("name", Str(StringRule::kDns1123Label)),
+                                  Opt("cluster", Str()),
+                                  Opt("addNodes", Str()),
+                                  Opt("removeNodes", Arr(Str())),
+                                  Opt("policy", Arr(OpenObj()))});
+  return Root({Req("spec", Obj({Req("since", Str()),
+                                Opt("until", Str()),
+                                Opt("checkpointInterval", DurationText()),
+                                Opt("scenarios", Arr(scenario))},
+                               {[](const json& v, const std::string& path, Errors& errors) {
+                                 const json* scenarios = Get(v, "scenarios");
+                                 if (scenarios && scenarios->is_array() && scenarios->size() > 4) {
+                                   errors.Add(path + ".scenarios",
+                                              fmt::format("Too many: {}: must have at most 4 items (compare a few "
+                                                          "changes at a time)",
+                                                          scenarios->size()));
+                                 }
+                               }}))});
+}
+
 std::vector<KindDefinition> TesseraKinds() {
   return {
+      {.info = {.group = "tessera.dev", .version = "v1", .kind = "SimulationReview", .api_version = "tessera.dev/v1",
+                .plural = "simulationreviews", .singular = "simulationreview", .namespaced = false,
+                .name_rule = NameRule::kPathSegment, .store_key = "tessera.dev/SimulationReview", .stored = false},
+       .schema = SimulationReviewSchema(),
+       .columns = DefaultColumns(),
+       // It reads every team's history: cluster-admin only, as no default role grants it.
+       .roles = NoDefaultRoles()},
       {.info = {.group = "tessera.dev", .version = "v1", .kind = "SchedulingReview", .api_version = "tessera.dev/v1",
                 .plural = "schedulingreviews", .singular = "schedulingreview", .namespaced = true,
                 .name_rule = NameRule::kPathSegment, .store_key = "tessera.dev/SchedulingReview", .stored = false},

@@ -20,6 +20,7 @@
 #include "server/api/approval_handler.h"
 #include "server/api/auth_endpoints.h"
 #include "server/api/scheduling_review.h"
+#include "server/api/simulation_review.h"
 #include "server/api/list_paging.h"
 #include "server/metrics_registry.h"
 #include "server/object_json.h"
@@ -443,6 +444,10 @@ HttpResponse ApiHandler::Dispatch(Call& call) {
     }
     if (key == "authorization.k8s.io/SelfSubjectRulesReview") return SelfSubjectRulesReview(authorizer_, call.user, req, now);
     if (key == "tessera.dev/SchedulingReview") return AnswerSchedulingReview(forecaster_, r, req, now);
+    if (key == "tessera.dev/SimulationReview") {
+      auto at = ParseRfc3339(now);
+      return AnswerSimulationReview(store_, r, req, now, at ? *at : SystemNow());
+    }
     return SelfSubjectReview(call.user, req, now);
   }
   if (r.subresource == "log") {

@@ -25,7 +25,9 @@ json RecordFor(const StoredObject& w, const std::string& name, const std::string
   int64_t milli = 0;
   std::vector<std::string> devices;
   std::string flavor;
+  int64_t pods = 0;
   for (const json& psa : admission.value("podSetAssignments", json::array())) {
+    pods += static_cast<int64_t>(psa.value("placements", json::array()).size());
     if (flavor.empty()) {
       const json flavors = psa.value("flavors", json::object());
       for (const auto& [resource, f] : flavors.items()) {
@@ -54,6 +56,10 @@ json RecordFor(const StoredObject& w, const std::string& name, const std::string
                 {"gpuMilli", milli},
                 {"devices", devices},
                 {"user", user},
+                {"submitted", StringAt(w.object, {"metadata", "creationTimestamp"})},
+                {"queue", StringAt(w.object, {"spec", "queueName"})},
+                {"priorityClass", StringAt(w.object, {"spec", "priorityClassName"})},
+                {"pods", pods},
                 {"start", AdmittedAt(w.object)}}}};
 }
 

@@ -2,7 +2,8 @@
 // at what fraction (DESIGN.md section 8). One tessera.dev/v1 UsageRecord per
 // admission of a Workload, in its namespace, named <workload>-<admittedAt seconds>:
 //   spec: {workload, workloadUID, clusterQueue, flavor, gpuMilli,
-//          devices: ["node/index=milli", ...], user, start, end}
+//          devices: ["node/index=milli", ...], user, submitted (the Workload's
+//          creationTimestamp), queue, priorityClass, pods, start, end}
 // `start` is the admission's admittedAt; `end` is set when the admission ends:
 // the Finished condition's time for work that completed, else the time the pass
 // saw the admission gone (preempted work whose pods stopped, a deleted workload).

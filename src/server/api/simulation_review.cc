@@ -1,0 +1,64 @@
+#include "server/api/simulation_review.h"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "api/manifest.h"
+#include "api/validation.h"
+#include "server/api/api_errors.h"
+#include "sim/what_if.h"
+
+namespace tessera {
+
+using nlohmann::json;
+
+namespace {
+
+// Every object of `kind` (a store key), all namespaces.
+Result<std::vector<json>> All(Store& store, std::string_view kind) {
+  ASSIGN_OR_RETURN(ListResult list, store.List(kind, ""));
+  std::vector<json> out;
+  out.reserve(list.items.size());
+  for (StoredObject& o : list.items) out.push_back(std::move(o.object));
+  return out;
+}
+
+}  // namespace
+
+HttpResponse AnswerSimulationReview(Store& store, const RequestInfo& request, const HttpRequest& http,
+                                    std::string_view now_text, Timestamp now) {
+  auto parsed = ParseSingleObject(http.body);
+  if (!parsed) return StatusResponse(400, "BadRequest", parsed.error().message());
+  json review = std::move(*parsed);
+  if (Status v = ValidateObject(*request.kind, review); !v.ok()) return ErrorResponse(v);
+
+  WhatIfInputs inputs{.now = now};
+  auto load = [&](std::string_view kind, std::vector<json>& into) -> Status {
+    auto objects = All(store, kind);
+    if (!objects) return objects.error();
+    for (json& o : *objects) into.push_back(std::move(o));
+    return Status::Ok();
+  };
+  Status loaded = load("/Node", inputs.nodes);
+  for (std::string_view kind : {"kueue.x-k8s.io/ResourceFlavor", "kueue.x-k8s.io/ClusterQueue",
+                                "kueue.x-k8s.io/LocalQueue", "scheduling.k8s.io/PriorityClass", "/Namespace",
+                                "/ResourceQuota"}) {
+    if (loaded.ok()) loaded = load(kind, inputs.policy);
+  }
+  if (loaded.ok()) loaded = load("tessera.dev/UsageRecord", inputs.usage_records);
+  if (loaded.ok()) loaded = load("kueue.x-k8s.io/Workload", inputs.workloads);
+  if (!loaded.ok()) return ErrorResponse(loaded);
+
+  auto status = RunWhatIf(review["spec"], inputs);
+  if (!status) return ErrorResponse(status.error());
+  review["metadata"] = {{"creationTimestamp", now_text}};
+  review["status"] = std::move(*status);
+  HttpResponse r;
+  r.status = 201;
+  r.body = review.dump(-1, ' ', false, json::error_handler_t::replace);
+  return r;
+}
+
+}  // namespace tessera

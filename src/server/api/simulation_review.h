@@ -1,0 +1,32 @@
+// POST /apis/tessera.dev/v1/simulationreviews: what if the platform's recorded
+// history had run on a changed cluster or policy? Answered, never stored, as
+// kube-apiserver answers its reviews (docs/simulator.md "What if: the
+// platform's own history"). Cluster-scoped and granted by no default role: it
+// reads every team's history, so cluster-admin asks it (the portal's What-if).
+//
+//   apiVersion: tessera.dev/v1
+//   kind: SimulationReview
+//   spec: {since: 7d, scenarios: [{name: more-h100, addNodes: 2x8xH100-80GB}]}
+//
+// The spec is checked by the kind's schema, then sim/what_if.h replays the
+// period from the store's Workloads and UsageRecords on its Nodes and policy
+// (ResourceFlavors, ClusterQueues, LocalQueues, PriorityClasses, Namespaces,
+// ResourceQuotas) and on each scenario; the answer is the review with status.
+//
+// Thread-safety: reads `store` (thread-safe) on the request's thread; the
+// replay runs there too (seconds for weeks of a busy fleet).
+#pragma once
+
+#include <string_view>
+
+#include "common/time.h"
+#include "http/http_server.h"
+#include "server/api/request_info.h"
+#include "store/store.h"
+
+namespace tessera {
+
+HttpResponse AnswerSimulationReview(Store& store, const RequestInfo& request, const HttpRequest& http,
+                                    std::string_view now_text, Timestamp now);
+
+}  // namespace tessera
