@@ -162,7 +162,8 @@ struct ApiClient::Impl {
   http::request<http::string_body> Make(const std::string& method, const std::string& target, const std::string& body,
                                         const std::string& content_type) {
     http::request<http::string_body> req{http::string_to_verb(method), target, 11};
-    req.set(http::field::host, host);
+    // RFC 9110: the port too unless it is the scheme's default (servers build their own URLs from it).
+    req.set(http::field::host, port == (tls ? "443" : "80") ? host : host + ":" + port);
     req.set(http::field::user_agent, "tessera-cli");
     req.set(http::field::accept, "application/json");
     if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
