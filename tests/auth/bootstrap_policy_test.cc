@@ -107,6 +107,8 @@ std::vector<ExpectedRole> HandWrittenRoles() {
       {"system:basic-user",
        {rule("authorization.k8s.io", {"selfsubjectaccessreviews", "selfsubjectrulesreviews"}, {"create"}),
         rule("authentication.k8s.io", {"selfsubjectreviews"}, {"create"}),
+        // Flavors (prices) and quotas: what one needs to choose where to run.
+        rule("kueue.x-k8s.io", {"resourceflavors"}, read), rule("kueue.x-k8s.io", {"clusterqueues"}, read),
         // The catalogue: everyone's to read and render from.
         rule("tessera.dev", {"templates"}, read), rule("tessera.dev", {"templates/render"}, {"create"})},
        {}},

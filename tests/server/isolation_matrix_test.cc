@@ -225,8 +225,9 @@ const std::vector<KindExpectation>& ExpectationTable() {
       {.store_key = "coordination.k8s.io/Lease",
        .object = {.agent_own = kGet | kCreate | kUpdate | kPatch | kDelete},
        .fields = R"({"spec":{"holderIdentity":"matrix","leaseDurationSeconds":40}})"},
-      {.store_key = "kueue.x-k8s.io/ResourceFlavor", .object = {}, .fields = R"({"spec":{}})"},
-      {.store_key = "kueue.x-k8s.io/ClusterQueue", .object = {}, .fields = R"({"spec":{}})"},
+      // Flavors (prices) and quotas: every signed-in caller reads them.
+      {.store_key = "kueue.x-k8s.io/ResourceFlavor", .object = {.signed_in = kRead}, .fields = R"({"spec":{}})"},
+      {.store_key = "kueue.x-k8s.io/ClusterQueue", .object = {.signed_in = kRead}, .fields = R"({"spec":{}})"},
       {.store_key = "kueue.x-k8s.io/LocalQueue",
        .object = {.view = kRead},
        .subresources = {{"status", {.view = kGet}}},
@@ -600,6 +601,8 @@ class IsolationMatrixTest : public ::testing::Test {
 
   bool Expected(Role role, const Cell& c, const std::string& rbac_ns) const {
     if (role == Role::kAnonymous) return false;
+    // The what-if reads every team's history: cluster-admin only.
+    if (c.kind->kind == "SimulationReview") return false;
     if (!c.kind->stored && !c.kind->namespaced) return true;  // the self reviews: every signed-in caller
     // A namespace's SchedulingReviews: whoever may submit work there (edit, and admin).
     if (!c.kind->stored) return rbac_ns == kOwnNs && (role == Role::kEditor || role == Role::kTeamAdmin);
@@ -835,6 +838,8 @@ void IsolationMatrixTest::Check(Role role, ApiClient& client, const Cell& c) {
               "metadata": {"name": "mx-forecast"},
               "spec": {"queueName": "default", "podSets": [{"name": "main", "count": 1,
                 "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}}]}}})");
+        } else if (kind.kind == "SimulationReview") {
+          review["spec"] = {{"since", "1h"}};
         } else if (kind.kind == "SelfSubjectAccessReview") {
           review["spec"] = {{"resourceAttributes", {{"namespace", kOwnNs}, {"verb", "get"}, {"resource", "pods"}}}};
         } else if (kind.kind == "SelfSubjectRulesReview") {

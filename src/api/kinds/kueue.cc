@@ -220,7 +220,10 @@ std::vector<KindDefinition> KueueKinds() {
                     .cell = [](const json& o, const ColumnOptions&) { return JoinMap(Find(o, "spec.nodeLabels")); }},
                    AgeColumn(),
                    {.name = "TAINTS", .priority = 1, .description = ".spec.nodeTaints", .cell = FlavorTaints}},
-       .roles = RoleGrants{.kueue = KueueRoles::kBatchAdmin}},
+       // Every signed-in user reads the flavors (and their prices) and the queues' quotas:
+       // what one needs to choose where to run and what it costs. Writing is the batch admin's.
+       .roles = RoleGrants{.grants = {{.role = DefaultRole::kBasicUser, .verbs = verbs::kRead}},
+                           .kueue = KueueRoles::kBatchAdmin}},
       {.info = {.group = "kueue.x-k8s.io", .version = "v1beta1", .kind = "ClusterQueue",
                 .api_version = "kueue.x-k8s.io/v1beta1", .plural = "clusterqueues", .singular = "clusterqueue",
                 .short_names = {"cq"}, .namespaced = false, .store_key = "kueue.x-k8s.io/ClusterQueue"},
@@ -231,7 +234,8 @@ std::vector<KindDefinition> KueueKinds() {
                    FieldColumn("PENDING WORKLOADS", "status.pendingWorkloads", "", 0, ColumnType::kInteger),
                    FieldColumn("ADMITTED WORKLOADS", "status.admittedWorkloads", "", 0, ColumnType::kInteger),
                    AgeColumn()},
-       .roles = RoleGrants{.kueue = KueueRoles::kBatchAdmin},
+       .roles = RoleGrants{.grants = {{.role = DefaultRole::kBasicUser, .verbs = verbs::kRead}},
+                           .kueue = KueueRoles::kBatchAdmin},
        .controller = "scheduler-loop"},
       {.info = {.group = "kueue.x-k8s.io", .version = "v1beta1", .kind = "LocalQueue",
                 .api_version = "kueue.x-k8s.io/v1beta1", .plural = "localqueues", .singular = "localqueue",
