@@ -18,6 +18,7 @@ const Fleet = lazy(() => import("./views/admin/Fleet"));
 const Queues = lazy(() => import("./views/admin/Queues"));
 const Cost = lazy(() => import("./views/admin/Cost"));
 const Policies = lazy(() => import("./views/admin/Policies"));
+const WhatIf = lazy(() => import("./views/admin/WhatIf"));
 
 function RequireSignIn({ children }: { children: ReactNode }) {
   const { identity } = useSession();
@@ -90,6 +91,7 @@ export function App() {
               <Route path="admin/queues" element={page(<Queues />)} />
               <Route path="admin/cost" element={page(<Cost />)} />
               <Route path="admin/policies" element={page(<Policies />)} />
+              <Route path="admin/whatif" element={page(<WhatIf />)} />
               <Route path="*" element={<NotFound />} />
             </Route>
           </Routes>

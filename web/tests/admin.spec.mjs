@@ -141,7 +141,7 @@ spec:
       await t.screenshot(root, "admin-policies-invalid");
       await root.keyboard.press("Escape");
       // The team view: quota as tessera queues prints it (root may read the ClusterQueue),
-      // members and budgets; carol (namespace admin) is told she may not read the quota.
+      // members and budgets; carol (namespace admin) reads her queue's quota too.
       await root.goto(`${t.url}/ui/ns/team-nlp/team`);
       const quota = root.getByRole("table", { name: "GPU quota of ClusterQueue team-nlp" });
       await quota.waitFor();
@@ -151,7 +151,10 @@ spec:
       await t.screenshot(root, "admin-team");
       const carol = await t.newPage("carol", { width: 1280 });
       await carol.goto(`${t.url}/ui/ns/team-nlp/team`);
-      await carol.getByRole("alert").filter({ hasText: "ClusterQueue team-nlp" }).waitFor();
+      const carolQuota = carol.getByRole("table", { name: "GPU quota of ClusterQueue team-nlp" });
+      await carolQuota.waitFor();
+      const carolH100 = await carolQuota.getByRole("row").filter({ hasText: "h100" }).getByRole("cell").allInnerTexts();
+      t.assert(carolH100.length === 9 && carolH100[1] === "4", `carol's h100 quota row (with Lent): ${carolH100.join(" | ")}`);
       await carol.getByRole("table", { name: "RoleBindings of team-nlp" }).waitFor();
       await t.screenshot(carol, "admin-team-carol");
       // alice may not see the fleet: a clear message, not a broken page.
@@ -161,6 +164,79 @@ spec:
       await t.screenshot(alice, "admin-fleet-forbidden");
       const errors = root.errors.concat(carol.errors, alice.errors);
       t.assert(errors.length === 0, `page errors: ${errors.join("; ")}`);
+    },
+  },
+  {
+    name: "admin: what if, the recorded jobs replayed with one more node and more quota",
+    async run(t) {
+      // History: three 4-GPU jobs at once on team-nlp's 4 GPUs (and 4 it may borrow): one waits.
+      const jobs = ["wi-1", "wi-2", "wi-3"];
+      for (const j of jobs) {
+        await t.cli("alice", "submit", j, "-n", "team-nlp", "--gpu", "4", "--cpu", "100m", "--memory", "64Mi", "--", "sleep", "4");
+      }
+      for (const j of jobs) {
+        await t.eventually(async () => (await wl(t, "root", "team-nlp", `job-${j}`)).status?.conditions?.some((c) => c.type === "Finished" && c.status === "True"), {
+          what: `job ${j} to finish`,
+          timeoutMs: 90000,
+        });
+      }
+      // Their usage records close on the next pass.
+      await t.eventually(
+        async () => {
+          const list = await t.api("root", "GET", "/apis/tessera.dev/v1/namespaces/team-nlp/usagerecords");
+          return jobs.every((j) => list.items.some((r) => r.spec.workload === `job-${j}` && r.spec.end));
+        },
+        { what: "the jobs' usage records to close" },
+      );
+      const root = await t.newPage("root", { width: 1366, height: 1100 });
+      await root.goto(`${t.url}/ui/`);
+      await root.getByRole("navigation", { name: "Views" }).getByRole("link", { name: "What if" }).click();
+      await root.getByRole("heading", { name: "What if" }).waitFor();
+      await root.getByText("Last 24 h", { exact: true }).click();
+      // A mistake first: the server's words at the field.
+      await root.getByLabel("Add nodes").fill("one more");
+      await root.getByRole("button", { name: "Run the simulation" }).click();
+      await root.getByText(/spec\.scenarios\[0\]\.addNodes: .*is not NODESxGPUSxMODEL/).waitFor();
+      // One more 8-GPU node, and team-nlp's GPU quota on h100 raised to 12.
+      await root.getByLabel("Scenario name").fill("one-more-node");
+      await root.getByLabel("Add nodes").fill("1x8xH100-80GB");
+      await root.getByLabel("GPU quota of team-nlp on h100 in the scenario").fill("12");
+      await root.getByRole("button", { name: "Run the simulation" }).click();
+      const table = root.getByRole("table", { name: "Simulated runs compared" });
+      await table.waitFor({ timeout: 60000 });
+      const cells = async (name) => table.getByRole("row").filter({ has: root.getByText(name, { exact: true }) }).getByRole("cell").allInnerTexts();
+      const current = await cells("current");
+      const changed = await cells("one-more-node");
+      const observed = await cells("observed");
+      t.assert(Number(changed[1]) === Number(current[1]) + 8, `GPUs: current ${current[1]}, changed ${changed[1]}`);
+      t.assert(Number(current[2]) >= 3 && Number(observed[2]) === Number(current[2]), `jobs: current ${current[2]}, observed ${observed[2]}`);
+      // The replay ran them: as many finish as really did.
+      t.assert(Number(current[3]) >= 3 && Number(changed[3]) >= 3 && Number(current[3]) >= Number(observed[3]), `finished: current ${current[3]}, changed ${changed[3]}, observed ${observed[3]}`);
+      const seconds = (text) => {
+        const m = /^([\d.]+)(s|m|h|d)/.exec(text);
+        return m ? Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[m[2]] : NaN;
+      };
+      t.assert(seconds(changed[4]) <= seconds(current[4]), `mean wait: current ${current[4]}, changed ${changed[4]}`);
+      await root.getByRole("img", { name: "GPUs allocated over the period, per run and as observed" }).waitFor();
+      await root.getByRole("table", { name: "Mean wait per team" }).getByText("team-nlp").waitFor();
+      // The address holds the scenario: it can be shared.
+      t.assert(/add=1x8xH100-80GB/.test(root.url()) && /quota=team-nlp.h100%3D12/.test(root.url()), `URL: ${root.url()}`);
+      await t.screenshot(root, "admin-whatif");
+      await root.getByTestId("whatif-outcome").scrollIntoViewIfNeeded();
+      await root.getByRole("table", { name: "Simulated runs compared" }).evaluate((e) => e.scrollIntoView({ block: "start" }));
+      await t.screenshot(root, "admin-whatif-outcome");
+      // alice is offered no What-if, and may not run one.
+      const alice = await t.newPage("alice");
+      await alice.goto(`${t.url}/ui/ns/team-nlp/workloads`);
+      // Her permissions answered (every signed-in user reads the queues), What if is not among them,
+      // not even while they were asked.
+      await alice.getByRole("navigation", { name: "Views" }).getByRole("link", { name: "Queues and cohorts" }).waitFor();
+      const offered = await alice.getByRole("navigation", { name: "Views" }).getByRole("link").allInnerTexts();
+      t.assert(!offered.includes("What if"), `alice must not be offered What if: ${offered.join(", ")}`);
+      let refused = null;
+      await t.api("alice", "POST", "/apis/tessera.dev/v1/simulationreviews", { apiVersion: "tessera.dev/v1", kind: "SimulationReview", spec: { since: "1d" } }).catch((e) => (refused = e));
+      t.assert(refused?.status === 403, `alice's SimulationReview: ${refused?.status ?? "allowed"}`);
+      t.assert(root.errors.length === 0 && alice.errors.length === 0, `page errors: ${root.errors.concat(alice.errors).join("; ")}`);
     },
   },
 ];

@@ -18,6 +18,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { chromium } from "playwright-core";
+import { OIDC_CLIENT_ID, startIssuer } from "./oidc-issuer.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const webDir = resolve(here, "..");
@@ -80,6 +81,13 @@ mkdirSync(configHome);
 
 const port = await freePort();
 const url = `http://127.0.0.1:${port}`;
+// An OpenID Connect issuer the server trusts too: dana signs in through it (team-nlp's group).
+const oidc = await startIssuer({
+  dir: dataDir,
+  port: await freePort(),
+  redirectUri: `${url}/ui/oidc/callback`,
+  groups: { dana: ["team-nlp"] },
+});
 const env = { ...process.env, XDG_CONFIG_HOME: configHome, TESSERA_SERVER: url };
 delete env.TESSERA_TOKEN;
 const serverLog = [];
@@ -92,6 +100,12 @@ const server = spawn(
     "--token-auth-file", join(dataDir, "tokens.csv"),
     "--ui-dir", uiDir,
     "--no-audit-log",
+    "--oidc-issuer-url", oidc.issuer,
+    "--oidc-client-id", OIDC_CLIENT_ID,
+    "--oidc-ca-file", oidc.caFile,
+    "--oidc-username-claim", "preferred_username",
+    "--oidc-username-prefix", "oidc:",
+    "--oidc-groups-claim", "groups",
   ],
   { env, stdio: ["ignore", "pipe", "pipe"], detached: true },
 );
@@ -113,6 +127,7 @@ const stop = async () => {
   try {
     process.kill(-server.pid, "SIGKILL");
   } catch {}
+  await oidc.stop();
   if (!keep) rmSync(dataDir, { recursive: true, force: true });
 };
 
@@ -218,18 +233,29 @@ const t = {
   dataDir,
   // A fresh browser context signed in as the user (the token put where the
   // sign-in page puts it); `user: null` is signed out.
+  oidcIssuer: oidc.issuer,
   async newPage(user, { width = 1366, height = 860, colorScheme = "light" } = {}) {
-    const context = await browser.newContext({ viewport: { width, height }, colorScheme });
+    // The issuer's certificate is the test's own: the browser is told to take it.
+    const context = await browser.newContext({ viewport: { width, height }, colorScheme, ignoreHTTPSErrors: true });
     if (user) {
       await context.addInitScript((token) => {
         if (!sessionStorage.getItem("tessera.token")) sessionStorage.setItem("tessera.token", token);
       }, tokens[user]);
     }
+    // Nothing leaves this machine: a page asking another host (the issuer's login page
+    // links web fonts) is refused before any lookup.
+    await context.route(
+      (u) => !["127.0.0.1", "localhost", "[::1]"].includes(u.hostname),
+      (route) => route.abort("blockedbyclient"),
+    );
     const page = await context.newPage();
     page.setDefaultTimeout(15000);
     const errors = [];
     page.on("pageerror", (e) => errors.push(e.message));
     page.errors = errors;
+    // Requests that got no answer (refused, CORS, TLS), for a failed journey's report.
+    page.failedRequests = [];
+    page.on("requestfailed", (r) => page.failedRequests.push(`${r.method()} ${r.url()}: ${r.failure()?.errorText}`));
     return page;
   },
   async screenshot(page, name) {
@@ -291,6 +317,7 @@ for (const file of specs) {
           await p.screenshot({ path: join(shotDir, `FAILED-${j.name.replace(/\W+/g, "-")}-${i}.png`) });
           console.log(`  page ${i} at ${p.url()}:\n${(await p.locator("body").innerText()).slice(0, 2000)}`);
           if (p.errors.length) console.log(`  page errors: ${p.errors.join("; ")}`);
+          if (p.failedRequests.length) console.log(`  requests without an answer: ${p.failedRequests.slice(-10).join("; ")}`);
         } catch {}
       }
     } finally {

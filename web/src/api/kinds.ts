@@ -34,6 +34,7 @@ export const K = {
   approvalRequests: r("tessera.dev", "v1", "approvalrequests", "ApprovalRequest"),
   budgets: r("tessera.dev", "v1", "budgets", "Budget"),
   usageRecords: r("tessera.dev", "v1", "usagerecords", "UsageRecord"),
+  simulationReviews: r("tessera.dev", "v1", "simulationreviews", "SimulationReview", false),
   volcanoJobs: r("batch.volcano.sh", "v1alpha1", "jobs", "Job"),
 } as const;
 

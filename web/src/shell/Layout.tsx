@@ -19,7 +19,8 @@ import { remember, useNamespaces } from "../auth/namespaces";
 import { useCan } from "../auth/rbac";
 import { useSession } from "../auth/session";
 
-function Nav({ to, label, show = true }: { to: string; label: string; show?: boolean | undefined }) {
+// `show` false hides it: a permission still being asked is a no until the server says yes.
+function Nav({ to, label, show = true }: { to: string; label: string; show?: boolean }) {
   const loc = useLocation();
   if (!show) return null;
   const active = loc.pathname === to || loc.pathname.startsWith(to + "/");
@@ -64,6 +65,7 @@ export function Layout({ children }: { children?: ReactNode }) {
   const canListCQ = useCan({ verb: "list", resource: K.clusterQueues });
   const canUsage = useCan({ verb: "list", resource: K.usageRecords });
   const canPolicies = useCan({ verb: "create", resource: K.approvalPolicies });
+  const canWhatIf = useCan({ verb: "create", resource: K.simulationReviews });
   const canApprove = useCan(ns ? { verb: "update", resource: K.approvalRequests, subresource: "approval", namespace: ns } : null);
   return (
     <AppShell header={{ height: 52 }} navbar={{ width: 220, breakpoint: "sm", collapsed: { mobile: !opened } }} padding="md">
@@ -108,18 +110,19 @@ export function Layout({ children }: { children?: ReactNode }) {
               <Nav to={`/ns/${ns}/launch`} label="Launch" />
               <Nav to={`/ns/${ns}/workloads`} label="Workloads" />
               <Nav to={`/ns/${ns}/team`} label="Team" />
-              <Nav to={`/ns/${ns}/approvals`} label="Approvals" show={canApprove} />
+              <Nav to={`/ns/${ns}/approvals`} label="Approvals" show={canApprove === true} />
             </>
           )}
-          {(canListNodes || canListCQ || canUsage || canPolicies) && (
+          {(canListNodes || canListCQ || canUsage || canPolicies || canWhatIf) && (
             <Text size="xs" c="dimmed" px="sm" pt="md">
               Platform
             </Text>
           )}
-          <Nav to="/admin/fleet" label="Fleet" show={canListNodes} />
-          <Nav to="/admin/queues" label="Queues and cohorts" show={canListCQ} />
-          <Nav to="/admin/cost" label="Usage and cost" show={canUsage} />
-          <Nav to="/admin/policies" label="Policies" show={canPolicies} />
+          <Nav to="/admin/fleet" label="Fleet" show={canListNodes === true} />
+          <Nav to="/admin/queues" label="Queues and cohorts" show={canListCQ === true} />
+          <Nav to="/admin/cost" label="Usage and cost" show={canUsage === true} />
+          <Nav to="/admin/policies" label="Policies" show={canPolicies === true} />
+          <Nav to="/admin/whatif" label="What if" show={canWhatIf === true} />
         </Stack>
       </AppShell.Navbar>
       <AppShell.Main id="main" tabIndex={-1}>

@@ -8,7 +8,7 @@ import { useSession } from "../../auth/session";
 import { Empty, Loading } from "../../ui/common";
 import { gpus, money } from "../../ui/format";
 import { DataTable, Page, ReadError, TimeChart } from "./parts";
-import { idleLendable, quotaOf } from "./quota";
+import { idleLendable, lentNow, quotaOf } from "./quota";
 import { buckets } from "./usage";
 
 // A team's namespace at a glance: its queue's quota per flavor, GPU-hours used
@@ -39,15 +39,23 @@ function Quota({ ns }: { ns: string }) {
     async (signal) => {
       const lqs = (await client.list(K.localQueues, ns, undefined, signal)).items;
       const names = [...new Set(lqs.map((q) => q.spec?.clusterQueue as string).filter(Boolean))];
-      const cqs = await Promise.all(names.map((n) => settle(client.get(K.clusterQueues, undefined, n, signal))));
-      return { lqs, names, cqs };
+      // All of them, for what the cohort borrows from this team's queue (every signed-in user may read them).
+      const all = await settle(client.list(K.clusterQueues, undefined, undefined, signal));
+      const cqs =
+        "ok" in all
+          ? names.map((n) => {
+              const cq = all.ok.items.find((q) => q.metadata.name === n);
+              return cq ? { ok: cq } : { err: new Error(`ClusterQueue ${n}, which LocalQueues of ${ns} name, does not exist`) };
+            })
+          : names.map(() => all);
+      return { lqs, names, cqs, lent: "ok" in all ? lentNow(all.ok.items) : new Map<string, Map<string, number>>() };
     },
     [ns],
     10000,
   );
   if (snap.loading) return <Loading what="the team's quota" />;
   if (snap.error) return <ReadError error={snap.error} what={`the queues of ${ns}`} />;
-  const { lqs, names, cqs } = snap.data!;
+  const { lqs, names, cqs, lent } = snap.data!;
   if (lqs.length === 0) return <Empty>{ns} has no LocalQueue: its work cannot be queued. A platform admin creates one.</Empty>;
   return (
     <Stack>
@@ -56,7 +64,7 @@ function Quota({ ns }: { ns: string }) {
         if ("err" in r)
           return (
             <Stack key={name} gap="xs">
-              <ReadError error={r.err} what={`ClusterQueue ${name}'s quota (ClusterQueues are cluster-scoped: a platform admin may grant get on clusterqueues)`} />
+              <ReadError error={r.err} what={`ClusterQueue ${name}'s quota (every signed-in user may read ClusterQueues unless the platform removed the system:basic-user grant)`} />
               <HeldNow ns={ns} />
             </Stack>
           );
@@ -74,18 +82,27 @@ function Quota({ ns }: { ns: string }) {
             </Group>
             <DataTable
               label={`GPU quota of ClusterQueue ${name}`}
-              head={["Flavor", "Nominal", "Reserved (never lent)", "Borrowing limit", "Lending limit", "In use", "Borrowed", "Idle, lendable to the cohort"]}
-              rows={rows.map((q) => [
-                q.flavor,
-                gpus(q.nominal),
-                gpus(q.reserved),
-                q.borrowingLimit === undefined ? "no limit" : gpus(q.borrowingLimit),
-                q.lendingLimit === undefined ? "all of nominal" : gpus(q.lendingLimit),
-                gpus(q.used),
-                gpus(q.borrowed),
-                cq.spec?.cohort ? gpus(idleLendable(q)) : "—",
-              ])}
+              head={["Flavor", "Nominal", "Reserved (never lent)", "Borrowing limit", "Lending limit", "In use", "Borrowed", "Lent", "Idle, lendable to the cohort"]}
+              rows={rows.map((q) => {
+                const lentNowMilli = lent.get(name)?.get(q.flavor) ?? 0;
+                return [
+                  q.flavor,
+                  gpus(q.nominal),
+                  gpus(q.reserved),
+                  q.borrowingLimit === undefined ? "no limit" : gpus(q.borrowingLimit),
+                  q.lendingLimit === undefined ? "all of nominal" : gpus(q.lendingLimit),
+                  gpus(q.used),
+                  gpus(q.borrowed),
+                  cq.spec?.cohort ? gpus(lentNowMilli) : "—",
+                  cq.spec?.cohort ? gpus(Math.max(0, idleLendable(q) - lentNowMilli)) : "—",
+                ];
+              })}
             />
+            {cq.spec?.cohort && (
+              <Text size="xs" c="dimmed">
+                Lent: this queue&apos;s part of what cohort {cq.spec.cohort}&apos;s other queues borrow now, in proportion to the unused quota each queue may lend.
+              </Text>
+            )}
           </Stack>
         );
       })}

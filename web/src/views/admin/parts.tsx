@@ -62,8 +62,9 @@ export interface Series {
   color: string;
 }
 
-// A line chart over time (t in seconds), redrawn when its data or the theme change.
-export function TimeChart({ label, t, series, unit }: { label: string; t: number[]; series: Series[]; unit: string }) {
+// A line chart over time (t in seconds), redrawn when its data or the theme change;
+// `step`: each value holds until the next point (a count over time).
+export function TimeChart({ label, t, series, unit, step = false }: { label: string; t: number[]; series: Series[]; unit: string; step?: boolean }) {
   const box = useRef<HTMLDivElement>(null);
   const dark = useComputedColorScheme("light") === "dark";
   useEffect(() => {
@@ -74,7 +75,16 @@ export function TimeChart({ label, t, series, unit }: { label: string; t: number
       {
         width: Math.max(320, el.clientWidth),
         height: 240,
-        series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, fill: s.color + "22" }))],
+        series: [
+          {},
+          ...series.map((s) => ({
+            label: s.label,
+            stroke: s.color,
+            width: 2,
+            fill: s.color + "22",
+            ...(step ? { paths: uPlot.paths.stepped!({ align: 1 }), points: { show: false } } : {}),
+          })),
+        ],
         axes: [axis, { ...axis, label: unit }],
         scales: { x: { time: true } },
       },
@@ -87,7 +97,7 @@ export function TimeChart({ label, t, series, unit }: { label: string; t: number
       ro.disconnect();
       plot.destroy();
     };
-  }, [t, series, unit, dark]);
+  }, [t, series, unit, dark, step]);
   return <div ref={box} role="img" aria-label={label} />;
 }
 

@@ -47,3 +47,39 @@ export const idleLendable = (q: FlavorQuota) => {
   const guaranteed = q.nominal - lendable;
   return Math.max(0, lendable - Math.max(0, q.used - q.borrowed - guaranteed));
 };
+
+// What each ClusterQueue of a cohort lends now, per flavor (milli): what the
+// cohort's queues borrow, shared among the queues with unused lendable quota in
+// proportion to it. A queue borrows only once its own nominal quota is in use,
+// so a borrower lends nothing; which lender's quota a borrower holds is not
+// recorded, hence the proportion. Queues without a cohort lend nothing.
+export function lentNow(queues: KubeObject[], resource = "nvidia.com/gpu"): Map<string, Map<string, number>> {
+  const out = new Map<string, Map<string, number>>();
+  const byCohort = new Map<string, KubeObject[]>();
+  for (const q of queues) {
+    out.set(q.metadata.name, new Map());
+    const cohort = q.spec?.cohort as string | undefined;
+    if (cohort) byCohort.set(cohort, [...(byCohort.get(cohort) ?? []), q]);
+  }
+  for (const members of byCohort.values()) {
+    const quotas = members.map((q) => ({ name: q.metadata.name, rows: quotaOf(q, resource) }));
+    const flavors = new Set(quotas.flatMap((q) => q.rows.map((r) => r.flavor)));
+    for (const flavor of flavors) {
+      let borrowed = 0;
+      let unused = 0;
+      for (const q of quotas)
+        for (const r of q.rows)
+          if (r.flavor === flavor) {
+            borrowed += r.borrowed;
+            unused += idleLendable(r);
+          }
+      for (const q of quotas)
+        for (const r of q.rows)
+          if (r.flavor === flavor) {
+            const mine = idleLendable(r);
+            out.get(q.name)!.set(flavor, unused > 0 ? Math.min(mine, Math.round((borrowed * mine) / unused)) : 0);
+          }
+    }
+  }
+  return out;
+}
