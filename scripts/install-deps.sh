@@ -39,6 +39,7 @@ packages=(
   # the committed lockfile (npm ci); the browser tests drive Debian's Chromium,
   # headless, with playwright-core; fonts so its screenshots show text.
   nodejs chromium fonts-dejavu-core
+  openssl           # the browser tests' OIDC issuer gets its certificate from it
 )
 # A Node.js from elsewhere (NodeSource's nodejs package) carries its own npm;
 # Debian's nodejs needs the npm package beside it.
