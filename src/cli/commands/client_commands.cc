@@ -427,6 +427,22 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   usage->add_option("--by", report_usage_.by, "Group by team (namespace), flavor, user or queue");
   usage->add_option("-o,--output", report_usage_.output, "table, csv or json");
   usage->callback(Runs(rc, [this](const CommandContext& c) { return RunReportUsage(c, report_usage_); }));
+  CLI::App* trace = AddCommand(
+      *report, "trace", "The jobs that ran over a window, as a trace tessera sim replays",
+      "tessera report trace [--since WHEN] [--until WHEN] [-o FILE]",
+      "One row per workload submitted in the window that held GPUs (from the usage\n"
+      "records, which outlive their workloads), in tessera sim's csv format: submitted,\n"
+      "run time, GPUs and pods, team (namespace), queue, user, priority class, CPU and\n"
+      "memory. Workloads that never ran are left out (their run time is unknown).\n"
+      "The portal's What if view replays the same history on the server.\n"
+      "\nExamples:\n"
+      "  tessera report trace --since 7d -o last-week.csv\n"
+      "  tessera get resourceflavors,clusterqueues,localqueues,namespaces -o yaml > policy.yaml\n"
+      "  tessera sim --trace last-week.csv --format csv --cluster 4x8xH100-80GB --policy policy.yaml --policies configured");
+  trace->add_option("--since", report_trace_.since, "Start of the window (default 7d before --until)");
+  trace->add_option("--until", report_trace_.until, "End of the window (default now)");
+  trace->add_option("-o,--output", report_trace_.out, "Write the trace to FILE (default: standard output)");
+  trace->callback(Runs(rc, [this](const CommandContext& c) { return RunReportTrace(c, report_trace_); }));
   CLI::App* sweep = AddCommand(*report, "sweep", "A Sweep's objective per trial, and the best so far, as SVG",
                                "tessera report sweep NAME [-n NAMESPACE] [-o FILE]",
                                "Examples:\n  tessera report sweep lr-search -o lr-search.svg");

@@ -30,6 +30,7 @@
 #include "cli/commands/open_command.h"
 #include "cli/commands/port_forward_command.h"
 #include "cli/commands/queues_command.h"
+#include "cli/commands/trace_report.h"
 #include "cli/commands/usage_report.h"
 #include "cli/commands/submit_command.h"
 #include "cli/commands/train_command.h"
@@ -80,6 +81,7 @@ class ClientCommands {
   PortForwardOptions port_forward_;
   QueuesOptions queues_;
   ReportUsageOptions report_usage_;
+  ReportTraceOptions report_trace_;
   ReportSweepOptions report_sweep_;
   std::string resume_name_;
   std::string rollout_target_;

@@ -24,15 +24,6 @@ std::string SpecString(const json& record, const char* field) {
   return it != spec.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-// A date ("2026-11-29"), an RFC 3339 time, or a duration before `reference`.
-Result<Timestamp> ParseWhen(const std::string& text, Timestamp reference, const char* flag) {
-  if (auto d = ParseDuration(text)) return Timestamp::FromMillis(reference.ms - d->ms);
-  auto t = ParseDateOrRfc3339(text);
-  if (t) return *t;
-  return Err(Status::InvalidArgument(
-      fmt::format("{} {}: give a time (2026-11-29T08:00:00Z), a date (2026-11-29) or a duration ago (24h, 7d)", flag,
-                  text)));
-}
 
 }  // namespace
 
@@ -99,6 +90,15 @@ UsageSummary SummarizeUsage(const std::vector<json>& records, const std::map<std
   out.total.key = "TOTAL";
   out.unpriced_flavors.assign(unpriced.begin(), unpriced.end());
   return out;
+}
+
+Result<Timestamp> ParseWhen(const std::string& text, Timestamp reference, const char* flag) {
+  if (auto d = ParseDuration(text)) return Timestamp::FromMillis(reference.ms - d->ms);
+  auto t = ParseDateOrRfc3339(text);
+  if (t) return *t;
+  return Err(Status::InvalidArgument(
+      fmt::format("{} {}: give a time (2026-11-29T08:00:00Z), a date (2026-11-29) or a duration ago (24h, 7d)", flag,
+                  text)));
 }
 
 int RunReportUsage(const CommandContext& ctx, const ReportUsageOptions& options) {

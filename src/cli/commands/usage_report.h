@@ -43,6 +43,10 @@ struct UsageSummary {
 UsageSummary SummarizeUsage(const std::vector<nlohmann::json>& records, const std::map<std::string, double>& prices,
                             Timestamp since, Timestamp until, Timestamp now, UsageGrouping by);
 
+// --since/--until: a date ("2026-11-29"), an RFC 3339 time, or a duration before
+// `reference`; an error naming `flag` otherwise.
+Result<Timestamp> ParseWhen(const std::string& text, Timestamp reference, const char* flag);
+
 struct ReportUsageOptions {
   std::string since = "24h";  // a duration before --until, a date, or an RFC 3339 time
   std::string until;          // empty: now

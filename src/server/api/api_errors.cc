@@ -48,6 +48,15 @@ nlohmann::json CausesJson(const Status& s) {
   return causes;
 }
 
+HttpResponse ReviewAnswer(nlohmann::json review, std::string_view now, nlohmann::json status) {
+  review["metadata"] = {{"creationTimestamp", now}};
+  review["status"] = std::move(status);
+  HttpResponse r;
+  r.status = 201;
+  r.body = review.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return r;
+}
+
 HttpResponse ErrorResponse(const Status& s) {
   switch (s.code()) {
     case StatusCode::kInvalidArgument:

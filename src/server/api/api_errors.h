@@ -28,6 +28,10 @@ HttpResponse ErrorResponse(const Status& status);
 // details.causes for `status`'s fields: [{reason, message, field}].
 nlohmann::json CausesJson(const Status& status);
 
+// A review answered, never stored (SchedulingReview, SimulationReview): 201 with
+// the review as sent, metadata.creationTimestamp `now` and `status`.
+HttpResponse ReviewAnswer(nlohmann::json review, std::string_view now, nlohmann::json status);
+
 // How Kubernetes names a resource in messages: plural, then group when there is
 // one ("pods", "jobs.batch", "clusterqueues.kueue.x-k8s.io").
 std::string QualifiedResource(const KindInfo& kind);

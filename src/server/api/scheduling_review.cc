@@ -70,12 +70,7 @@ HttpResponse AnswerSchedulingReview(const Forecaster& forecaster, const RequestI
     return ErrorResponse(status.error().code() == StatusCode::kInvalidArgument ? UnderObject(status.error())
                                                                               : status.error());
   }
-  review["metadata"] = {{"creationTimestamp", now}};
-  review["status"] = std::move(*status);
-  HttpResponse r;
-  r.status = 201;
-  r.body = review.dump(-1, ' ', false, json::error_handler_t::replace);
-  return r;
+  return ReviewAnswer(std::move(review), now, std::move(*status));
 }
 
 }  // namespace tessera

@@ -53,12 +53,7 @@ HttpResponse AnswerSimulationReview(Store& store, const RequestInfo& request, co
 
   auto status = RunWhatIf(review["spec"], inputs);
   if (!status) return ErrorResponse(status.error());
-  review["metadata"] = {{"creationTimestamp", now_text}};
-  review["status"] = std::move(*status);
-  HttpResponse r;
-  r.status = 201;
-  r.body = review.dump(-1, ' ', false, json::error_handler_t::replace);
-  return r;
+  return ReviewAnswer(std::move(review), now_text, std::move(*status));
 }
 
 }  // namespace tessera
