@@ -211,14 +211,16 @@ TEST_F(AuthTest, CanIFollowsTheRoleBindingsNamespace) {
   EXPECT_EQ(r.out, "no\n");
   EXPECT_EQ(r.err, "");
 
-  r = CanI(kAlice, {.args = {"list", "clusterqueues"}}, "team-a");
+  r = CanI(kAlice, {.args = {"create", "clusterqueues"}}, "team-a");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.out, "no\n");
+  // Every signed-in user reads the queues (quotas) and flavors (prices).
+  EXPECT_EQ(CanI(kAlice, {.args = {"list", "clusterqueues"}}, "team-a").out, "yes\n");
 
   // A qualified type, a TYPE/NAME and a short name answer the same.
   EXPECT_EQ(CanI(kAlice, {.args = {"create", "jobs.batch"}}, "team-a").out, "yes\n");
   EXPECT_EQ(CanI(kAlice, {.args = {"delete", "jobs/train-1"}}, "team-a").out, "yes\n");
-  EXPECT_EQ(CanI(kAlice, {.args = {"get", "cq"}}, "team-a").out, "no\n");
+  EXPECT_EQ(CanI(kAlice, {.args = {"delete", "cq"}}, "team-a").out, "no\n");
   // edit does not bind roles (that is admin's), nor decide approvals.
   EXPECT_EQ(CanI(kAlice, {.args = {"create", "rolebindings"}}, "team-a").out, "no\n");
   EXPECT_EQ(CanI(kAlice, {.args = {"update", "approvalrequests"}, .subresource = "approval"}, "team-a").out, "no\n");

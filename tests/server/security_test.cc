@@ -504,23 +504,26 @@ TEST_F(SecurityTest, ForbiddenAnswersAreKubernetesStatusesInItsWords) {
   EXPECT_EQ(Message(all_pods), R"(pods is forbidden: User "dana" cannot list resource "pods" in API group "" at the cluster scope)");
   EXPECT_EQ(Body(all_pods)["details"], (json{{"kind", "pods"}}));  // the core group is omitted
 
-  const ApiResponse queue = Send(dana, "GET", "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/gpu-cluster-queue");
+  const ApiResponse queue = Send(dana, "DELETE", "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/gpu-cluster-queue");
   ASSERT_EQ(queue.status, 403) << queue.body;
   EXPECT_EQ(Message(queue),
-            R"(clusterqueues.kueue.x-k8s.io "gpu-cluster-queue" is forbidden: User "dana" cannot get resource "clusterqueues" in API group "kueue.x-k8s.io" at the cluster scope)");
+            R"(clusterqueues.kueue.x-k8s.io "gpu-cluster-queue" is forbidden: User "dana" cannot delete resource "clusterqueues" in API group "kueue.x-k8s.io" at the cluster scope)");
   EXPECT_EQ(Body(queue)["details"],
             (json{{"name", "gpu-cluster-queue"}, {"group", "kueue.x-k8s.io"}, {"kind", "clusterqueues"}}));
 }
 
-TEST_F(SecurityTest, DataScientistIsForbiddenClusterQueuesFlavorsAndPriorityClasses) {
-  // A RoleBinding grants only within its namespace: the cluster-scoped
-  // ClusterQueues, ResourceFlavors and PriorityClasses (the defaults exist)
-  // are neither listed, read nor created by dana, and no create is stored.
+TEST_F(SecurityTest, DataScientistReadsQueuesAndFlavorsButWritesNoClusterScopedPolicy) {
+  // A RoleBinding grants only within its namespace: dana creates none of the
+  // cluster-scoped ClusterQueues, ResourceFlavors and PriorityClasses (the
+  // defaults exist), and no create is stored. Queues and flavors (quotas and
+  // prices) every signed-in user reads, through system:basic-user; priority
+  // classes she may not even read.
   ASSERT_NO_FATAL_FAILURE(SetUpDataScientists());
   auto dana = As(kDana);
   struct Kind {
     std::string collection, resource, group, existing;
     json fresh;
+    bool readable = true;
   };
   const std::vector<Kind> kinds = {
       {"/apis/kueue.x-k8s.io/v1beta1/clusterqueues", "clusterqueues", "kueue.x-k8s.io", "default",
@@ -530,15 +533,23 @@ TEST_F(SecurityTest, DataScientistIsForbiddenClusterQueuesFlavorsAndPriorityClas
        json{{"apiVersion", "kueue.x-k8s.io/v1beta1"}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "from-dana"}}}}},
       {"/apis/scheduling.k8s.io/v1/priorityclasses", "priorityclasses", "scheduling.k8s.io", "batch",
        json{{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"}, {"metadata", {{"name", "from-dana"}}},
-            {"value", 1000000}}},
+            {"value", 1000000}},
+       false},
   };
   for (const Kind& k : kinds) {
     const ApiResponse list = Send(dana, "GET", k.collection);
-    EXPECT_EQ(list.status, 403) << list.body;
-    EXPECT_EQ(Message(list), ForbiddenMessage("dana", "list", k.resource, k.group, ""));
     const ApiResponse get = Send(dana, "GET", k.collection + "/" + k.existing);
-    EXPECT_EQ(get.status, 403) << get.body;
-    EXPECT_EQ(Message(get), ForbiddenMessage("dana", "get", k.resource, k.group, "", k.existing));
+    if (k.readable) {
+      EXPECT_EQ(list.status, 200) << list.body;
+      EXPECT_EQ(get.status, 200) << get.body;
+    } else {
+      EXPECT_EQ(list.status, 403) << list.body;
+      EXPECT_EQ(Message(list), ForbiddenMessage("dana", "list", k.resource, k.group, ""));
+      EXPECT_EQ(get.status, 403) << get.body;
+      EXPECT_EQ(Message(get), ForbiddenMessage("dana", "get", k.resource, k.group, "", k.existing));
+    }
+    const ApiResponse del = Send(dana, "DELETE", k.collection + "/" + k.existing);
+    EXPECT_EQ(del.status, 403) << del.body;
     const ApiResponse create = Send(dana, "POST", k.collection, k.fresh.dump());
     EXPECT_EQ(create.status, 403) << create.body;
     EXPECT_EQ(Message(create), ForbiddenMessage("dana", "create", k.resource, k.group, ""));
@@ -1027,7 +1038,9 @@ TEST_F(SecurityTest, SelfSubjectAccessReviewAnswersForTheUserAsking) {
       {{{"namespace", "team-data-science"}, {"verb", "get"}, {"resource", "pods"}, {"subresource", "log"}, {"name", "p"}}, true},  // view
       {{{"namespace", "team-data-science"}, {"verb", "update"}, {"resource", "pods"}, {"subresource", "status"}}, false},
       {{{"namespace", "team-data-science"}, {"verb", "update"}, {"group", "batch"}, {"resource", "jobs"}}, false},  // neither role updates jobs
-      {{{"verb", "get"}, {"group", "kueue.x-k8s.io"}, {"resource", "clusterqueues"}, {"name", "gpu-cluster-queue"}}, false},
+      {{{"verb", "get"}, {"group", "kueue.x-k8s.io"}, {"resource", "clusterqueues"}, {"name", "gpu-cluster-queue"}}, true},  // system:basic-user
+      {{{"verb", "update"}, {"group", "kueue.x-k8s.io"}, {"resource", "clusterqueues"}, {"name", "gpu-cluster-queue"}}, false},
+      {{{"verb", "get"}, {"group", "scheduling.k8s.io"}, {"resource", "priorityclasses"}, {"name", "batch"}}, false},
       {{{"verb", "list"}, {"resource", "pods"}}, false},  // cluster scope
   };
   for (const Case& c : cases) {
