@@ -136,8 +136,9 @@ Status Engine::ResolveQueues() {
   for (size_t j = 0; j < trace_.size(); ++j) {
     const std::string team = QueueNameForTeam(trace_[j].team);
     int32_t lq = -1;
-    if (!trace_[j].queue.empty()) {  // named: that queue or none
-      if (auto it = by_key.find({team, trace_[j].queue}); it != by_key.end()) lq = it->second;
+    // Its named queue when the policy has it, else the team's.
+    if (auto named = by_key.find({team, trace_[j].queue}); !trace_[j].queue.empty() && named != by_key.end()) {
+      lq = named->second;
     } else if (auto it = by_namespace.find(team); it != by_namespace.end()) {
       lq = it->second;
     } else if (auto it2 = by_name.find(team); it2 != by_name.end()) {
@@ -146,7 +147,7 @@ Status Engine::ResolveQueues() {
       lq = 0;
     }
     if (lq < 0 || !snap_.local_queues[lq].cluster_queue.valid()) {
-      ++left_out[trace_[j].queue.empty() ? team : team + "/" + trace_[j].queue];
+      ++left_out[team];
       continue;
     }
     auto [it, inserted] = team_index.emplace(team, static_cast<int32_t>(result_.teams.size()));
@@ -182,11 +183,6 @@ Status Engine::ResolveQueues() {
   }
   for (const auto& [team, count] : left_out) {
     result_.jobs_left_out += count;
-    if (const size_t slash = team.find('/'); slash != std::string::npos) {
-      result_.warnings.push_back(fmt::format("{} jobs of queue {} left out: no LocalQueue {} in namespace {} in the policy",
-                                             count, team, team.substr(slash + 1), team.substr(0, slash)));
-      continue;
-    }
     result_.warnings.push_back(fmt::format(
         "{} jobs of team \"{}\" left out: no LocalQueue in namespace {} or named {} in the policy", count, team,
         team, team));

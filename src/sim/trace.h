@@ -60,7 +60,8 @@ struct TraceJob {
   std::string name;         // from the trace, or "job-<line>" when it has none
   std::string team;         // queue / tenant ("" when the trace has none)
   // The LocalQueue's name in the team's namespace; "" (every format but csv's
-  // `queue` column): the team's queue as Simulate resolves it.
+  // `queue` column), or a queue the policy lacks: the team's queue as Simulate
+  // resolves it.
   std::string queue;
   std::string user;         // "" when the trace has none
   std::string priority_class;  // "" when the trace has none

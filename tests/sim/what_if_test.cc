@@ -245,6 +245,28 @@ TEST(WhatIfTest, AQueuesNamespaceSelectorMatchesTheNamespacesLabels) {
   EXPECT_EQ((*st)["results"][0]["summary"]["finished"], 2);
 }
 
+// Each job goes to its own LocalQueue; one whose queue is gone, to its team's.
+TEST(WhatIfTest, JobsGoToTheirNamedQueueElseTheirTeams) {
+  WhatIfInputs in = Busy();
+  json other = Policy(8)[1];
+  other["metadata"]["name"] = "other";
+  in.policy.push_back(other);
+  in.policy.push_back({{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+                       {"kind", "LocalQueue"},
+                       {"metadata", {{"name", "a"}, {"namespace", "team-a"}}},  // sorts before q
+                       {"spec", {{"clusterQueue", "other"}}}});
+  in.nodes.push_back(NodeJson("gpu-2", 8));
+  auto st = RunWhatIf(json{{"since", "1d"}}, in);  // all name q, which team-a still has
+  ASSERT_TRUE(st.has_value()) << st.error().ToString();
+  EXPECT_EQ((*st)["results"][0]["summary"]["queueingSeconds"]["mean"], 5400.0);  // all four in ClusterQueue gpus
+  for (json& w : in.workloads) w["spec"]["queueName"] = "gone";
+  for (json& r : in.usage_records) r["spec"]["queue"] = "gone";
+  st = RunWhatIf(json{{"since", "1d"}}, in);
+  ASSERT_TRUE(st.has_value()) << st.error().ToString();
+  // team-a's to its first queue (a: ClusterQueue other), team-b's to q: two at a time.
+  EXPECT_EQ((*st)["results"][0]["summary"]["queueingSeconds"]["mean"], 1800.0);
+}
+
 TEST(WhatIfTest, AnEmptyPeriodIsAnEmptyAnswer) {
   WhatIfInputs in = Busy();
   in.usage_records.clear();

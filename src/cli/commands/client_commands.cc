@@ -437,8 +437,8 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
       "The portal's What if view replays the same history on the server.\n"
       "\nExamples:\n"
       "  tessera report trace --since 7d -o last-week.csv\n"
-      "  tessera get resourceflavors,clusterqueues,localqueues,namespaces -o yaml > policy.yaml\n"
-      "  tessera sim --trace last-week.csv --format csv --cluster 4x8xH100-80GB --policy policy.yaml --policies configured");
+      "  tessera sim --trace last-week.csv --format csv --cluster 4x8xH100-80GB --teams\n"
+      "  (docs/simulator.md: with --policy, your own queues' manifests from tessera get)");
   trace->add_option("--since", report_trace_.since, "Start of the window (default 7d before --until)");
   trace->add_option("--until", report_trace_.until, "End of the window (default now)");
   trace->add_option("-o,--output", report_trace_.out, "Write the trace to FILE (default: standard output)");
