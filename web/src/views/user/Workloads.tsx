@@ -28,31 +28,51 @@ interface Row extends Summary {
   gpuHours?: number;
 }
 
-function sortValue(r: Row, c: Col): string | number {
-  switch (c) {
-    case "kind":
-      return r.owner.kind;
-    case "gpus":
-      return r.milliGpu;
-    case "age":
-      return -Date.parse(r.created || "0");
-    case "cost":
-      return r.cost ?? r.gpuHours ?? 0;
-    case "queue":
-      return `${r.queue}/${String(r.position ?? 0).padStart(8, "0")}`;
-    case "state":
-      return `${r.state} ${r.reason}`;
-    default:
-      return r[c];
-  }
+type Usage = Map<string, { gpuSeconds: number; flavor: string }[]> | undefined;
+type Prices = Map<string, number> | null | undefined;
+
+// GPU-hours (and cost, when the prices are known) a workload has held so far.
+function spent(name: string, usage: Usage, prices: Prices): { gpuHours?: number; cost?: number } {
+  const records = usage?.get(name);
+  if (!records) return {};
+  const gpuHours = records.reduce((a, r) => a + r.gpuSeconds, 0) / 3600;
+  if (!prices) return { gpuHours };
+  return { gpuHours, cost: records.reduce((a, r) => a + (r.gpuSeconds / 3600) * (prices.get(r.flavor) ?? 0), 0) };
 }
 
-// Summaries per object: an update re-reads only the objects that changed.
+// Summaries per object: an update re-reads only the objects that changed, and
+// the default order (by age) reads none: only the rows on screen are summarised.
 const summaries = new WeakMap<KubeObject, Summary>();
 function summaryOf(w: KubeObject): Summary {
   let s = summaries.get(w);
   if (!s) summaries.set(w, (s = summarize(w)));
   return s;
+}
+
+function sortValue(w: KubeObject, c: Col, usage: Usage, prices: Prices): string | number {
+  switch (c) {
+    case "name":
+      return w.metadata.name;
+    case "age":
+      return -Date.parse(w.metadata.creationTimestamp || "0");
+    case "cost": {
+      const s = spent(w.metadata.name, usage, prices);
+      return s.cost ?? s.gpuHours ?? 0;
+    }
+  }
+  const r = summaryOf(w);
+  switch (c) {
+    case "kind":
+      return r.owner.kind;
+    case "gpus":
+      return r.milliGpu;
+    case "queue":
+      return `${r.queue}/${String(r.position ?? 0).padStart(8, "0")}`;
+    case "state":
+      return `${r.state} ${r.reason}`;
+    case "where":
+      return r.where;
+  }
 }
 
 export default function Workloads() {
@@ -64,26 +84,20 @@ export default function Workloads() {
   const [filter, setFilter] = useState("");
   const [sort, setSort] = useState<{ col: Col; desc: boolean }>({ col: "age", desc: false });
 
+  // The objects in the table's order; each sort key is computed once.
   const rows = useMemo(() => {
     const f = filter.trim().toLowerCase();
-    const out: Row[] = [];
+    const keyed: { w: KubeObject; k: string | number }[] = [];
     for (const w of live.items as KubeObject[]) {
-      const s: Row = { ...summaryOf(w) };
-      if (f && !`${s.name} ${s.owner.name} ${s.state} ${s.reason}`.toLowerCase().includes(f)) continue;
-      const records = usage.data?.get(s.name);
-      if (records) {
-        s.gpuHours = records.reduce((a, r) => a + r.gpuSeconds, 0) / 3600;
-        if (prices.data) s.cost = records.reduce((a, r) => a + (r.gpuSeconds / 3600) * (prices.data?.get(r.flavor) ?? 0), 0);
+      if (f) {
+        const s = summaryOf(w);
+        if (!`${s.name} ${s.owner.name} ${s.state} ${s.reason}`.toLowerCase().includes(f)) continue;
       }
-      out.push(s);
+      keyed.push({ w, k: sortValue(w, sort.col, usage.data, prices.data) });
     }
     const dir = sort.desc ? -1 : 1;
-    out.sort((a, b) => {
-      const x = sortValue(a, sort.col);
-      const y = sortValue(b, sort.col);
-      return (x < y ? -1 : x > y ? 1 : a.name < b.name ? -1 : 1) * dir;
-    });
-    return out;
+    keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : a.w.metadata.name < b.w.metadata.name ? -1 : 1) * dir);
+    return keyed.map((x) => x.w);
   }, [live.items, usage.data, prices.data, filter, sort]);
 
   const scroller = useRef<HTMLDivElement>(null);
@@ -154,9 +168,10 @@ export default function Workloads() {
             <Table.Tbody>
               {top > 0 && <tr style={{ height: top }} aria-hidden />}
               {items.map((v) => {
-                const r = rows[v.index];
+                const w = rows[v.index];
+                const r: Row = { ...summaryOf(w), ...spent(w.metadata.name, usage.data, prices.data) };
                 return (
-                  <Table.Tr key={r.name} h={ROW} data-row={r.name} aria-rowindex={v.index + 2}>
+                  <Table.Tr key={w.metadata.name} h={ROW} data-row={r.name} aria-rowindex={v.index + 2}>
                     <Table.Td style={{ overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" }}>
                       <Anchor component={Link} to={`/ns/${ns}/${r.owner.plural}/${r.owner.name}`} size="sm">
                         {r.owner.name}
