@@ -42,7 +42,12 @@ export function bootFetch(token: string, boot: Boot | undefined): typeof fetch {
 export const workloadsRoute = new RegExp(`^${import.meta.env.BASE_URL}ns/([^/]+)/workloads/?$`);
 
 let started = false;
-let check: { token: string; identity: Promise<Identity> } | null = null;
+interface Check {
+  token: string;
+  identity: Promise<Identity>;
+  answer?: Identity;
+}
+let check: Check | null = null;
 
 export function startEarly(pathname: string) {
   if (started) return;
@@ -51,17 +56,32 @@ export function startEarly(pathname: string) {
   if (!token) return;
   const client = new Client(() => token, "", bootFetch(token, typeof window === "undefined" ? undefined : window.__tesseraBoot));
   const identity = whoAmI(client);
-  identity.catch(() => {});
-  check = { token, identity };
+  const mine: Check = (check = { token, identity });
+  identity.then(
+    (answer) => (mine.answer = answer),
+    () => {},
+  );
   const m = workloadsRoute.exec(pathname);
   if (!m) return;
   void import("./views/user/Workloads");
   listAhead(client, K.workloads, decodeURIComponent(m[1]));
 }
 
-// The early sign-in check, once, if it was for this token.
-export function takeEarlyCheck(token: string): Promise<Identity> | undefined {
+// Settles when the early sign-in check has been answered (at once without one):
+// main.tsx renders the app then, so that its first render already knows who is
+// signed in (until then the session would render nothing anyway).
+export function earlyCheckDone(): Promise<void> {
+  const done = check?.identity.then(
+    () => {},
+    () => {},
+  );
+  return done ?? Promise.resolve();
+}
+
+// The early sign-in check, once, if it was for this token: the identity, when
+// it has been answered, or the pending (or failed) check.
+export function takeEarlyCheck(token: string): Check | undefined {
   const got = check;
   check = null;
-  return got?.token === token ? got.identity : undefined;
+  return got?.token === token ? got : undefined;
 }

@@ -3,7 +3,7 @@ import "uplot/dist/uPlot.min.css";
 import "./ui/app.css";
 import { createRoot } from "react-dom/client";
 import { App } from "./App";
-import { startEarly } from "./early";
+import { earlyCheckDone, startEarly } from "./early";
 
 startEarly(location.pathname);
-createRoot(document.getElementById("root")!).render(<App />);
+void earlyCheckDone().then(() => createRoot(document.getElementById("root")!).render(<App />));

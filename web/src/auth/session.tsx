@@ -18,8 +18,10 @@ const SessionContext = createContext<SessionValue | null>(null);
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [token, setToken] = useState<string | null>(storedToken);
-  const [identity, setIdentity] = useState<Identity | null>(null);
-  const [checking, setChecking] = useState(!!token);
+  // The check src/early.ts sent as the page started: often answered already.
+  const [early] = useState(() => (token ? takeEarlyCheck(token) : undefined));
+  const [identity, setIdentity] = useState<Identity | null>(early?.answer ?? null);
+  const [checking, setChecking] = useState(!!token && !identity);
   const [signedOutReason, setReason] = useState<string | null>(null);
   const tokenRef = useMemo(() => ({ current: token }), []); // eslint-disable-line react-hooks/exhaustive-deps
   tokenRef.current = token;
@@ -40,7 +42,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   useEffect(() => {
     if (!token || identity) return;
-    (takeEarlyCheck(token) ?? whoAmI(client))
+    (early?.identity ?? whoAmI(client))
       .then(setIdentity)
       .catch(() => signOut("Your sign-in has expired: sign in again."))
       .finally(() => setChecking(false));
