@@ -8,9 +8,9 @@ import { K } from "../../api/kinds";
 import { useSession } from "../../auth/session";
 import { Empty, ErrorNote, Loading, StateBadge } from "../../ui/common";
 import { age, gpus, money } from "../../ui/format";
-import { flavorPrices, summarize, usageByWorkload, type Summary } from "./workload";
+import { flavorPrices, usageByWorkload, type Summary } from "./workload";
+import { type Col, spent, summaryOf, tableOrder } from "./workloadTable";
 
-type Col = "name" | "kind" | "state" | "queue" | "gpus" | "where" | "age" | "cost";
 const COLS: { key: Col; label: string; width: string }[] = [
   { key: "name", label: "Name", width: "22%" },
   { key: "kind", label: "Kind", width: "9%" },
@@ -23,53 +23,6 @@ const COLS: { key: Col; label: string; width: string }[] = [
 ];
 const ROW = 44;
 const SCROLLER_OFFSET = 210; // the page above the table
-
-type Usage = Map<string, { gpuSeconds: number; flavor: string }[]> | undefined;
-type Prices = Map<string, number> | null | undefined;
-
-// GPU-hours (and cost, when the prices are known) a workload has held so far.
-function spent(name: string, usage: Usage, prices: Prices): { gpuHours?: number; cost?: number } {
-  const records = usage?.get(name);
-  if (!records) return {};
-  const gpuHours = records.reduce((a, r) => a + r.gpuSeconds, 0) / 3600;
-  if (!prices) return { gpuHours };
-  return { gpuHours, cost: records.reduce((a, r) => a + (r.gpuSeconds / 3600) * (prices.get(r.flavor) ?? 0), 0) };
-}
-
-// Summaries per object: an update re-reads only the objects that changed, and
-// the default order (by age) reads none: only the rows on screen are summarised.
-const summaries = new WeakMap<KubeObject, Summary>();
-function summaryOf(w: KubeObject): Summary {
-  let s = summaries.get(w);
-  if (!s) summaries.set(w, (s = summarize(w)));
-  return s;
-}
-
-function sortValue(w: KubeObject, c: Col, usage: Usage, prices: Prices): string | number {
-  switch (c) {
-    case "name":
-      return w.metadata.name;
-    case "age":
-      return -Date.parse(w.metadata.creationTimestamp || "0");
-    case "cost": {
-      const s = spent(w.metadata.name, usage, prices);
-      return s.cost ?? s.gpuHours ?? 0;
-    }
-  }
-  const r = summaryOf(w);
-  switch (c) {
-    case "kind":
-      return r.owner.kind;
-    case "gpus":
-      return r.milliGpu;
-    case "queue":
-      return `${r.queue}/${String(r.position ?? 0).padStart(8, "0")}`;
-    case "state":
-      return `${r.state} ${r.reason}`;
-    case "where":
-      return r.where;
-  }
-}
 
 // Rows and cells are plain elements with the Table's classes and data attributes
 // (what Table.Tr and Table.Td render for a striped, hover-highlighted table with
@@ -173,21 +126,10 @@ export default function Workloads() {
     return () => clearInterval(timer);
   }, []);
 
-  // The objects in the table's order; each sort key is computed once.
-  const rows = useMemo(() => {
-    const f = filter.trim().toLowerCase();
-    const keyed: { w: KubeObject; k: string | number }[] = [];
-    for (const w of live.items as KubeObject[]) {
-      if (f) {
-        const s = summaryOf(w);
-        if (!`${s.name} ${s.owner.name} ${s.state} ${s.reason}`.toLowerCase().includes(f)) continue;
-      }
-      keyed.push({ w, k: sortValue(w, sort.col, usage.data, prices.data) });
-    }
-    const dir = sort.desc ? -1 : 1;
-    keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : a.w.metadata.name < b.w.metadata.name ? -1 : 1) * dir);
-    return keyed.map((x) => x.w);
-  }, [live.items, usage.data, prices.data, filter, sort]);
+  const rows = useMemo(
+    () => tableOrder(live.items as KubeObject[], filter, sort, usage.data, prices.data),
+    [live.items, usage.data, prices.data, filter, sort],
+  );
 
   const scroller = useRef<HTMLDivElement>(null);
   const virtual = useVirtualizer({
