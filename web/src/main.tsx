@@ -3,5 +3,7 @@ import "uplot/dist/uPlot.min.css";
 import "./ui/app.css";
 import { createRoot } from "react-dom/client";
 import { App } from "./App";
+import { earlyCheckDone, startEarly } from "./early";
 
-createRoot(document.getElementById("root")!).render(<App />);
+startEarly(location.pathname);
+void earlyCheckDone().then(() => createRoot(document.getElementById("root")!).render(<App />));

@@ -22,7 +22,8 @@ export function useWatch<T extends KubeObject = KubeObject>(
   const { labelSelector, fieldSelector } = opts;
   useEffect(() => {
     if (!r) return;
-    setState({ items: [], loading: true, error: null });
+    // (the state it starts with, kept as it is: no render for nothing on mount)
+    setState((s) => (s.loading && !s.error && s.items.length === 0 ? s : { items: [], loading: true, error: null }));
     return watchList(client, r, namespace, {
       labelSelector,
       fieldSelector,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ApiError, Client, type KubeObject } from "./client";
 import { K } from "./kinds";
-import { isExpired, LineSplitter, ObjectCache, parseEvent, watchList } from "./watch";
+import { isExpired, LineSplitter, listAhead, ObjectCache, parseEvent, watchList } from "./watch";
 
 const obj = (name: string, rv: string, extra: Partial<KubeObject> = {}): KubeObject => ({
   metadata: { name, namespace: "team-nlp", resourceVersion: rv },
@@ -131,6 +131,61 @@ describe("watchList", () => {
     // The list after each expiry replaces what was there: "a" is gone.
     expect(names).toEqual([["a"], ["z"], ["y"]]);
     expect(asked.filter((u) => !u.searchParams.has("watch"))).toHaveLength(3);
+  });
+
+  it("takes a list asked for ahead once, and watches from its revision", async () => {
+    const script = [() => list("10", obj("a", "7"))];
+    const { asked, client } = fakeServer(script);
+    listAhead(client, K.workloads, "team-nlp");
+    expect(asked).toHaveLength(1);
+    const seen: string[][] = [];
+    const stop = watchList(client, K.workloads, "team-nlp", {
+      onChange: (items) => seen.push(items.map((o) => o.metadata.name)),
+      onError: () => {},
+      schedule: (f) => setTimeout(f, 0),
+    });
+    await until(() => asked.length >= 2);
+    stop();
+    expect(seen).toEqual([["a"]]);
+    expect(asked[1].searchParams.get("watch")).toBe("true");
+    expect(asked[1].searchParams.get("resourceVersion")).toBe("10");
+    // Taken: the next watch of the same list reads it itself.
+    script.push(() => list("12", obj("b", "12")));
+    const again: string[][] = [];
+    const stop2 = watchList(client, K.workloads, "team-nlp", {
+      onChange: (items) => again.push(items.map((o) => o.metadata.name)),
+      onError: () => {},
+    });
+    await until(() => again.length >= 1);
+    stop2();
+    expect(again).toEqual([["b"]]);
+    expect(asked.filter((u) => !u.searchParams.has("watch"))).toHaveLength(2);
+  });
+
+  it("lists itself when the list asked for ahead failed, or was asked with another token or selector", async () => {
+    const failed = fakeServer([() => json({ kind: "Status", code: 500, message: "no" }, 500), () => list("3", obj("c", "3"))]);
+    listAhead(failed.client, K.workloads, "team-nlp");
+    const names: string[][] = [];
+    const stop = watchList(failed.client, K.workloads, "team-nlp", {
+      onChange: (items) => names.push(items.map((o) => o.metadata.name)),
+      onError: () => {},
+    });
+    await until(() => names.length >= 1);
+    stop();
+    expect(names).toEqual([["c"]]);
+
+    const other = fakeServer([() => list("1", obj("theirs", "1"))]);
+    listAhead(new Client(() => "someone-else", "", (...a) => other.client["fetchFn"](...a)), K.workloads, "team-nlp");
+    listAhead(other.client, K.workloads, "team-nlp", { labelSelector: "x=y" });
+    const mine = fakeServer([() => list("2", obj("mine", "2"))]);
+    const got: string[][] = [];
+    const stop2 = watchList(mine.client, K.workloads, "team-nlp", {
+      onChange: (items) => got.push(items.map((o) => o.metadata.name)),
+      onError: () => {},
+    });
+    await until(() => got.length >= 1);
+    stop2();
+    expect(got).toEqual([["mine"]]);
   });
 
   it("stops and reports a refusal (403) without retrying", async () => {

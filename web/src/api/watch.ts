@@ -1,4 +1,4 @@
-import { ApiError, type Client, type KubeObject, type Resource, resourcePath } from "./client";
+import { ApiError, type Client, type KubeList, type KubeObject, type Resource, resourcePath } from "./client";
 
 // A live list: list once, then watch from the list's resourceVersion. The server's
 // watch (docs/api.md) is newline-delimited JSON events; it resumes without gaps from
@@ -87,6 +87,36 @@ export interface WatchOptions {
 const defaultSchedule = (f: () => void) =>
   typeof requestAnimationFrame === "function" ? requestAnimationFrame(() => f()) : setTimeout(f, 50);
 
+// Lists asked for ahead of the view that watches them: the app's start asks for
+// the list its first page shows while it checks the sign-in and loads the view's
+// code (src/early.ts). A watch takes such a list once, when it was asked for with
+// the same token, path and selectors in the last few seconds; a failed one is only
+// a reason to list again. One not taken is dropped.
+const ahead = new Map<string, Promise<KubeList>>();
+const AHEAD_MS = 10000;
+const aheadKey = (client: Client, path: string, selectors: Record<string, string | undefined>) =>
+  `${client.headers().get("Authorization") ?? ""} ${client.url(path, selectors)}`;
+
+export function listAhead(
+  client: Client,
+  r: Resource,
+  namespace: string | undefined,
+  selectors: { labelSelector?: string; fieldSelector?: string } = {},
+) {
+  const key = aheadKey(client, resourcePath(r, namespace), selectors);
+  const list = client.list(r, namespace, selectors);
+  list.catch(() => {});
+  ahead.set(key, list);
+  setTimeout(() => ahead.get(key) === list && ahead.delete(key), AHEAD_MS);
+}
+
+function takeAhead(client: Client, path: string, selectors: Record<string, string | undefined>) {
+  const key = aheadKey(client, path, selectors);
+  const list = ahead.get(key);
+  ahead.delete(key);
+  return list;
+}
+
 // Lists and watches until stopped; reconnects after a dropped stream (1 s, then
 // up to 10 s), lists again after 410. Returns a stop function.
 export function watchList(client: Client, r: Resource, namespace: string | undefined, opts: WatchOptions): () => void {
@@ -106,8 +136,14 @@ export function watchList(client: Client, r: Resource, namespace: string | undef
   const path = resourcePath(r, namespace);
   const selectors = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
 
+  let first = true;
   const relist = async () => {
-    const list = await client.list(r, namespace, selectors, abort.signal);
+    const early = first ? takeAhead(client, path, selectors) : undefined;
+    first = false;
+    const list = early
+      ? await early.catch(() => client.list(r, namespace, selectors, abort.signal))
+      : await client.list(r, namespace, selectors, abort.signal);
+    if (stopped) return;
     cache.reset(list.items ?? [], list.metadata?.resourceVersion ?? "");
     opts.onChange(cache.list());
     opts.onError(null);
@@ -120,6 +156,7 @@ export function watchList(client: Client, r: Resource, namespace: string | undef
       try {
         if (needList) {
           await relist();
+          if (stopped) return;
           needList = false;
         }
         const resp = await client.stream(

@@ -1,22 +1,10 @@
 import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 import { Client } from "../api/client";
+import { takeEarlyCheck } from "../early";
+import { type Identity, storedToken, TOKEN_KEY, whoAmI } from "./token";
 
-// Who is signed in. The token lives in sessionStorage (this tab only, gone when
-// it closes), never in a URL or in localStorage.
-export interface Identity {
-  username: string;
-  groups: string[];
-}
-
-const TOKEN_KEY = "tessera.token";
-
-export function storedToken(): string | null {
-  try {
-    return sessionStorage.getItem(TOKEN_KEY);
-  } catch {
-    return null;
-  }
-}
+// Who is signed in (the token and the check of it: ./token.ts).
+export { type Identity, storedToken, whoAmI } from "./token";
 
 export interface SessionValue {
   client: Client;
@@ -28,19 +16,12 @@ export interface SessionValue {
 
 const SessionContext = createContext<SessionValue | null>(null);
 
-export async function whoAmI(client: Client): Promise<Identity> {
-  const review = await client.post<{ status?: { userInfo?: { username?: string; groups?: string[] } } }>(
-    "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-    { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
-  );
-  const u = review.status?.userInfo ?? {};
-  return { username: u.username ?? "", groups: u.groups ?? [] };
-}
-
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [token, setToken] = useState<string | null>(storedToken);
-  const [identity, setIdentity] = useState<Identity | null>(null);
-  const [checking, setChecking] = useState(!!token);
+  // The check src/early.ts sent as the page started: often answered already.
+  const [early] = useState(() => (token ? takeEarlyCheck(token) : undefined));
+  const [identity, setIdentity] = useState<Identity | null>(early?.answer ?? null);
+  const [checking, setChecking] = useState(!!token && !identity);
   const [signedOutReason, setReason] = useState<string | null>(null);
   const tokenRef = useMemo(() => ({ current: token }), []); // eslint-disable-line react-hooks/exhaustive-deps
   tokenRef.current = token;
@@ -61,7 +42,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   useEffect(() => {
     if (!token || identity) return;
-    whoAmI(client)
+    (early?.identity ?? whoAmI(client))
       .then(setIdentity)
       .catch(() => signOut("Your sign-in has expired: sign in again."))
       .finally(() => setChecking(false));

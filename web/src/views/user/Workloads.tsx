@@ -1,6 +1,6 @@
 import { Anchor, Badge, Button, Group, Stack, Table, Text, TextInput, Title, Tooltip, UnstyledButton } from "@mantine/core";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { useMemo, useRef, useState } from "react";
+import { memo, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import type { KubeObject } from "../../api/client";
 import { useSnapshot, useWatch } from "../../api/hooks";
@@ -8,9 +8,9 @@ import { K } from "../../api/kinds";
 import { useSession } from "../../auth/session";
 import { Empty, ErrorNote, Loading, StateBadge } from "../../ui/common";
 import { age, gpus, money } from "../../ui/format";
-import { flavorPrices, summarize, usageByWorkload, type Summary } from "./workload";
+import { flavorPrices, usageByWorkload, type Summary } from "./workload";
+import { type Col, spent, summaryOf, tableOrder } from "./workloadTable";
 
-type Col = "name" | "kind" | "state" | "queue" | "gpus" | "where" | "age" | "cost";
 const COLS: { key: Col; label: string; width: string }[] = [
   { key: "name", label: "Name", width: "22%" },
   { key: "kind", label: "Kind", width: "9%" },
@@ -22,38 +22,94 @@ const COLS: { key: Col; label: string; width: string }[] = [
   { key: "cost", label: "Cost so far", width: "10%" },
 ];
 const ROW = 44;
+const SCROLLER_OFFSET = 210; // the page above the table
 
-interface Row extends Summary {
-  cost?: number;
-  gpuHours?: number;
+// Rows and cells are plain elements with the Table's classes and data attributes
+// (what Table.Tr and Table.Td render for a striped, hover-highlighted table with
+// row borders): each Mantine component costs more than its element, and a
+// screenful of rows is some 250 cells.
+const TR = `${Table.classes.tr} mantine-Table-tr`;
+const TD = `${Table.classes.td} mantine-Table-td`;
+const CLIP = { overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" } as const;
+
+// The state, with the core's message on hover. The tooltip mounts only while the
+// pointer is over the cell: one per row on screen costs more than the rest of the row.
+function StateCell({ r }: { r: Summary }) {
+  const [hover, setHover] = useState(false);
+  const badges = (
+    <div style={{ display: "flex", alignItems: "center", gap: 6 }}>
+      <StateBadge state={r.state} />
+      {r.state !== "Admitted" && r.reason && (
+        <Badge variant="outline" color="gray" size="sm" tt="none">
+          {r.reason}
+        </Badge>
+      )}
+    </div>
+  );
+  return (
+    <td
+      className={TD}
+      style={{ overflow: "hidden", whiteSpace: "nowrap" }}
+      onPointerEnter={r.message ? () => setHover(true) : undefined}
+      onPointerLeave={r.message ? () => setHover(false) : undefined}
+    >
+      {hover && r.message ? (
+        <Tooltip label={r.message} multiline w={420} opened>
+          {badges}
+        </Tooltip>
+      ) : (
+        badges
+      )}
+    </td>
+  );
 }
 
-function sortValue(r: Row, c: Col): string | number {
-  switch (c) {
-    case "kind":
-      return r.owner.kind;
-    case "gpus":
-      return r.milliGpu;
-    case "age":
-      return -Date.parse(r.created || "0");
-    case "cost":
-      return r.cost ?? r.gpuHours ?? 0;
-    case "queue":
-      return `${r.queue}/${String(r.position ?? 0).padStart(8, "0")}`;
-    case "state":
-      return `${r.state} ${r.reason}`;
-    default:
-      return r[c];
-  }
-}
-
-// Summaries per object: an update re-reads only the objects that changed.
-const summaries = new WeakMap<KubeObject, Summary>();
-function summaryOf(w: KubeObject): Summary {
-  let s = summaries.get(w);
-  if (!s) summaries.set(w, (s = summarize(w)));
-  return s;
-}
+// One row. It renders again only when its object, its spending or the clock
+// changes: under a storm of updates only the rows that changed are drawn again.
+const WorkloadRow = memo(function WorkloadRow({
+  w,
+  ns,
+  index,
+  gpuHours,
+  cost,
+  now,
+}: {
+  w: KubeObject;
+  ns: string;
+  index: number;
+  gpuHours: number | undefined;
+  cost: number | undefined;
+  now: number;
+}) {
+  const r = summaryOf(w);
+  return (
+    <tr className={TR} data-with-row-border data-striped="odd" data-hover style={{ height: ROW }} data-row={r.name} aria-rowindex={index + 2}>
+      <td className={TD} style={CLIP}>
+        <Anchor component={Link} to={`/ns/${ns}/${r.owner.plural}/${r.owner.name}`} size="sm">
+          {r.owner.name}
+        </Anchor>
+        {r.owner.name !== r.name && (
+          <Text span size="xs" c="dimmed">
+            {" "}
+            ({r.name})
+          </Text>
+        )}
+      </td>
+      <td className={TD}>{r.owner.kind}</td>
+      <StateCell r={r} />
+      <td className={TD}>
+        {r.queue}
+        {r.position !== undefined ? ` (#${r.position})` : ""}
+      </td>
+      <td className={TD}>{gpus(r.milliGpu)}</td>
+      <td className={TD} style={CLIP} title={r.where || undefined}>
+        {r.where ? `${r.where}${r.flavor ? ` (${r.flavor})` : ""}` : "—"}
+      </td>
+      <td className={TD}>{age(r.created, now)}</td>
+      <td className={TD}>{cost !== undefined ? money(cost) : gpuHours !== undefined ? `${gpuHours.toFixed(2)} GPU-h` : "—"}</td>
+    </tr>
+  );
+});
 
 export default function Workloads() {
   const { ns = "" } = useParams();
@@ -63,31 +119,27 @@ export default function Workloads() {
   const prices = useSnapshot((s) => flavorPrices(client, s), [client], 60000);
   const [filter, setFilter] = useState("");
   const [sort, setSort] = useState<{ col: Col; desc: boolean }>({ col: "age", desc: false });
+  // The clock the ages are read against.
+  const [now, setNow] = useState(Date.now);
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 15000);
+    return () => clearInterval(timer);
+  }, []);
 
-  const rows = useMemo(() => {
-    const f = filter.trim().toLowerCase();
-    const out: Row[] = [];
-    for (const w of live.items as KubeObject[]) {
-      const s: Row = { ...summaryOf(w) };
-      if (f && !`${s.name} ${s.owner.name} ${s.state} ${s.reason}`.toLowerCase().includes(f)) continue;
-      const records = usage.data?.get(s.name);
-      if (records) {
-        s.gpuHours = records.reduce((a, r) => a + r.gpuSeconds, 0) / 3600;
-        if (prices.data) s.cost = records.reduce((a, r) => a + (r.gpuSeconds / 3600) * (prices.data?.get(r.flavor) ?? 0), 0);
-      }
-      out.push(s);
-    }
-    const dir = sort.desc ? -1 : 1;
-    out.sort((a, b) => {
-      const x = sortValue(a, sort.col);
-      const y = sortValue(b, sort.col);
-      return (x < y ? -1 : x > y ? 1 : a.name < b.name ? -1 : 1) * dir;
-    });
-    return out;
-  }, [live.items, usage.data, prices.data, filter, sort]);
+  const rows = useMemo(
+    () => tableOrder(live.items as KubeObject[], filter, sort, usage.data, prices.data),
+    [live.items, usage.data, prices.data, filter, sort],
+  );
 
   const scroller = useRef<HTMLDivElement>(null);
-  const virtual = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => ROW, overscan: 12 });
+  const virtual = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW,
+    overscan: 12,
+    // The scroller's height (below) before it is measured: the first render has its rows.
+    initialRect: { width: 0, height: Math.max(0, window.innerHeight - SCROLLER_OFFSET) },
+  });
 
   if (live.error) {
     const forbidden = (live.error as { code?: number }).code === 403;
@@ -129,7 +181,7 @@ export default function Workloads() {
           No workloads in {ns} yet. <Anchor component={Link} to={`/ns/${ns}/launch`}>Launch one</Anchor>.
         </Empty>
       ) : (
-        <div ref={scroller} style={{ height: "calc(100vh - 210px)", overflow: "auto" }} data-testid="workloads-scroller">
+        <div ref={scroller} style={{ height: `calc(100vh - ${SCROLLER_OFFSET}px)`, overflow: "auto" }} data-testid="workloads-scroller">
           <Table striped highlightOnHover stickyHeader layout="fixed" aria-label={`Workloads in ${ns}`} aria-rowcount={rows.length + 1}>
             <Table.Thead>
               <Table.Tr>
@@ -154,46 +206,10 @@ export default function Workloads() {
             <Table.Tbody>
               {top > 0 && <tr style={{ height: top }} aria-hidden />}
               {items.map((v) => {
-                const r = rows[v.index];
+                const w = rows[v.index];
+                const spend = spent(w.metadata.name, usage.data, prices.data);
                 return (
-                  <Table.Tr key={r.name} h={ROW} data-row={r.name} aria-rowindex={v.index + 2}>
-                    <Table.Td style={{ overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" }}>
-                      <Anchor component={Link} to={`/ns/${ns}/${r.owner.plural}/${r.owner.name}`} size="sm">
-                        {r.owner.name}
-                      </Anchor>
-                      {r.owner.name !== r.name && (
-                        <Text span size="xs" c="dimmed">
-                          {" "}
-                          ({r.name})
-                        </Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td>{r.owner.kind}</Table.Td>
-                    <Table.Td style={{ overflow: "hidden", whiteSpace: "nowrap" }}>
-                      <Tooltip label={r.message || r.state} multiline w={420} disabled={!r.message}>
-                        <Group gap={6} wrap="nowrap">
-                          <StateBadge state={r.state} />
-                          {r.state !== "Admitted" && r.reason && (
-                            <Badge variant="outline" color="gray" size="sm" tt="none">
-                              {r.reason}
-                            </Badge>
-                          )}
-                        </Group>
-                      </Tooltip>
-                    </Table.Td>
-                    <Table.Td>
-                      {r.queue}
-                      {r.position !== undefined ? ` (#${r.position})` : ""}
-                    </Table.Td>
-                    <Table.Td>{gpus(r.milliGpu)}</Table.Td>
-                    <Table.Td style={{ overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" }} title={r.where || undefined}>
-                      {r.where ? `${r.where}${r.flavor ? ` (${r.flavor})` : ""}` : "—"}
-                    </Table.Td>
-                    <Table.Td>{age(r.created)}</Table.Td>
-                    <Table.Td>
-                      {r.cost !== undefined ? money(r.cost) : r.gpuHours !== undefined ? `${r.gpuHours.toFixed(2)} GPU-h` : "—"}
-                    </Table.Td>
-                  </Table.Tr>
+                  <WorkloadRow key={w.metadata.name} w={w} ns={ns} index={v.index} gpuHours={spend.gpuHours} cost={spend.cost} now={now} />
                 );
               })}
               {bottom > 0 && <tr style={{ height: bottom }} aria-hidden />}
