@@ -14,17 +14,6 @@ namespace {
 std::string Pct(double v) { return fmt::format("{:.1f}%", v); }
 std::string GpuHours(double v) { return v >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.1f}", v); }
 
-// A CSV field: quoted when it holds a separator, a quote or a line break.
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 class CsvFile {
  public:
   CsvFile(const std::filesystem::path& path, const std::vector<std::string>& header) : path_(path), out_(path) {
@@ -57,6 +46,16 @@ Status WriteText(const std::filesystem::path& path, const std::string& text) {
 }
 
 }  // namespace
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
 
 std::string FormatSeconds(double seconds) {
   if (seconds < 60) return fmt::format("{:.0f}s", seconds);

@@ -23,6 +23,9 @@ TableRows PolicySummaryRows(const std::vector<PolicyMetrics>& metrics);
 // One row per (policy, team).
 TableRows TeamRows(const std::vector<PolicyMetrics>& metrics);
 
+// A CSV field: quoted when it holds a separator, a quote or a line break.
+std::string CsvField(const std::string& s);
+
 // "45s", "12m", "3.4h", "2.1d".
 std::string FormatSeconds(double seconds);
 

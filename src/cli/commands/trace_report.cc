@@ -10,22 +10,12 @@
 #include "cli/commands/resource_paths.h"
 #include "cli/commands/usage_report.h"
 #include "common/time_format.h"
+#include "sim/sim_report.h"
 
 namespace tessera {
 namespace {
 
 using nlohmann::json;
-
-// A field as CSV writes it: quoted when it holds a comma, a quote or a line break.
-std::string Field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string GpusText(int64_t milli) {
   if (milli % 1000 == 0) return std::to_string(milli / 1000);
@@ -39,9 +29,9 @@ std::string GpusText(int64_t milli) {
 std::string TraceCsv(const HistoryTrace& trace) {
   std::string out = "name,submit_time,duration,gpus,pods,team,queue,user,priority_class,cpu,memory\n";
   for (const TraceJob& j : trace.jobs) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", Field(j.name), j.submit_s, j.duration_s,
-                       GpusText(j.gpu_milli), j.pods, Field(j.team), Field(j.queue), Field(j.user),
-                       Field(j.priority_class), j.cpu_milli > 0 ? fmt::format("{}m", j.cpu_milli) : "",
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(j.name), j.submit_s, j.duration_s,
+                       GpusText(j.gpu_milli), j.pods, CsvField(j.team), CsvField(j.queue), CsvField(j.user),
+                       CsvField(j.priority_class), j.cpu_milli > 0 ? fmt::format("{}m", j.cpu_milli) : "",
                        j.memory_bytes > 0 ? std::to_string(j.memory_bytes) : "");
   }
   return out;
@@ -49,17 +39,13 @@ std::string TraceCsv(const HistoryTrace& trace) {
 
 int RunReportTrace(const CommandContext& ctx, const ReportTraceOptions& options) {
   const Timestamp now = SystemNow();
-  auto until = options.until.empty() ? Result<Timestamp>(now) : ParseWhen(options.until, now, "--until");
-  if (!until) {
-    *ctx.err << "error: " << until.error().message() << "\n";
+  auto window = ParseWindow(options.since, options.until, now);
+  if (!window) {
+    *ctx.err << "error: " << window.error().message() << "\n";
     return kExitUsage;
   }
-  auto since = ParseWhen(options.since, *until, "--since");
-  if (!since) {
-    *ctx.err << "error: " << since.error().message() << "\n";
-    return kExitUsage;
-  }
-  if (*since >= *until) {
+  const auto [since, until] = *window;
+  if (since >= until) {
     *ctx.err << "error: --since must be before --until\n";
     return kExitUsage;
   }
@@ -77,7 +63,7 @@ int RunReportTrace(const CommandContext& ctx, const ReportTraceOptions& options)
     *ctx.err << workloads.error() << "\n";
     return kExitFailure;
   }
-  const HistoryTrace trace = TraceFromHistory(records->items, workloads->items, *since, std::min(*until, now), now);
+  const HistoryTrace trace = TraceFromHistory(records->items, workloads->items, since, std::min(until, now), now);
   const std::string csv = TraceCsv(trace);
   if (options.out.empty()) {
     *ctx.out << csv;
@@ -89,8 +75,8 @@ int RunReportTrace(const CommandContext& ctx, const ReportTraceOptions& options)
       return kExitFailure;
     }
   }
-  *ctx.err << fmt::format("{} jobs submitted from {} to {}; time 0 is {}", trace.jobs.size(), FormatRfc3339(*since),
-                          FormatRfc3339(std::min(*until, now)), FormatRfc3339(trace.origin));
+  *ctx.err << fmt::format("{} jobs submitted from {} to {}; time 0 is {}", trace.jobs.size(), FormatRfc3339(since),
+                          FormatRfc3339(std::min(until, now)), FormatRfc3339(trace.origin));
   if (trace.never_ran > 0) *ctx.err << fmt::format("; {} never ran and are left out (run time unknown)", trace.never_ran);
   if (trace.still_running > 0) *ctx.err << fmt::format("; {} still run (run time so far)", trace.still_running);
   *ctx.err << "\n";

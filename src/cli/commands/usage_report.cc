@@ -101,6 +101,12 @@ Result<Timestamp> ParseWhen(const std::string& text, Timestamp reference, const 
                   text)));
 }
 
+Result<std::pair<Timestamp, Timestamp>> ParseWindow(const std::string& since, const std::string& until, Timestamp now) {
+  ASSIGN_OR_RETURN(Timestamp end, until.empty() ? Result<Timestamp>(now) : ParseWhen(until, now, "--until"));
+  ASSIGN_OR_RETURN(Timestamp begin, ParseWhen(since, end, "--since"));
+  return std::pair{begin, end};
+}
+
 int RunReportUsage(const CommandContext& ctx, const ReportUsageOptions& options) {
   auto by = ParseUsageGrouping(options.by);
   if (!by) {
@@ -112,16 +118,13 @@ int RunReportUsage(const CommandContext& ctx, const ReportUsageOptions& options)
     return kExitUsage;
   }
   const Timestamp now = SystemNow();
-  auto until = options.until.empty() ? Result<Timestamp>(now) : ParseWhen(options.until, now, "--until");
-  if (!until) {
-    *ctx.err << "error: " << until.error().message() << "\n";
+  auto bounds = ParseWindow(options.since, options.until, now);
+  if (!bounds) {
+    *ctx.err << "error: " << bounds.error().message() << "\n";
     return kExitUsage;
   }
-  auto since = ParseWhen(options.since, *until, "--since");
-  if (!since) {
-    *ctx.err << "error: " << since.error().message() << "\n";
-    return kExitUsage;
-  }
+  const Timestamp* since = &bounds->first;
+  const Timestamp* until = &bounds->second;
   auto client = ctx.Client();
   const KindInfo* record_kind = FindKindByApiVersion("tessera.dev/v1", "UsageRecord");
   const KindInfo* flavor_kind = FindKindByApiVersion("kueue.x-k8s.io/v1beta1", "ResourceFlavor");

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/commands/command_context.h"
@@ -46,6 +47,8 @@ UsageSummary SummarizeUsage(const std::vector<nlohmann::json>& records, const st
 // --since/--until: a date ("2026-11-29"), an RFC 3339 time, or a duration before
 // `reference`; an error naming `flag` otherwise.
 Result<Timestamp> ParseWhen(const std::string& text, Timestamp reference, const char* flag);
+// --since and --until together: until (empty: `now`), then since before it.
+Result<std::pair<Timestamp, Timestamp>> ParseWindow(const std::string& since, const std::string& until, Timestamp now);
 
 struct ReportUsageOptions {
   std::string since = "24h";  // a duration before --until, a date, or an RFC 3339 time
