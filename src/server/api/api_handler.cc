@@ -176,6 +176,8 @@ ApiHandler::ApiHandler(Store& store, WatchHub& watches, ApiSecurity security, Wa
 ApiHandler::~ApiHandler() {
   slow_auth_.stop();  // what it has not started is never answered: the HTTP server has stopped
   slow_auth_.join();
+  simulations_.stop();
+  simulations_.join();
   WaitForPendingWrites();
 }
 
@@ -445,8 +447,14 @@ HttpResponse ApiHandler::Dispatch(Call& call) {
     if (key == "authorization.k8s.io/SelfSubjectRulesReview") return SelfSubjectRulesReview(authorizer_, call.user, req, now);
     if (key == "tessera.dev/SchedulingReview") return AnswerSchedulingReview(forecaster_, r, req, now);
     if (key == "tessera.dev/SimulationReview") {
-      auto at = ParseRfc3339(now);
-      return AnswerSimulationReview(store_, r, req, now, at ? *at : SystemNow());
+      HttpResponse later;
+      later.deferred = [this, copy = req, kind = r.kind, now](std::function<void(HttpResponse)> respond) mutable {
+        boost::asio::post(simulations_, [this, copy = std::move(copy), kind, now, respond = std::move(respond)] {
+          auto at = ParseRfc3339(now);
+          respond(AnswerSimulationReview(store_, *kind, copy, now, at ? *at : SystemNow()));
+        });
+      };
+      return later;
     }
     return SelfSubjectReview(call.user, req, now);
   }

@@ -200,6 +200,8 @@ class ApiHandler {
   std::condition_variable pending_cv_;  // notified (under pending_mu_) when pending_writes_ reaches 0
   // Serves the requests whose token needs an identity provider first.
   boost::asio::thread_pool slow_auth_{1};
+  // Replays SimulationReviews (seconds of CPU each), one at a time, off the I/O threads.
+  boost::asio::thread_pool simulations_{1};
 };
 
 }  // namespace tessera

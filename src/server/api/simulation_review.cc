@@ -27,12 +27,12 @@ Result<std::vector<json>> All(Store& store, std::string_view kind) {
 
 }  // namespace
 
-HttpResponse AnswerSimulationReview(Store& store, const RequestInfo& request, const HttpRequest& http,
+HttpResponse AnswerSimulationReview(Store& store, const KindInfo& kind, const HttpRequest& http,
                                     std::string_view now_text, Timestamp now) {
   auto parsed = ParseSingleObject(http.body);
   if (!parsed) return StatusResponse(400, "BadRequest", parsed.error().message());
   json review = std::move(*parsed);
-  if (Status v = ValidateObject(*request.kind, review); !v.ok()) return ErrorResponse(v);
+  if (Status v = ValidateObject(kind, review); !v.ok()) return ErrorResponse(v);
 
   WhatIfInputs inputs{.now = now};
   auto load = [&](std::string_view kind, std::vector<json>& into) -> Status {

@@ -13,20 +13,22 @@
 // (ResourceFlavors, ClusterQueues, LocalQueues, PriorityClasses, Namespaces,
 // ResourceQuotas) and on each scenario; the answer is the review with status.
 //
-// Thread-safety: reads `store` (thread-safe) on the request's thread; the
-// replay runs there too (seconds for weeks of a busy fleet).
+// Thread-safety: reads `store` (thread-safe) and replays on the calling
+// thread, which is not an I/O thread: the API handler answers these from a
+// worker of their own, one at a time (seconds of CPU for weeks of a busy fleet).
 #pragma once
 
 #include <string_view>
 
 #include "common/time.h"
 #include "http/http_server.h"
-#include "server/api/request_info.h"
+#include "api/kinds.h"
 #include "store/store.h"
 
 namespace tessera {
 
-HttpResponse AnswerSimulationReview(Store& store, const RequestInfo& request, const HttpRequest& http,
+// `kind`: SimulationReview's, to check the body against.
+HttpResponse AnswerSimulationReview(Store& store, const KindInfo& kind, const HttpRequest& http,
                                     std::string_view now_text, Timestamp now);
 
 }  // namespace tessera
