@@ -9,12 +9,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "agent/node_registration.h"
 #include "client/api_client.h"
 #include "common/time_format.h"
 #include "server/api/api_handler.h"
 #include "server/server.h"
 #include "tests/testing/api_polling.h"
+#include "tests/testing/gpu_node.h"
 #include "tests/testing/test_dirs.h"
 #include "tests/testing/test_server.h"
 
@@ -47,12 +47,7 @@ class SimulationReviewTest : public ::testing::Test {
                 {"kind", "LocalQueue"},
                 {"metadata", {{"name", "q"}, {"namespace", "team-nlp"}}},
                 {"spec", {{"clusterQueue", "default"}}}});
-    Node n{.name = "n1", .cpu_milli = 64000, .memory_bytes = int64_t{512} << 30};
-    for (int g = 0; g < 8; ++g) {
-      n.gpus.push_back(GpuDevice{.index = g, .uuid = "n1-gpu" + std::to_string(g), .model = "H100-80GB",
-                                 .memory_bytes = int64_t{80} << 30, .nvlink_domain = 0});
-    }
-    Create(NodeObject(n, true, Rfc3339Now()));
+    Create(testing::GpuNodeObject("n1", 8, "H100-80GB"));
     // Yesterday: three 8-GPU jobs of an hour, submitted together, run one after another.
     const Timestamp t0 = Timestamp::FromMillis(SystemNow().ms - 86400000);
     auto at = [&](int64_t s) { return FormatRfc3339(Timestamp::FromMillis(t0.ms + s * 1000)); };
