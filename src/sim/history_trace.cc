@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "api/convert.h"
+#include "api/object_fields.h"
 #include "common/time_format.h"
 
 namespace tessera {
@@ -13,30 +14,13 @@ namespace {
 
 using nlohmann::json;
 
-const json& At(const json& obj, std::initializer_list<const char*> path) {
-  static const json kNull;
-  const json* at = &obj;
-  for (const char* key : path) {
-    if (!at->is_object()) return kNull;
-    auto it = at->find(key);
-    if (it == at->end()) return kNull;
-    at = &*it;
-  }
-  return *at;
+int64_t Integer(const json& obj, std::string_view path) {
+  const json* v = Find(obj, path);
+  return v != nullptr && v->is_number_integer() ? v->get<int64_t>() : 0;
 }
 
-std::string Text(const json& obj, std::initializer_list<const char*> path) {
-  const json& v = At(obj, path);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-
-int64_t Integer(const json& obj, std::initializer_list<const char*> path) {
-  const json& v = At(obj, path);
-  return v.is_number_integer() ? v.get<int64_t>() : 0;
-}
-
-std::optional<Timestamp> TimeAt(const json& obj, std::initializer_list<const char*> path) {
-  auto t = ParseRfc3339(Text(obj, path));
+std::optional<Timestamp> TimeAt(const json& obj, std::string_view path) {
+  auto t = ParseRfc3339(TextAt(obj, path));
   if (!t) return std::nullopt;
   return *t;
 }
@@ -89,13 +73,13 @@ HistoryTrace TraceFromHistory(std::span<const json> usage_records, std::span<con
   // The Workloads still stored, by UID.
   std::map<std::string, const json*> by_uid;
   for (const json& w : workloads) {
-    if (std::string uid = Text(w, {"metadata", "uid"}); !uid.empty()) by_uid.emplace(std::move(uid), &w);
+    if (std::string uid = TextAt(w, "metadata.uid"); !uid.empty()) by_uid.emplace(std::move(uid), &w);
   }
   // Each workload's admissions, by UID (else namespace/name).
   std::map<std::string, std::vector<const json*>> admissions;
   for (const json& r : usage_records) {
-    std::string key = Text(r, {"spec", "workloadUID"});
-    if (key.empty()) key = Text(r, {"metadata", "namespace"}) + "/" + Text(r, {"spec", "workload"});
+    std::string key = TextAt(r, "spec.workloadUID");
+    if (key.empty()) key = TextAt(r, "metadata.namespace") + "/" + TextAt(r, "spec.workload");
     admissions[key].push_back(&r);
   }
 
@@ -115,37 +99,37 @@ HistoryTrace TraceFromHistory(std::span<const json> usage_records, std::span<con
     bool open = false;
     int64_t run_ms = 0;
     for (const json* r : records) {
-      auto start = TimeAt(*r, {"spec", "start"});
+      auto start = TimeAt(*r, "spec.start");
       if (!start) continue;
-      auto end = TimeAt(*r, {"spec", "end"});
+      auto end = TimeAt(*r, "spec.end");
       if (!end) open = true;
       const Timestamp stop = end ? *end : now;
       run_ms += std::max<int64_t>(stop.ms - start->ms, 0);
       seen.first_start = std::min(seen.first_start, *start);
       seen.last_end = end && !open ? std::max(seen.last_end, *end) : Timestamp::Never();
-      seen.gpu_milli = std::max(seen.gpu_milli, Integer(*r, {"spec", "gpuMilli"}));
+      seen.gpu_milli = std::max(seen.gpu_milli, Integer(*r, "spec.gpuMilli"));
     }
     if (seen.first_start.never()) continue;  // no record with a start
-    std::optional<Timestamp> submitted = TimeAt(first, {"spec", "submitted"});
-    if (!submitted && workload != nullptr) submitted = TimeAt(*workload, {"metadata", "creationTimestamp"});
+    std::optional<Timestamp> submitted = TimeAt(first, "spec.submitted");
+    if (!submitted && workload != nullptr) submitted = TimeAt(*workload, "metadata.creationTimestamp");
     seen.submitted = submitted ? std::min(*submitted, seen.first_start) : seen.first_start;
     if (seen.submitted < since || seen.submitted >= until) continue;
 
     TraceJob& job = row.job;
-    const std::string ns = Text(first, {"metadata", "namespace"});
-    job.name = ns + "/" + Text(first, {"spec", "workload"});
+    const std::string ns = TextAt(first, "metadata.namespace");
+    job.name = ns + "/" + TextAt(first, "spec.workload");
     job.team = ns;
-    job.user = Text(first, {"spec", "user"});
+    job.user = TextAt(first, "spec.user");
     job.duration_s = run_ms / 1000;
     const Pods pods = PodsOf(workload);
     if (workload != nullptr) {
-      job.queue = Text(*workload, {"spec", "queueName"});
-      job.priority_class = Text(*workload, {"spec", "priorityClassName"});
+      job.queue = TextAt(*workload, "spec.queueName");
+      job.priority_class = TextAt(*workload, "spec.priorityClassName");
     }
-    if (job.queue.empty()) job.queue = Text(first, {"spec", "queue"});
-    if (job.priority_class.empty()) job.priority_class = Text(first, {"spec", "priorityClass"});
+    if (job.queue.empty()) job.queue = TextAt(first, "spec.queue");
+    if (job.priority_class.empty()) job.priority_class = TextAt(first, "spec.priorityClass");
     int32_t count = pods.count;
-    if (count <= 0) count = static_cast<int32_t>(std::max<int64_t>(Integer(first, {"spec", "pods"}), 1));
+    if (count <= 0) count = static_cast<int32_t>(std::max<int64_t>(Integer(first, "spec.pods"), 1));
     if (!Shape(seen.gpu_milli, count, job)) ++out.reshaped;
     if (pods.count > 0) {
       job.cpu_milli = pods.cpu_milli / pods.count;
@@ -156,10 +140,10 @@ HistoryTrace TraceFromHistory(std::span<const json> usage_records, std::span<con
   }
   // Submitted in the window, never admitted (no record): their run time is unknown.
   for (const json& w : workloads) {
-    auto created = TimeAt(w, {"metadata", "creationTimestamp"});
+    auto created = TimeAt(w, "metadata.creationTimestamp");
     if (!created || *created < since || *created >= until) continue;
-    const std::string uid = Text(w, {"metadata", "uid"});
-    const std::string by_name = Text(w, {"metadata", "namespace"}) + "/" + Text(w, {"metadata", "name"});
+    const std::string uid = TextAt(w, "metadata.uid");
+    const std::string by_name = TextAt(w, "metadata.namespace") + "/" + TextAt(w, "metadata.name");
     if (!admissions.contains(uid) && !admissions.contains(by_name)) ++out.never_ran;
   }
 

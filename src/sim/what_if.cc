@@ -9,6 +9,7 @@
 
 #include "api/convert.h"
 #include "api/kinds.h"
+#include "api/object_fields.h"
 #include "api/validation.h"
 #include "common/time_format.h"
 #include "sim/history_trace.h"
@@ -54,10 +55,7 @@ json AsManifest(const json& stored) {
   return out;
 }
 
-std::string PolicyKey(const json& o) {
-  const json meta = o.value("metadata", json::object());
-  return fmt::format("{}/{}/{}", o.value("kind", ""), meta.value("namespace", ""), meta.value("name", ""));
-}
+std::string PolicyKey(const json& o) { return fmt::format("{}/{}/{}", TextAt(o, "kind"), NamespaceOf(o), NameOf(o)); }
 
 json DistributionJson(const Distribution& d) {
   return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90}, {"p99", d.p99}, {"max", d.max}};

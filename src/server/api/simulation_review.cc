@@ -14,19 +14,6 @@ namespace tessera {
 
 using nlohmann::json;
 
-namespace {
-
-// Every object of `kind` (a store key), all namespaces.
-Result<std::vector<json>> All(Store& store, std::string_view kind) {
-  ASSIGN_OR_RETURN(ListResult list, store.List(kind, ""));
-  std::vector<json> out;
-  out.reserve(list.items.size());
-  for (StoredObject& o : list.items) out.push_back(std::move(o.object));
-  return out;
-}
-
-}  // namespace
-
 HttpResponse AnswerSimulationReview(Store& store, const KindInfo& kind, const HttpRequest& http,
                                     std::string_view now_text, Timestamp now) {
   auto parsed = ParseSingleObject(http.body);
@@ -35,10 +22,10 @@ HttpResponse AnswerSimulationReview(Store& store, const KindInfo& kind, const Ht
   if (Status v = ValidateObject(kind, review); !v.ok()) return ErrorResponse(v);
 
   WhatIfInputs inputs{.now = now};
-  auto load = [&](std::string_view kind, std::vector<json>& into) -> Status {
-    auto objects = All(store, kind);
-    if (!objects) return objects.error();
-    for (json& o : *objects) into.push_back(std::move(o));
+  // Every object of a store key, all namespaces, appended to `into`.
+  auto load = [&](std::string_view key, std::vector<json>& into) -> Status {
+    ASSIGN_OR_RETURN(ListResult list, store.List(key, ""));
+    for (StoredObject& o : list.items) into.push_back(std::move(o.object));
     return Status::Ok();
   };
   Status loaded = load("/Node", inputs.nodes);
