@@ -145,6 +145,7 @@ class SqliteStore final : public Store {
                    CreateDone done) override;
   Result<StoredObject> Get(const ObjectKey& key) override;
   Result<ListResult> List(std::string_view kind, std::string_view ns) override;
+  Result<TextListResult> ListTexts(std::string_view kind, std::string_view ns) override;
   Result<StoredObject> Update(const ObjectKey& key, json object, int64_t expected_revision) override;
   Result<StoredObject> Delete(const ObjectKey& key, int64_t expected_revision) override;
   Result<std::vector<StoredObject>> Apply(std::vector<WriteOp> ops) override;
@@ -253,6 +254,10 @@ class SqliteStore final : public Store {
   // EventsSince and FilteredEventsSince: with `filter`, events it refuses are
   // looked at (counted in the page) but not parsed or returned.
   Result<EventPage> ReadEvents(int64_t revision, size_t limit, const EventFilter* filter);
+  // One read of a kind's rows: their documents into `texts` and, unless null,
+  // their keys and revisions into `items`; returns the store's revision.
+  Result<int64_t> ReadList(std::string_view kind, std::string_view ns, std::vector<StoredObject>* items,
+                           std::vector<std::string>& texts);
 
   Result<Reader> BorrowReader();
   void ReturnReader(std::unique_ptr<SqliteDb> db);
@@ -933,6 +938,24 @@ Result<StoredObject> SqliteStore::Get(const ObjectKey& key) {
 }
 
 Result<ListResult> SqliteStore::List(std::string_view kind, std::string_view ns) {
+  ListResult list;
+  std::vector<std::string> texts;  // the objects' documents, parsed once the read has ended
+  ASSIGN_OR_RETURN(list.revision, ReadList(kind, ns, &list.items, texts));
+  for (size_t i = 0; i < texts.size(); ++i) {
+    StoredObject& item = list.items[i];
+    ASSIGN_OR_RETURN(item.object, Parse(texts[i], DescribeKey(item.key), path_));
+  }
+  return list;
+}
+
+Result<TextListResult> SqliteStore::ListTexts(std::string_view kind, std::string_view ns) {
+  TextListResult list;
+  ASSIGN_OR_RETURN(list.revision, ReadList(kind, ns, nullptr, list.texts));
+  return list;
+}
+
+Result<int64_t> SqliteStore::ReadList(std::string_view kind, std::string_view ns, std::vector<StoredObject>* items,
+                                      std::vector<std::string>& texts) {
   ASSIGN_OR_RETURN(Reader reader, BorrowReader());
   SqliteDb& db = reader.db();
   // One read transaction: the revision and the rows come from the same snapshot.
@@ -940,9 +963,7 @@ Result<ListResult> SqliteStore::List(std::string_view kind, std::string_view ns)
     ASSIGN_OR_RETURN(SqliteStatement begin, db.Statement("begin a read", kBeginReadSql));
     RETURN_IF_ERROR(begin.Run());
   }
-  ListResult list;
-  std::vector<std::string> texts;  // the objects' documents, parsed once the read has ended
-  ASSIGN_OR_RETURN(list.revision, ReadMeta(db, kRevisionKey));
+  ASSIGN_OR_RETURN(int64_t revision, ReadMeta(db, kRevisionKey));
   {
     ASSIGN_OR_RETURN(SqliteStatement select,
                      db.Statement("list objects", ns.empty() ? kListKindSql : kListKindNamespaceSql));
@@ -951,19 +972,17 @@ Result<ListResult> SqliteStore::List(std::string_view kind, std::string_view ns)
     while (true) {
       ASSIGN_OR_RETURN(bool row, select.Step());
       if (!row) break;
-      StoredObject item;
-      item.key = ObjectKey{std::string(kind), std::string(select.ColumnText(0)), std::string(select.ColumnText(1))};
-      item.revision = select.ColumnInt(2);
-      list.items.push_back(std::move(item));
+      if (items != nullptr) {
+        StoredObject item;
+        item.key = ObjectKey{std::string(kind), std::string(select.ColumnText(0)), std::string(select.ColumnText(1))};
+        item.revision = select.ColumnInt(2);
+        items->push_back(std::move(item));
+      }
       texts.emplace_back(select.ColumnText(3));
     }
   }
   RETURN_IF_ERROR(EndRead(db));
-  for (size_t i = 0; i < texts.size(); ++i) {
-    StoredObject& item = list.items[i];
-    ASSIGN_OR_RETURN(item.object, Parse(texts[i], DescribeKey(item.key), path_));
-  }
-  return list;
+  return revision;
 }
 
 Result<std::vector<StoreEvent>> SqliteStore::EventsSince(int64_t revision, size_t limit) {

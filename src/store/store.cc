@@ -1,5 +1,7 @@
 #include "store/store.h"
 
+#include "store/document.h"
+
 namespace tessera {
 
 Result<EventPage> Store::FilteredEventsSince(int64_t revision, size_t limit, const EventFilter& filter) {
@@ -34,6 +36,17 @@ void Store::CreateAsync(const ObjectKey& key, nlohmann::json object, std::option
   Result<StoredObject> created = Create(key, std::move(object));
   if (!created) return done(Err(created.error()), {});
   done(created->revision, created->object.dump());
+}
+
+Result<TextListResult> Store::ListTexts(std::string_view kind, std::string_view ns) {
+  ASSIGN_OR_RETURN(ListResult list, List(kind, ns));
+  TextListResult texts{.revision = list.revision};
+  texts.texts.reserve(list.items.size());
+  for (const StoredObject& item : list.items) {
+    ASSIGN_OR_RETURN(std::string text, DumpDocument(item.object, item.key));
+    texts.texts.push_back(std::move(text));
+  }
+  return texts;
 }
 
 }  // namespace tessera

@@ -65,6 +65,12 @@ struct ListResult {
   int64_t revision = 0;             // the store's revision when the list was taken
 };
 
+// A list as the objects' stored JSON text (Store::ListTexts).
+struct TextListResult {
+  std::vector<std::string> texts;  // compact JSON, metadata.resourceVersion set; ordered as ListResult's items
+  int64_t revision = 0;
+};
+
 // Which events a reader wants (Store::FilteredEventsSince).
 struct EventFilter {
   std::vector<std::string> kinds;  // sorted; only events of these kinds
@@ -113,6 +119,10 @@ class Store {
   virtual Result<StoredObject> Get(const ObjectKey& key) = 0;
   // All objects of a kind; in one namespace unless `ns` is empty.
   virtual Result<ListResult> List(std::string_view kind, std::string_view ns) = 0;
+  // The same list as the objects' JSON text, unparsed: for an answer that
+  // passes them on whole (a list without selectors), which then neither parses
+  // nor encodes them again. The default dumps List's objects.
+  virtual Result<TextListResult> ListTexts(std::string_view kind, std::string_view ns);
   virtual Result<StoredObject> Update(const ObjectKey& key, nlohmann::json object, int64_t expected_revision) = 0;
   virtual Result<StoredObject> Delete(const ObjectKey& key, int64_t expected_revision) = 0;
   // Several writes in one transaction: all succeed, or none is applied and the

@@ -280,6 +280,26 @@ TYPED_TEST_P(StoreContractTest, ListCarriesTheStoreRevision) {
   EXPECT_EQ(list.items[0].object, pod.object);
 }
 
+// ListTexts is List as the documents' text: the same objects in the same
+// order, each text the object List returns, and the same revision.
+TYPED_TEST_P(StoreContractTest, ListTextsIsTheListAsStoredText) {
+  this->MustCreate(Pod("team-a", "b"));
+  this->MustCreate(Pod("team-b", "a"));
+  this->MustCreate(Pod("team-a", "a"));
+  this->MustCreate(ConfigMap("team-a", "c"));
+  for (const std::string ns : {"team-a", ""}) {
+    STORE_ASSERT_OK_AND_ASSIGN(ListResult list, this->store().List("/Pod", ns));
+    STORE_ASSERT_OK_AND_ASSIGN(TextListResult texts, this->store().ListTexts("/Pod", ns));
+    EXPECT_EQ(texts.revision, list.revision);
+    ASSERT_EQ(texts.texts.size(), list.items.size()) << ns;
+    for (size_t i = 0; i < texts.texts.size(); ++i) {
+      EXPECT_EQ(nlohmann::json::parse(texts.texts[i]), list.items[i].object) << i;
+    }
+  }
+  STORE_ASSERT_OK_AND_ASSIGN(TextListResult none, this->store().ListTexts("/Secret", ""));
+  EXPECT_TRUE(none.texts.empty());
+}
+
 // --- Update. -----------------------------------------------------------------
 
 // Updating with the revision last read replaces the document and moves it to a
@@ -1108,6 +1128,7 @@ REGISTER_TYPED_TEST_SUITE_P(StoreContractTest,
                             ListAcrossNamespacesIsOrderedByNamespaceThenName,
                             ListReturnsOnlyTheGivenKind,
                             ListCarriesTheStoreRevision,
+                            ListTextsIsTheListAsStoredText,
                             UpdateWithTheMatchingRevisionSucceeds,
                             UpdateWithRevisionZeroIsUnconditional,
                             UpdateWithAStaleRevisionIsConflictAndChangesNothing,
