@@ -44,6 +44,9 @@ struct KindInfo {
   std::string_view plural;       // "clusterqueues"
   std::string_view singular;     // "clusterqueue"
   std::vector<std::string_view> short_names;  // "cq"
+  // The groups of resources it belongs to in discovery, for `kubectl get all`
+  // ("all": what a user runs) and `kubectl get kueue` / `tessera`.
+  std::vector<std::string_view> categories;
   bool namespaced = false;
   NameRule name_rule = NameRule::kDns1123Subdomain;
   std::string_view store_key;    // "<group>/<Kind>": "/Pod", "kueue.x-k8s.io/ClusterQueue"

@@ -13,15 +13,15 @@ namespace {
 
 using nlohmann::json;
 
+bool Shown(const PrinterColumn& c, const ColumnOptions& options) { return c.priority == 0 || options.wide; }
+
+}  // namespace
+
 const std::vector<PrinterColumn>& ColumnsFor(const KindInfo& kind) {
   static const std::vector<PrinterColumn> fallback = DefaultColumns();
   const KindDefinition* definition = FindDefinition(kind);
   return definition == nullptr || definition->columns.empty() ? fallback : definition->columns;
 }
-
-bool Shown(const PrinterColumn& c, const ColumnOptions& options) { return c.priority == 0 || options.wide; }
-
-}  // namespace
 
 PrinterColumn NameColumn() {
   return {.name = "NAME",

@@ -5,9 +5,10 @@
 // columns in its definition (api/kind_definition.h, api/kinds/*.cc); a few:
 //
 //   nodes            NAME STATUS GPUS GPU MODEL AGE             (wide: CPU MEMORY)
-//   workloads        NAME QUEUE RESERVED IN ADMITTED FINISHED PRIORITY AGE (wide: MESSAGE,
-//                    why it waits); PRIORITY is the class named, else the priority
-//                    it runs at (api/workload_priority.h)
+//   workloads        NAME QUEUE RESERVED IN ADMITTED FINISHED POSITION REASON AGE (wide:
+//                    PRIORITY, MESSAGE: why it waits); POSITION is its place in its
+//                    ClusterQueue, REASON the QuotaReserved condition's; PRIORITY the
+//                    class named, else the priority it runs at (api/workload_priority.h)
 //   jobs (batch)     NAME QUEUE STATUS COMPLETIONS DURATION AGE (wide: CONTAINERS COMMAND)
 //   pods             NAME READY STATUS RESTARTS AGE NODE        (wide: IP before NODE, GPUS,
 //                    GPU DEVICES)
@@ -67,6 +68,9 @@ std::vector<PrinterColumn> DefaultColumns();
 
 // The status of the condition of `type` in status.conditions ("True"), `fallback` when absent.
 std::string ConditionStatus(const nlohmann::json& object, std::string_view type, std::string_view fallback = "");
+
+// The kind's columns: its definition's, or NAME and AGE.
+const std::vector<PrinterColumn>& ColumnsFor(const KindInfo& kind);
 
 // The headers and the cells of one object, for `kind`'s columns (its
 // definition's; NAME and AGE for a kind without one) under `options`.

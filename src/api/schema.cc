@@ -235,6 +235,10 @@ SchemaRef ResourceList(bool quota_keys, std::vector<Check> checks) {
 }
 FieldSpec Opt(std::string_view name, SchemaRef s) { return {name, std::move(s), false}; }
 FieldSpec Req(std::string_view name, SchemaRef s) { return {name, std::move(s), true}; }
+FieldSpec Doc(FieldSpec field, std::string_view description) {
+  field.description = description;
+  return field;
+}
 
 // ===========================================================================
 // The validator.

@@ -125,6 +125,9 @@ struct FieldSpec {
   std::string_view name;
   SchemaRef schema;
   bool required = false;
+  // For people: what the field means, served in the OpenAPI documents
+  // (`kubectl explain`). Empty: undocumented.
+  std::string_view description = {};
 };
 
 struct Schema {
@@ -167,6 +170,8 @@ SchemaRef MapOf(SchemaRef element, KeyRule key_rule = KeyRule::kNone, bool null_
 SchemaRef ResourceList(bool quota_keys = false, std::vector<Check> checks = {});
 FieldSpec Opt(std::string_view name, SchemaRef s);
 FieldSpec Req(std::string_view name, SchemaRef s);
+// `field` with its description (`kubectl explain` prints it).
+FieldSpec Doc(FieldSpec field, std::string_view description);
 
 // Walks `v` against `s`, adding each problem at its path below `path`.
 void Validate(const Schema& s, const nlohmann::json& v, const std::string& path, Errors& errors);

@@ -119,7 +119,7 @@ std::string CommandLine(const json& container) {
 std::vector<KindDefinition> BatchKinds() {
   return {
       {.info = {.group = "batch", .version = "v1", .kind = "Job", .api_version = "batch/v1", .plural = "jobs",
-                .singular = "job", .namespaced = true, .store_key = "batch/Job"},
+                .singular = "job", .categories = {"all"}, .namespaced = true, .store_key = "batch/Job"},
        .schema = BatchJobSchema(),
        .columns = {NameColumn(),
                    {.name = "QUEUE",
@@ -145,7 +145,7 @@ std::vector<KindDefinition> BatchKinds() {
                     .priority = 1,
                     .description = "its pods' commands and arguments",
                     .cell = [](const json& o, const ColumnOptions&) { return TemplateContainers(o, CommandLine); }}},
-       .roles = RoleGrants{.grants = {ViewReads(), ViewReads("status"), EditWrites()}, .kueue = KueueRoles::kJobEditor},
+       .roles = RoleGrants{.grants = {ViewReads(), ViewReads("status"), EditWrites(), ViewReads("scale"), EditWrites("scale")}, .kueue = KueueRoles::kJobEditor},
        .controller = "job-controller"},
   };
 }

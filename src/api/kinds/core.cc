@@ -648,7 +648,7 @@ std::vector<KindDefinition> CoreKinds() {
        .roles = RoleGrants{.grants = {ViewReads(), ViewReads("status")}},
        .controller = "scheduler-loop"},
       {.info = {.group = "", .version = "v1", .kind = "Pod", .api_version = "v1", .plural = "pods", .singular = "pod",
-                .short_names = {"po"}, .namespaced = true, .store_key = "/Pod"},
+                .short_names = {"po"}, .categories = {"all"}, .namespaced = true, .store_key = "/Pod"},
        .schema = PodSchema(),
        .columns = {NameColumn(),
                    {.name = "READY", .description = "ready containers/containers", .cell = PodReady},
@@ -735,7 +735,7 @@ std::vector<KindDefinition> CoreKinds() {
        .roles = RoleGrants{.grants = {{.role = DefaultRole::kEdit, .verbs = verbs::kAll}}}},
       // A Service's name becomes {NAME}_SERVICE_HOST in its pods' variables: a DNS-1035 label.
       {.info = {.group = "", .version = "v1", .kind = "Service", .api_version = "v1", .plural = "services",
-                .singular = "service", .short_names = {"svc"}, .namespaced = true,
+                .singular = "service", .short_names = {"svc"}, .categories = {"all"}, .namespaced = true,
                 .name_rule = NameRule::kDns1035Label, .store_key = "/Service"},
        .schema = ServiceSchema(),
        .update_rules = {KeepClusterIp},

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <set>
 #include <string>
@@ -103,43 +104,66 @@ void CheckClusterQueueSpec(const json& spec, const std::string& path, Errors& er
 SchemaRef FairSharing() { return Obj({Opt("weight", Qty())}); }
 
 SchemaRef ClusterQueueSchema() {
-  SchemaRef resource = Obj({Req("name", Str()), Req("nominalQuota", Qty()),
-                            Opt("borrowingLimit", Qty()), Opt("lendingLimit", Qty())},
+  SchemaRef resource = Obj({Doc(Req("name", Str()), "the resource, as a pod requests it: nvidia.com/gpu, cpu, memory"),
+                            Doc(Req("nominalQuota", Qty()),
+                                "how much of the resource, in this flavor, the ClusterQueue's workloads may use at "
+                                "once, guaranteed; unused, it may be lent to the cohort"),
+                            Doc(Opt("borrowingLimit", Qty()),
+                                "at most this much more than nominalQuota may be borrowed from the cohort; unset: "
+                                "no limit"),
+                            Doc(Opt("lendingLimit", Qty()),
+                                "at most this much of nominalQuota may be lent to the cohort while unused; unset: "
+                                "all of it")},
                            {CheckResourceQuota});
-  SchemaRef flavor = Obj({Req("name", Str(StringRule::kDns1123Subdomain)),
-                          Req("resources", Arr(resource, /*non_empty=*/true))});
-  SchemaRef group = Obj({Req("coveredResources", Arr(Str(), /*non_empty=*/true)),
-                         Req("flavors", Arr(flavor, /*non_empty=*/true))});
-  return Root({Opt("spec", Obj(
-                               {
-                                   Opt("cohort", Str(StringRule::kDns1123Subdomain)),
-                                   Opt("namespaceSelector", LabelSelector()),
-                                   Opt("resourceGroups", Arr(group)),
-                                   Opt("queueingStrategy", Enum({"StrictFIFO", "BestEffortFIFO"})),
-                                   Opt("preemption",
-                                       Obj({
-                                           Opt("reclaimWithinCohort",
-                                               Enum({"Never", "LowerPriority", "Any"})),
-                                           Opt("borrowWithinCohort",
-                                               Obj({Opt("policy", Enum({"Never", "LowerPriority"})),
-                                                    Opt("maxPriorityThreshold", Int(kInt32Min))})),
-                                           Opt("withinClusterQueue",
-                                               Enum({"Never", "LowerPriority",
-                                                     "LowerOrNewerEqualPriority"})),
-                                       })),
-                                   Opt("flavorFungibility",
-                                       Obj({Opt("whenCanBorrow", Enum({"Borrow", "TryNextFlavor"})),
-                                            Opt("whenCanPreempt",
-                                                Enum({"Preempt", "TryNextFlavor"}))})),
-                                   Opt("fairSharing", FairSharing()),
-                                   Opt("stopPolicy", Enum({"None", "Hold", "HoldAndDrain"})),
-                                   Opt("admissionChecks", Arr(Str())),
-                                   Opt("admissionChecksStrategy",
-                                       Obj({Opt("admissionChecks",
-                                                Arr(Obj({Req("name", Str()),
-                                                         Opt("onFlavors", Arr(Str()))})))})),
-                               },
-                               {CheckClusterQueueSpec}))});
+  SchemaRef flavor = Obj({Doc(Req("name", Str(StringRule::kDns1123Subdomain)), "the ResourceFlavor's name"),
+                          Doc(Req("resources", Arr(resource, /*non_empty=*/true)),
+                              "the quota of each covered resource in this flavor")});
+  SchemaRef group = Obj({Doc(Req("coveredResources", Arr(Str(), /*non_empty=*/true)),
+                             "the resources this group's flavors give quota for; a workload's requests for them "
+                             "are all placed in one flavor of the group"),
+                         Doc(Req("flavors", Arr(flavor, /*non_empty=*/true)),
+                             "the flavors, in the order they are tried, with their quotas")});
+  return Root({Doc(
+      Opt("spec", Obj(
+                      {
+                          Doc(Opt("cohort", Str(StringRule::kDns1123Subdomain)),
+                              "the cohort this ClusterQueue belongs to: ClusterQueues of one cohort borrow each "
+                              "other's unused quota"),
+                          Doc(Opt("namespaceSelector", LabelSelector()),
+                              "which namespaces may submit to this ClusterQueue (through their LocalQueues); "
+                              "unset: none, {}: all"),
+                          Doc(Opt("resourceGroups", Arr(group)),
+                              "describes groups of resources; each group covers a list of resources and the "
+                              "flavors that give quota for them, tried in order"),
+                          Doc(Opt("queueingStrategy", Enum({"StrictFIFO", "BestEffortFIFO"})),
+                              "the order pending workloads are tried in: StrictFIFO (by priority, then age; the "
+                              "head blocks the rest) or BestEffortFIFO (the default: those that do not fit let "
+                              "others go first)"),
+                          Doc(Opt("preemption",
+                                  Obj({
+                                      Opt("reclaimWithinCohort", Enum({"Never", "LowerPriority", "Any"})),
+                                      Opt("borrowWithinCohort",
+                                          Obj({Opt("policy", Enum({"Never", "LowerPriority"})),
+                                               Opt("maxPriorityThreshold", Int(kInt32Min))})),
+                                      Opt("withinClusterQueue",
+                                          Enum({"Never", "LowerPriority", "LowerOrNewerEqualPriority"})),
+                                  })),
+                              "which workloads a pending one may preempt: to reclaim lent quota from the cohort, "
+                              "while borrowing, and within this ClusterQueue"),
+                          Doc(Opt("flavorFungibility",
+                                  Obj({Opt("whenCanBorrow", Enum({"Borrow", "TryNextFlavor"})),
+                                       Opt("whenCanPreempt", Enum({"Preempt", "TryNextFlavor"}))})),
+                              "whether a workload borrows or preempts in a flavor, or tries the next flavor first"),
+                          Doc(Opt("fairSharing", FairSharing()), "this ClusterQueue's weight in fair sharing"),
+                          Doc(Opt("stopPolicy", Enum({"None", "Hold", "HoldAndDrain"})),
+                              "Hold: admit nothing new; HoldAndDrain: also evict what runs; None: run"),
+                          Opt("admissionChecks", Arr(Str())),
+                          Opt("admissionChecksStrategy",
+                              Obj({Opt("admissionChecks",
+                                       Arr(Obj({Req("name", Str()), Opt("onFlavors", Arr(Str()))})))})),
+                      },
+                      {CheckClusterQueueSpec})),
+      "the ClusterQueue's quotas per resource and flavor, its cohort, and how it queues and preempts")});
 }
 
 SchemaRef LocalQueueSchema() {
@@ -199,6 +223,28 @@ std::string WorkloadPriority(const json& o, const ColumnOptions& options) {
   return cls.empty() ? std::to_string(UnnamedClassPriority(o, options.default_priority)) : cls;
 }
 
+// Its place in its ClusterQueue while it waits, from the scheduler's message
+// ("...; position 3 in ClusterQueue gpu"); empty once admitted or unknown.
+std::string WorkloadPosition(const json& o, const ColumnOptions&) {
+  constexpr std::string_view kAt = "; position ";
+  const std::string message = PendingMessage(o);
+  const size_t at = message.rfind(kAt);
+  if (at == std::string::npos) return "";
+  const size_t start = at + kAt.size();
+  size_t end = start;
+  while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
+  return message.substr(start, end - start);
+}
+
+// Why it waits, in a word: the reason of its QuotaReserved condition while that
+// is not True ("ClusterQueueQuota", "NoCapacity"); empty once admitted.
+std::string WorkloadPendingReason(const json& o, const ColumnOptions&) {
+  if (ConditionStatus(o, "Admitted") == "True") return "";
+  const json* c = FindCondition(o, "QuotaReserved");
+  if (c == nullptr || TextAt(*c, "status") == "True") return "";
+  return TextAt(*c, "reason");
+}
+
 PrinterColumn ConditionColumn(std::string_view name, std::string type) {
   return {.name = name,
           .description = fmt::format("the status of the {} condition", type),
@@ -211,7 +257,7 @@ std::vector<KindDefinition> KueueKinds() {
   return {
       {.info = {.group = "kueue.x-k8s.io", .version = "v1beta1", .kind = "ResourceFlavor",
                 .api_version = "kueue.x-k8s.io/v1beta1", .plural = "resourceflavors", .singular = "resourceflavor",
-                .short_names = {"flavor", "flavors", "rf"}, .namespaced = false,
+                .short_names = {"flavor", "flavors", "rf"}, .categories = {"kueue"}, .namespaced = false,
                 .store_key = "kueue.x-k8s.io/ResourceFlavor"},
        .schema = ResourceFlavorSchema(),
        .columns = {NameColumn(),
@@ -226,7 +272,7 @@ std::vector<KindDefinition> KueueKinds() {
                            .kueue = KueueRoles::kBatchAdmin}},
       {.info = {.group = "kueue.x-k8s.io", .version = "v1beta1", .kind = "ClusterQueue",
                 .api_version = "kueue.x-k8s.io/v1beta1", .plural = "clusterqueues", .singular = "clusterqueue",
-                .short_names = {"cq"}, .namespaced = false, .store_key = "kueue.x-k8s.io/ClusterQueue"},
+                .short_names = {"cq"}, .categories = {"kueue"}, .namespaced = false, .store_key = "kueue.x-k8s.io/ClusterQueue"},
        .schema = ClusterQueueSchema(),
        .columns = {NameColumn(),
                    FieldColumn("COHORT", "spec.cohort"),
@@ -239,7 +285,7 @@ std::vector<KindDefinition> KueueKinds() {
        .controller = "scheduler-loop"},
       {.info = {.group = "kueue.x-k8s.io", .version = "v1beta1", .kind = "LocalQueue",
                 .api_version = "kueue.x-k8s.io/v1beta1", .plural = "localqueues", .singular = "localqueue",
-                .short_names = {"queue", "queues", "lq"}, .namespaced = true,
+                .short_names = {"queue", "queues", "lq"}, .categories = {"kueue"}, .namespaced = true,
                 .store_key = "kueue.x-k8s.io/LocalQueue"},
        .schema = LocalQueueSchema(),
        .columns = {NameColumn(),
@@ -251,17 +297,25 @@ std::vector<KindDefinition> KueueKinds() {
        .controller = "scheduler-loop"},
       {.info = {.group = "kueue.x-k8s.io", .version = "v1beta1", .kind = "Workload",
                 .api_version = "kueue.x-k8s.io/v1beta1", .plural = "workloads", .singular = "workload",
-                .short_names = {"wl"}, .namespaced = true, .store_key = "kueue.x-k8s.io/Workload"},
+                .short_names = {"wl"}, .categories = {"kueue"}, .namespaced = true, .store_key = "kueue.x-k8s.io/Workload"},
        .schema = WorkloadSchema(),
        .columns = {NameColumn(),
                    FieldColumn("QUEUE", "spec.queueName"),
                    FieldColumn("RESERVED IN", "status.admission.clusterQueue"),
                    ConditionColumn("ADMITTED", "Admitted"),
                    ConditionColumn("FINISHED", "Finished"),
+                   {.name = "POSITION",
+                    .type = ColumnType::kInteger,
+                    .description = "its place in its ClusterQueue while it waits (1: next)",
+                    .cell = WorkloadPosition},
+                   {.name = "REASON",
+                    .description = "why it waits, in a word (the QuotaReserved condition's reason)",
+                    .cell = WorkloadPendingReason},
+                   AgeColumn(),
                    {.name = "PRIORITY",
+                    .priority = 1,
                     .description = "the PriorityClass named, else the priority it runs at",
                     .cell = WorkloadPriority},
-                   AgeColumn(),
                    {.name = "MESSAGE",
                     .priority = 1,
                     .description = "why it waits, in the scheduler's words",

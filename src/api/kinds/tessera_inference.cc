@@ -117,7 +117,7 @@ std::vector<KindDefinition> TesseraInferenceKinds() {
   return {
       {.info = {.group = "tessera.dev", .version = "v1", .kind = "InferenceService", .api_version = "tessera.dev/v1",
                 .plural = "inferenceservices", .singular = "inferenceservice", .short_names = {"isvc"},
-                .namespaced = true, .store_key = "tessera.dev/InferenceService"},
+                .categories = {"all", "tessera"}, .namespaced = true, .store_key = "tessera.dev/InferenceService"},
        .schema = InferenceServiceSchema(),
        .columns = {NameColumn(),
                    FieldColumn("URL", "status.url", "", 0, ColumnType::kString,
@@ -136,7 +136,7 @@ std::vector<KindDefinition> TesseraInferenceKinds() {
                           return ms.empty() ? std::string("-") : ms + "ms";
                         }},
                    AgeColumn()},
-       .roles = RoleGrants{.grants = {ViewReads(), ViewReads("status"), EditWrites()}},
+       .roles = RoleGrants{.grants = {ViewReads(), ViewReads("status"), EditWrites(), ViewReads("scale"), EditWrites("scale")}},
        .controller = "inferenceservice-controller"},
   };
 }

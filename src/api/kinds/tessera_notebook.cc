@@ -93,7 +93,7 @@ std::string Idle(const json& o, const ColumnOptions& options) {
 std::vector<KindDefinition> TesseraNotebookKinds() {
   return {
       {.info = {.group = "tessera.dev", .version = "v1", .kind = "Notebook", .api_version = "tessera.dev/v1",
-                .plural = "notebooks", .singular = "notebook", .short_names = {"nb"}, .namespaced = true,
+                .plural = "notebooks", .singular = "notebook", .short_names = {"nb"}, .categories = {"all", "tessera"}, .namespaced = true,
                 .store_key = "tessera.dev/Notebook"},
        .schema = NotebookSchema(),
        .columns = {NameColumn(),

@@ -102,7 +102,7 @@ std::string RunSteps(const json& o, const ColumnOptions&) {
 std::vector<KindDefinition> TesseraPipelineKinds() {
   return {
       {.info = {.group = "tessera.dev", .version = "v1", .kind = "Pipeline", .api_version = "tessera.dev/v1",
-                .plural = "pipelines", .singular = "pipeline", .short_names = {"pl"}, .namespaced = true,
+                .plural = "pipelines", .singular = "pipeline", .short_names = {"pl"}, .categories = {"tessera"}, .namespaced = true,
                 .store_key = "tessera.dev/Pipeline"},
        .schema = PipelineSchema(),
        .update_rules = {KeepPipelineSpec},
@@ -111,7 +111,7 @@ std::vector<KindDefinition> TesseraPipelineKinds() {
        .roles = RoleGrants{.grants = {ViewReads(), ViewReads("status"), EditWrites()}},
        .controller = "pipeline-controller"},
       {.info = {.group = "tessera.dev", .version = "v1", .kind = "PipelineRun", .api_version = "tessera.dev/v1",
-                .plural = "pipelineruns", .singular = "pipelinerun", .short_names = {"plr"}, .namespaced = true,
+                .plural = "pipelineruns", .singular = "pipelinerun", .short_names = {"plr"}, .categories = {"all", "tessera"}, .namespaced = true,
                 .store_key = "tessera.dev/PipelineRun"},
        .schema = PipelineRunSchema(),
        .columns = {NameColumn(),

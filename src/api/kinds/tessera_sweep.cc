@@ -98,7 +98,7 @@ std::string SweepStatus(const json& o, const ColumnOptions&) {
 std::vector<KindDefinition> TesseraSweepKinds() {
   return {
       {.info = {.group = "tessera.dev", .version = "v1", .kind = "Sweep", .api_version = "tessera.dev/v1",
-                .plural = "sweeps", .singular = "sweep", .short_names = {"sw"}, .namespaced = true,
+                .plural = "sweeps", .singular = "sweep", .short_names = {"sw"}, .categories = {"all", "tessera"}, .namespaced = true,
                 .store_key = "tessera.dev/Sweep"},
        .schema = SweepSchema(),
        .columns = {NameColumn(),

@@ -135,7 +135,7 @@ std::string Parameters(const json& o, const ColumnOptions&) {
 std::vector<KindDefinition> TesseraTemplateKinds() {
   return {
       {.info = {.group = "tessera.dev", .version = "v1", .kind = "Template", .api_version = "tessera.dev/v1",
-                .plural = "templates", .singular = "template", .short_names = {"tpl"}, .namespaced = false,
+                .plural = "templates", .singular = "template", .short_names = {"tpl"}, .categories = {"tessera"}, .namespaced = false,
                 .store_key = "tessera.dev/Template"},
        .schema = TemplateSchema(),
        .columns = {NameColumn(),

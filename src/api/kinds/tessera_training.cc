@@ -73,7 +73,7 @@ std::string Workers(const json& o, const ColumnOptions&) {
 std::vector<KindDefinition> TesseraTrainingKinds() {
   return {
       {.info = {.group = "tessera.dev", .version = "v1", .kind = "TrainingJob", .api_version = "tessera.dev/v1",
-                .plural = "trainingjobs", .singular = "trainingjob", .short_names = {"tj"}, .namespaced = true,
+                .plural = "trainingjobs", .singular = "trainingjob", .short_names = {"tj"}, .categories = {"all", "tessera"}, .namespaced = true,
                 .store_key = "tessera.dev/TrainingJob"},
        .schema = TrainingJobSchema(),
        .columns = {NameColumn(),
