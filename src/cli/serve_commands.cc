@@ -16,6 +16,8 @@
 #include "agent/node_registration.h"
 #include "client/api_client.h"
 #include "client/client_config.h"
+#include "client/kubeconfig.h"
+#include "http/serving_certs.h"
 #include "common/atomic_file.h"
 #include "common/time_format.h"
 #include "server/api/api_handler.h"
@@ -388,6 +390,25 @@ int RunUpCommand(ServeOptions options) {
     options.server.volume_root =
         (std::filesystem::absolute(options.server.data_dir) / "volumes").lexically_normal().string();
   }
+  // Without a certificate of its own, the port speaks HTTPS with a CA made on
+  // first start (<data>/pki) and plain HTTP too: kubectl sends its token only
+  // over TLS, and browsers and scripts keep the http:// URL (docs/api.md).
+  std::string generated_ca;
+  if (options.server.http.tls_cert_file.empty() && options.server.http.tls_key_file.empty()) {
+    std::vector<std::string> names = {ThisNodeName()};
+    if (const auto colon = options.listen.rfind(':'); colon != std::string::npos && colon > 0) {
+      names.push_back(options.listen.substr(0, colon));
+    }
+    auto certs = EnsureServingCertificate(std::filesystem::path(options.server.data_dir) / "pki", names);
+    if (!certs) {
+      fmt::print(stderr, "error: {}\n", certs.error().message());
+      return 1;
+    }
+    options.server.http.tls_cert_file = certs->cert;
+    options.server.http.tls_key_file = certs->key;
+    options.server.http.plain_http_too = true;
+    generated_ca = std::filesystem::absolute(certs->ca_cert).lexically_normal().string();
+  }
   sigset_t set;
   int rc = 0;
   std::unique_ptr<Server> server = StartForeground(options, &set, &rc);
@@ -396,7 +417,9 @@ int RunUpCommand(ServeOptions options) {
   const std::string data_dir = std::filesystem::absolute(options.server.data_dir).lexically_normal().string();
   const std::string config_path = DefaultConfigPath();
   TlsClientOptions tls;
-  if (!options.server.http.tls_cert_file.empty()) {
+  if (!generated_ca.empty()) {
+    tls.certificate_authority = generated_ca;
+  } else if (!options.server.http.tls_cert_file.empty()) {
     tls.certificate_authority = std::filesystem::absolute(options.server.http.tls_cert_file).lexically_normal().string();
   }
   // The embedded agent: this machine as a node that runs the pods bound to it,
@@ -428,13 +451,28 @@ int RunUpCommand(ServeOptions options) {
     return 1;
   }
   const std::string node_summary = fmt::format("node {}: {}", agent_options.node_name, (*agent)->inventory_summary());
+  const std::string https_url = server->https_url();
   auto wrote = AddContextIfMissing(config_path, ClientContext{.name = "admin",
-                                                              .server = url,
+                                                              .server = https_url.empty() ? url : https_url,
                                                               .token_file = data_dir + "/admin.token",
                                                               .tls = tls});
+  // The admin's kubeconfig: the HTTPS side, its CA and the admin token.
+  std::string kubeconfig_path;
+  if (!https_url.empty()) {
+    auto text = KubeconfigYaml(ClientConfig{.server = https_url, .token = server->admin_token(), .tls = tls},
+                               {.name = "tessera-admin"});
+    kubeconfig_path = data_dir + "/kubeconfig";
+    Status s = text ? WriteFileAtomically(kubeconfig_path, *text, 0600) : text.error();
+    if (!s.ok()) {
+      fmt::print(stderr, "warning: the admin kubeconfig was not written: {}\n", s.message());
+      kubeconfig_path.clear();
+    }
+  }
   fmt::print("Tessera is up at {}\n", url);
+  if (!https_url.empty() && https_url != url) fmt::print("  and at {} (CA {})\n", https_url, tls.certificate_authority);
   fmt::print("  data directory: {}\n", data_dir);
   fmt::print("  admin token:    {}/admin.token\n", data_dir);
+  if (!kubeconfig_path.empty()) fmt::print("  kubectl:        export KUBECONFIG={}\n", kubeconfig_path);
   if (!options.server.audit.path.empty()) fmt::print("  audit log:      {}\n", options.server.audit.path);
   fmt::print("  this machine:   {}\n", node_summary);
   if (wrote && *wrote) {
@@ -442,7 +480,7 @@ int RunUpCommand(ServeOptions options) {
   } else {
     fmt::print("  CLI config:     {} has a context \"admin\" already and was left as it is; if it points\n"
                "                  elsewhere, use export TESSERA_SERVER={} TESSERA_TOKEN_FILE={}/admin.token\n",
-               config_path, url, data_dir);
+               config_path, https_url.empty() ? url : https_url, data_dir);
     if (!tls.certificate_authority.empty()) {
       fmt::print("                  and pass --certificate-authority {}\n", tls.certificate_authority);
     }

@@ -147,8 +147,12 @@ namespace {
 template <class Stream>
 class Session : public IdleTracked, public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(HttpServer::Impl& server, IdleSweep& sweep, Stream stream, std::string remote)
-      : server_(server), sweep_(sweep), stream_(std::move(stream)), remote_(std::move(remote)) {}
+  // `read`: bytes already read from the connection (a plain-HTTP request
+  // that came to a TLS port which serves both).
+  Session(HttpServer::Impl& server, IdleSweep& sweep, Stream stream, std::string remote,
+          beast::flat_buffer read = {})
+      : server_(server), sweep_(sweep), stream_(std::move(stream)), remote_(std::move(remote)),
+        buffer_(std::move(read)) {}
 
   void Run() {
     net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
@@ -185,6 +189,7 @@ class Session : public IdleTracked, public std::enable_shared_from_this<Session<
       beast::async_detect_ssl(stream_.next_layer(), buffer_,
                               [self = this->shared_from_this()](beast::error_code ec, bool is_tls) {
                                 if (ec) return self->Shutdown();
+                                if (!is_tls && self->server_.options.plain_http_too) return self->ServePlainHttp();
                                 if (!is_tls) return self->RefusePlainHttp();
                                 self->TlsHandshake();
                               });
@@ -204,6 +209,18 @@ class Session : public IdleTracked, public std::enable_shared_from_this<Session<
                               beast::get_lowest_layer(self->stream_).expires_never();  // the idle sweep takes over
                               self->Read();
                             });
+  }
+
+  // A port that serves both: the connection goes on as plain HTTP, with the
+  // bytes async_detect_ssl has read.
+  void ServePlainHttp() {
+    if constexpr (std::is_same_v<Stream, beast::ssl_stream<beast::tcp_stream>>) {
+      beast::get_lowest_layer(stream_).expires_never();
+      std::shared_ptr<Session<beast::tcp_stream>>(new Session<beast::tcp_stream>(
+                                                      server_, sweep_, std::move(stream_.next_layer()), remote_,
+                                                      std::move(buffer_)))
+          ->Run();
+    }
   }
 
   void RefusePlainHttp() {

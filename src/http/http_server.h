@@ -119,6 +119,9 @@ struct HttpServerOptions {
   size_t max_body_bytes = 3 * 1024 * 1024;  // like the Kubernetes API server's limit
   std::string tls_cert_file;                // PEM certificate chain; with tls_key_file: HTTPS
   std::string tls_key_file;                 // PEM private key of that certificate
+  // With TLS: a connection that does not start a TLS handshake is served as
+  // plain HTTP on the same port (else it is told to use https://).
+  bool plain_http_too = false;
   // A connection that waits this long for its client (to send a request, or
   // to take a response) is closed; a watch stream is not. Checked every tenth
   // of it, so one is closed up to 10 % later.

@@ -166,10 +166,12 @@ Status BootstrapDefaults(Store& store, const std::string& now) {
     if (!created && created.error().code() != StatusCode::kAlreadyExists) return created.error();
     return Status::Ok();
   };
-  RETURN_IF_ERROR(ensure("/Namespace", "", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
+  RETURN_IF_ERROR(ensure("/Namespace", "", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}},
+                                                    {"status", {{"phase", "Active"}}}}));
   // Where agents keep their nodes' Leases (Kubernetes' kube-node-lease).
   RETURN_IF_ERROR(ensure("/Namespace", "",
-                         {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "tessera-node-lease"}}}}));
+                         {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "tessera-node-lease"}}},
+                          {"status", {{"phase", "Active"}}}}));
   for (const PriorityClass& pc : DefaultPriorityClasses()) {
     nlohmann::json obj{{"apiVersion", "scheduling.k8s.io/v1"},
                        {"kind", "PriorityClass"},
@@ -338,7 +340,10 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     return PortalFiles::Owns(r.path) ? portal->Serve(r) : api->Handle(r);
   });
   RETURN_IF_ERROR(p.http->Start());
-  server->scheme_ = p.http->tls() ? "https" : "http";
+  // A port that serves both is named by its plain-HTTP URL (what browsers and
+  // scripts were given); https_url() names its TLS side.
+  server->scheme_ = p.http->tls() && !options.http.plain_http_too ? "https" : "http";
+  server->tls_ = p.http->tls();
   server->host_ = options.http.host;
   p.api->SetServerUrl(server->url());
   return server;
@@ -369,6 +374,8 @@ void Server::Stop() {
 uint16_t Server::port() const { return parts_ && parts_->http ? parts_->http->port() : 0; }
 
 std::string Server::url() const { return fmt::format("{}://{}:{}", scheme_, host_, port()); }
+
+std::string Server::https_url() const { return tls_ ? fmt::format("https://{}:{}", host_, port()) : ""; }
 
 const TokenIssuer& Server::issuer() const { return *parts_->issuer; }
 

@@ -66,6 +66,9 @@ class Server {
 
   uint16_t port() const;
   std::string url() const;
+  // The URL of its HTTPS side ("" without TLS): url() itself, or, when the port
+  // serves plain HTTP too (`tessera up`), the same port as https://.
+  std::string https_url() const;
   const std::string& admin_token() const { return admin_token_; }
   // The service account issuer: node credentials for `tessera up`'s own agent.
   const TokenIssuer& issuer() const;
@@ -76,6 +79,7 @@ class Server {
   std::unique_ptr<Parts> parts_;
   std::string admin_token_;
   std::string scheme_;
+  bool tls_ = false;
   std::string host_;
 };
 

@@ -55,11 +55,15 @@ std::string ReadAll(const fs::path& path) {
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The rows of `table` (ParseTable) whose `column` is `value`.
+// The rows whose `column` is `value`, or lists it among others ("jobs.batch, jobs/scale.batch").
 std::vector<std::map<std::string, std::string>> RowsWhere(const std::string& table, const std::string& column,
                                                           const std::string& value) {
   std::vector<std::map<std::string, std::string>> rows;
   for (auto& row : ParseTable(table)) {
-    if (row[column] == value) rows.push_back(row);
+    const std::string cell = ", " + row[column] + ", ";
+    if (row[column] == value || (value.find(", ") == std::string::npos && Contains(cell, ", " + value + ", "))) {
+      rows.push_back(row);
+    }
   }
   return rows;
 }

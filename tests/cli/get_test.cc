@@ -232,7 +232,14 @@ TEST_F(GetTest, WideWorkloadsShowThePendingMessage) {
   EXPECT_EQ(row->at("QUEUE"), "team-nlp-queue");
   EXPECT_EQ(row->at("ADMITTED"), "False");
   EXPECT_EQ(row->at("FINISHED"), "");  // Kueue's columns: not finished, no condition yet
-  EXPECT_NE(r.out.find("RESERVED IN   ADMITTED   FINISHED   PRIORITY"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("RESERVED IN   ADMITTED   FINISHED   POSITION   REASON"), std::string::npos) << r.out;
+  std::string reason;
+  json wl = GetJson("/apis/kueue.x-k8s.io/v1beta1/namespaces/team-nlp/workloads/vcjob-distributed-llm-training");
+  for (const json& c : wl["status"]["conditions"]) {
+    if (c.value("type", "") == "QuotaReserved") reason = c.value("reason", "");
+  }
+  EXPECT_FALSE(reason.empty());
+  EXPECT_EQ(row->at("REASON"), reason) << r.out;
   EXPECT_EQ(row->at("MESSAGE"), message);
   // Without -o wide there is no MESSAGE column.
   EXPECT_EQ(Get({.args = {"workloads"}}, "team-nlp").out.find("MESSAGE"), std::string::npos);
@@ -271,7 +278,7 @@ TEST_F(GetTest, WorkloadPriorityWithoutAClassIsTheEffectivePriority) {
     ASSERT_EQ(r->status, 201) << r->body;
   }
   auto priorities = [&] {
-    CommandRun r = Get({.args = {"workloads"}});
+    CommandRun r = Get({.args = {"workloads"}, .output = "wide"});  // PRIORITY is a wide column
     EXPECT_EQ(r.rc, 0) << r.err;
     std::map<std::string, std::string> by_name;
     for (const auto& row : ParseTable(r.out)) by_name[row.at("NAME")] = row.at("PRIORITY");

@@ -19,6 +19,7 @@
 
 #include "tests/integration/tessera_processes.h"
 #include "tests/testing/netns.h"
+#include "tests/testing/read_file.h"
 #include "tests/testing/test_dirs.h"
 
 namespace tessera {
@@ -110,6 +111,39 @@ TEST_F(UpTest, AFailingCommandEndsFailedWithItsExitCode) {
   EXPECT_EQ(Cli("logs job-broken-main-0").second, "about to fail\n");
   auto [describe_rc, described] = Cli("describe workload job-broken");
   EXPECT_NE(described.find("exited with code 4"), std::string::npos) << described;
+}
+
+// `up` speaks HTTPS with a CA it made, and writes the admin's kubeconfig: the
+// real kubectl works with it and nothing else (and the CLI's context, which
+// the other tests use, is that HTTPS side too).
+TEST_F(UpTest, KubectlWorksWithTheKubeconfigUpWrote) {
+  if (std::system("kubectl version --client >/dev/null 2>&1") != 0) GTEST_SKIP() << "kubectl is not installed";
+  const std::string up_out = testing::ReadFile((dir_ / "up.out").string());
+  EXPECT_NE(up_out.find("export KUBECONFIG=" + (dir_ / "data" / "kubeconfig").string()), std::string::npos) << up_out;
+  EXPECT_NE(up_out.find("and at https://127.0.0.1:"), std::string::npos) << up_out;
+  auto [rc, out] = Cli("submit hello --queue default -- sh -c 'echo hello over kubectl'");
+  ASSERT_EQ(rc, 0) << out;
+  PodWhen("job-hello-main-0", [](const json& p) { return Phase(p) == "Succeeded"; });
+  const std::string kubectl = "kubectl --kubeconfig " + (dir_ / "data" / "kubeconfig").string();
+  auto run = [&](const std::string& args) {
+    return InMachine([&] {
+      FILE* pipe = popen((kubectl + " " + args + " 2>&1").c_str(), "r");
+      std::string text;
+      std::array<char, 4096> buf{};
+      size_t n;
+      while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) text.append(buf.data(), n);
+      const int status = pclose(pipe);
+      return std::pair<int, std::string>{WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+    });
+  };
+  auto [nodes_rc, nodes] = run("get nodes");
+  EXPECT_EQ(nodes_rc, 0) << nodes;
+  EXPECT_NE(nodes.find("Ready"), std::string::npos) << nodes;
+  auto [logs_rc, logs] = run("logs job/hello");
+  EXPECT_EQ(logs_rc, 0) << logs;
+  EXPECT_EQ(logs, "hello over kubectl\n");
+  auto [cli_rc, contexts] = Cli("config get-contexts");
+  EXPECT_NE(contexts.find("https://127.0.0.1:"), std::string::npos) << contexts;
 }
 
 TEST_F(UpTest, APodInItsOwnNetworkReachesTheServerWithItsOwnToken) {

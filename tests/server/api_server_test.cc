@@ -107,6 +107,17 @@ TEST_F(ApiServerTest, CreateGetListAndSelectByLabel) {
   ASSERT_EQ(list["items"].size(), 1u);
   EXPECT_EQ(list["items"][0]["metadata"]["name"], "team-b");
   EXPECT_EQ(list["kind"], "NamespaceList");
+  // A list without selectors passes the stored documents on as text: the same
+  // answer as one through the selectors' path that matches every object.
+  const json whole = Body(*c.Request("GET", "/api/v1/namespaces"));
+  const json selected = Body(*c.Request("GET", "/api/v1/namespaces?labelSelector=!no-such-label"));
+  EXPECT_EQ(whole["items"], selected["items"]);  // (a controller may write between the two lists)
+  EXPECT_GE(whole["items"].size(), 2u);
+  EXPECT_EQ(whole["apiVersion"], "v1");
+  EXPECT_EQ(whole["kind"], "NamespaceList");
+  EXPECT_FALSE(whole["metadata"]["resourceVersion"].get<std::string>().empty());
+  const json none = Body(*c.Request("GET", "/api/v1/namespaces/team-a/configmaps"));
+  EXPECT_EQ(none["items"], json::array()) << none;
 }
 
 // Errors about one object are Kubernetes' own: the message kubectl prints and
@@ -299,6 +310,40 @@ TEST_F(ApiServerTest, MergePatchChangesOnlyWhatItNames) {
   ASSERT_EQ(r->status, 200) << r->body;
   // kubernetes.io/metadata.name is the server's, on every Namespace.
   EXPECT_EQ(Body(*r)["metadata"]["labels"], (json{{"a", "1"}, {"c", "3"}, {"kubernetes.io/metadata.name", "patched"}}));
+}
+
+// The three patch types kubectl sends: JSON patch and merge patch for every
+// kind, strategic merge patch for the built-in ones (lists merged by key).
+TEST_F(ApiServerTest, JsonAndStrategicMergePatches) {
+  auto c = Admin();
+  const std::string cms = "/api/v1/namespaces/default/configmaps";
+  ASSERT_EQ(c.Request("POST", cms, R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},"data":{"a":"1"}})")
+                ->status,
+            201);
+  auto jp = c.Request("PATCH", cms + "/cm", R"([{"op":"add","path":"/data/b","value":"2"},{"op":"remove","path":"/data/a"}])",
+                      "application/json-patch+json");
+  ASSERT_EQ(jp->status, 200) << jp->body;
+  EXPECT_EQ(Body(*jp)["data"], (json{{"b", "2"}}));
+  auto failing = c.Request("PATCH", cms + "/cm", R"([{"op":"test","path":"/data/b","value":"9"}])",
+                           "application/json-patch+json");
+  EXPECT_EQ(failing->status, 422) << failing->body;
+  EXPECT_EQ(c.Request("PATCH", cms + "/cm", R"({"op":"add"})", "application/json-patch+json")->status, 400);
+  // A Job's containers merge by name.
+  const json job = json::parse(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j"},"spec":{"suspend":true,
+      "template":{"spec":{"restartPolicy":"Never","containers":[{"name":"main","image":"busybox","command":["true"]},
+      {"name":"side","image":"busybox","command":["true"]}]}}}})");
+  ASSERT_EQ(c.Request("POST", "/apis/batch/v1/namespaces/default/jobs", job.dump())->status, 201);
+  auto smp = c.Request("PATCH", "/apis/batch/v1/namespaces/default/jobs/j",
+                       R"({"metadata":{"labels":{"x":"y"}},"spec":{"template":{"spec":{"containers":[{"name":"side","$patch":"delete"}]}}}})",
+                       "application/strategic-merge-patch+json");
+  ASSERT_EQ(smp->status, 200) << smp->body;
+  EXPECT_EQ(Body(*smp)["metadata"]["labels"]["x"], "y");
+  ASSERT_EQ(Body(*smp)["spec"]["template"]["spec"]["containers"].size(), 1u) << smp->body;
+  // Custom resources take no strategic merge patch, as on Kubernetes; an unknown type is 415 too.
+  auto crd = c.Request("PATCH", "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/default", R"({"spec":{}})",
+                       "application/strategic-merge-patch+json");
+  EXPECT_EQ(crd->status, 415) << crd->body;
+  EXPECT_EQ(c.Request("PATCH", cms + "/cm", "{}", "text/plain")->status, 415);
 }
 
 TEST_F(ApiServerTest, DeleteRemovesTheObject) {

@@ -191,13 +191,13 @@ TEST_F(NodeIpamTest, ABadRangeIsRefusedNamingTheField) {
   const ApiResponse a = Send("POST", "/api/v1/nodes", host_bits);
   EXPECT_EQ(a.status, 422) << a.body;
   EXPECT_EQ(json::parse(a.body).value("message", ""),
-            "spec.podCIDR: Invalid value: \"10.100.1.5/24\" has host bits set: the /24 network that holds 10.100.1.5 "
-            "is 10.100.1.0/24; write that");
+            "Node \"bad-1\" is invalid: spec.podCIDR: Invalid value: \"10.100.1.5/24\" has host bits set: the /24 "
+            "network that holds 10.100.1.5 is 10.100.1.0/24; write that");
   json garbage = NodeManifest("bad-2");
   garbage["spec"]["podCIDRs"] = json::array({"garbage"});
   const ApiResponse b = Send("POST", "/api/v1/nodes", garbage);
   EXPECT_EQ(b.status, 422) << b.body;
-  EXPECT_EQ(json::parse(b.body).value("message", "").rfind("spec.podCIDRs[0]: Invalid value: \"garbage\"", 0), 0u)
+  EXPECT_EQ(json::parse(b.body).value("message", "").rfind("Node \"bad-2\" is invalid: spec.podCIDRs[0]: Invalid value: \"garbage\"", 0), 0u)
       << b.body;
   json mismatch = NodeManifest("bad-3");
   mismatch["spec"]["podCIDR"] = "10.100.1.0/24";
@@ -205,7 +205,8 @@ TEST_F(NodeIpamTest, ABadRangeIsRefusedNamingTheField) {
   const ApiResponse c = Send("POST", "/api/v1/nodes", mismatch);
   EXPECT_EQ(c.status, 422) << c.body;
   EXPECT_EQ(json::parse(c.body).value("message", ""),
-            "spec.podCIDR: Invalid value: \"10.100.1.0/24\": must be the first of spec.podCIDRs (\"10.100.2.0/24\")");
+            "Node \"bad-3\" is invalid: spec.podCIDR: Invalid value: \"10.100.1.0/24\": must be the first of "
+            "spec.podCIDRs (\"10.100.2.0/24\")");
   EXPECT_EQ(Send("GET", "/api/v1/nodes/bad-1").status, 404);
 }
 

@@ -185,7 +185,7 @@ TEST_F(ServicesTest, OnlyClusterIpServicesAreServed) {
   svc["spec"]["type"] = "LoadBalancer";
   const ApiResponse r = Send("POST", kServices, svc);
   EXPECT_EQ(r.status, 422);
-  EXPECT_EQ(Message(r), "spec.type: Unsupported value: \"LoadBalancer\": supported values: \"ClusterIP\" (Tessera "
+  EXPECT_EQ(Message(r), "Service \"lb\" is invalid: spec.type: Unsupported value: \"LoadBalancer\": supported values: \"ClusterIP\" (Tessera "
                         "serves only ClusterIP Services; NodePort, LoadBalancer and ExternalName are not supported)");
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "api/defaults.h"
 #include "api/convert.h"
 #include "api/object_fields.h"
 #include "api/service.h"
@@ -65,6 +66,7 @@ enum class Outcome { kCreated, kConfigured, kUnchanged, kFailed, kFatal };
 struct Applier {
   const CommandContext& ctx;
   ApiClient& client;
+  const ApplyOptions& options;
 
   Outcome Fail(const std::string& message) {
     *ctx.err << message << "\n";
@@ -104,6 +106,16 @@ struct Applier {
     }
     const std::string path = ObjectPath(k, ns, name);
     const std::string ref = ObjectRef(k, name);
+    if (options.server_side) {
+      // The server merges and keeps who owns which field (docs/kubectl.md).
+      const std::string target = fmt::format("{}?fieldManager={}{}", path, options.field_manager,
+                                             options.force_conflicts ? "&force=true" : "");
+      auto applied = client.Request("PATCH", target, obj.dump(), "application/apply-patch+yaml");
+      if (!applied) return Unreachable(applied.error());
+      if (applied->status / 100 != 2) return FailResponse(*applied, fmt::format("error when applying {}", d.Where()));
+      *ctx.out << ref << " serverside-applied\n";
+      return applied->status == 201 ? Outcome::kCreated : Outcome::kConfigured;
+    }
     for (int attempt = 0;; ++attempt) {
       const bool last_try = attempt == 1;
       auto got = client.Request("GET", path);
@@ -136,6 +148,7 @@ struct Applier {
         KeepAllocatedServiceFields(desired, live);
         DefaultService(desired);
       }
+      DefaultObject(k, desired);  // what the server fills in (api/defaults.h)
       if (DesiredState(desired) == DesiredState(live)) {
         *ctx.out << ref << " unchanged\n";
         return Outcome::kUnchanged;
@@ -170,7 +183,7 @@ int RunApply(const CommandContext& ctx, const ApplyOptions& options) {
     return kExitFailure;
   }
   auto client = ctx.Client();
-  Applier applier{ctx, *client};
+  Applier applier{ctx, *client, options};
   int failed = static_cast<int>(loaded.errors.size());
   for (const SourceDocument& d : loaded.documents) {
     const Outcome o = applier.Apply(d);

@@ -27,6 +27,9 @@ namespace tessera {
 
 struct ApplyOptions {
   std::vector<std::string> files;  // -f, in order
+  bool server_side = false;        // --server-side: the server merges (server-side apply)
+  bool force_conflicts = false;    // --force-conflicts: take over fields other managers own
+  std::string field_manager = "tessera";  // --field-manager
 };
 
 int RunApply(const CommandContext& ctx, const ApplyOptions& options);

@@ -134,18 +134,26 @@ void ClientCommands::AddTo(CLI::App& app, int* rc) {
   // apply
   CLI::App* apply = AddCommand(
       app, "apply", "Create or update objects from YAML/JSON manifests (kubectl apply)",
-      "tessera apply -f FILE|DIR|- [-f ...] [-n NAMESPACE]",
+      "tessera apply -f FILE|DIR|- [-f ...] [-n NAMESPACE] [--server-side [--force-conflicts]]",
       "Each object is created, or updated when it exists, and printed as created,\n"
       "configured or unchanged. A directory applies its *.yaml, *.yml and *.json files\n"
       "in name order; \"-\" reads standard input. Objects without metadata.namespace go to -n.\n"
       "A failed object is reported with its file and document; the others still apply.\n"
+      "With --server-side the server merges each object and records which fields this\n"
+      "manager (--field-manager, default tessera) owns; a field another manager set is a\n"
+      "conflict, refused unless --force-conflicts.\n"
       "\nExamples:\n"
       "  tessera apply -f examples/seed/\n"
       "  tessera apply -f queues.yaml -f train-job.yaml\n"
+      "  tessera apply --server-side -f queues.yaml\n"
       "  cat job.yaml | tessera apply -f -");
   apply->add_option("-f,--filename", apply_.files, "Manifest file, directory, or - for standard input (repeatable)")
       ->required()
       ->type_name("FILE");
+  apply->add_flag("--server-side", apply_.server_side, "Let the server merge, and own the fields applied");
+  apply->add_flag("--force-conflicts", apply_.force_conflicts, "With --server-side: take over conflicting fields");
+  apply->add_option("--field-manager", apply_.field_manager, "With --server-side: the manager's name")
+      ->capture_default_str();
   apply->callback(Runs(rc, [this](const CommandContext& c) { return RunApply(c, apply_); }));
 
   // get
@@ -657,6 +665,21 @@ void ClientCommands::AddAuthCommands(CLI::App& app, int* rc) {
   node_token->add_option("NODE", create_token_.name, "The node's name")->required()->type_name("");
   node_token->add_option("--duration", create_token_.duration, "How long it is valid (8760h: a year)")->type_name("D");
   node_token->callback(Runs(rc, [this](const CommandContext& c) { return RunCreateNodeToken(c, create_token_); }));
+
+  // kubeconfig
+  CLI::App* kubeconfig = AddCommand(
+      app, "kubeconfig", "Print a kubeconfig for kubectl: this context's server, CA, token and namespace",
+      "tessera kubeconfig [-n NS] [-o FILE] [--name NAME]",
+      "kubectl sends a token only over TLS: the context's server must be its https:// URL, with\n"
+      "the server's CA (--certificate-authority, or the context's), which goes into the file.\n"
+      "`tessera up` writes the admin's as <data>/kubeconfig.\n"
+      "\nExamples:\n"
+      "  tessera kubeconfig -n team-nlp -o ~/.kube/team-nlp.yaml\n"
+      "  KUBECONFIG=~/.kube/team-nlp.yaml kubectl get workloads");
+  kubeconfig->add_option("-o,--output", kubeconfig_.output, "Write it to FILE (mode 0600) instead of printing it")
+      ->type_name("FILE");
+  kubeconfig->add_option("--name", kubeconfig_.name, "Its cluster, user and context name (default tessera)");
+  kubeconfig->callback(Runs(rc, [this](const CommandContext& c) { return RunKubeconfig(c, kubeconfig_); }));
 
   // config
   CLI::App* config = AddCommand(app, "config", "Manage the CLI's contexts: servers, credentials, namespaces",

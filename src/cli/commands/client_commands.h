@@ -88,6 +88,7 @@ class ClientCommands {
   CanIOptions can_i_;
   ApproveOptions approve_;
   std::string whoami_output_;
+  KubeconfigCommandOptions kubeconfig_;
   CreateTokenOptions create_token_;
   SetContextOptions set_context_;
   std::string context_name_;

@@ -7,6 +7,8 @@
 #include "cli/commands/exit_codes.h"
 #include "cli/commands/table_printer.h"
 #include "client/client_config.h"
+#include "client/kubeconfig.h"
+#include "common/atomic_file.h"
 
 namespace tessera {
 namespace {
@@ -148,6 +150,24 @@ int RunViewConfig(const std::string& path, std::ostream& out, std::ostream& err)
     }
     if (c.tls.insecure_skip_tls_verify) out << "  insecure-skip-tls-verify: true\n";
   }
+  return kExitOk;
+}
+
+int RunKubeconfig(const CommandContext& ctx, const KubeconfigCommandOptions& options) {
+  auto text = KubeconfigYaml(ctx.config, {.name = options.name, .ns = ctx.ns});
+  if (!text) {
+    *ctx.err << "error: " << text.error().message() << "\n";
+    return kExitFailure;
+  }
+  if (options.output.empty()) {
+    *ctx.out << *text;
+    return kExitOk;
+  }
+  if (Status s = WriteFileAtomically(options.output, *text, 0600, {.create_parent = true}); !s.ok()) {
+    *ctx.err << "error: " << s.message() << "\n";
+    return kExitFailure;
+  }
+  *ctx.out << fmt::format("wrote {}: use it with KUBECONFIG={} kubectl get ...\n", options.output, options.output);
   return kExitOk;
 }
 

@@ -14,6 +14,8 @@
 #include <ostream>
 #include <string>
 
+#include "cli/commands/command_context.h"
+
 namespace tessera {
 
 struct SetContextOptions {
@@ -33,5 +35,14 @@ int RunUseContext(const std::string& path, const std::string& name, std::ostream
 int RunSetContext(const std::string& path, const SetContextOptions& options, std::ostream& out, std::ostream& err);
 int RunDeleteContext(const std::string& path, const std::string& name, std::ostream& out, std::ostream& err);
 int RunViewConfig(const std::string& path, std::ostream& out, std::ostream& err);
+
+// `tessera kubeconfig`: a kubeconfig for kubectl from the resolved context
+// (client/kubeconfig.h), printed or written (0600) to `output`; the namespace
+// is -n's when given, else the context's.
+struct KubeconfigCommandOptions {
+  std::string output;
+  std::string name = "tessera";
+};
+int RunKubeconfig(const CommandContext& ctx, const KubeconfigCommandOptions& options);
 
 }  // namespace tessera

@@ -73,6 +73,17 @@ HttpResponse ErrorResponse(const Status& s) {
   }
 }
 
+HttpResponse InvalidObjectResponse(const KindInfo& kind, std::string_view name, const Status& status) {
+  if (status.code() != StatusCode::kInvalidArgument) return ErrorResponse(status);
+  const std::string qualified_kind =
+      kind.group.empty() ? std::string(kind.kind) : fmt::format("{}.{}", kind.kind, kind.group);
+  nlohmann::json details{{"name", name}, {"kind", kind.kind}};
+  if (!kind.group.empty()) details["group"] = kind.group;
+  if (!status.causes().empty()) details["causes"] = CausesJson(status);
+  return StatusResponse(422, "Invalid", fmt::format("{} \"{}\" is invalid: {}", qualified_kind, name, status.message()),
+                        details);
+}
+
 std::string QualifiedResource(const KindInfo& kind) {
   return kind.group.empty() ? std::string(kind.plural) : fmt::format("{}.{}", kind.plural, kind.group);
 }

@@ -39,6 +39,12 @@ std::string QualifiedResource(const KindInfo& kind);
 // for the core API) and, in `kind`, the resource.
 nlohmann::json ObjectDetails(const KindInfo& kind, std::string_view name);
 
+// A refused object (validation), as kube-apiserver's NewInvalid words it:
+// 422, `ConfigMap "c" is invalid: data[a]: ...`, details {name, group, kind: the
+// Kind, causes}, so that kubectl prints `The ConfigMap "c" is invalid: ...`.
+// A status that is not InvalidArgument goes through ErrorResponse.
+HttpResponse InvalidObjectResponse(const KindInfo& kind, std::string_view name, const Status& status);
+
 HttpResponse ObjectNotFound(const KindInfo& kind, std::string_view name);
 HttpResponse ObjectAlreadyExists(const KindInfo& kind, std::string_view name);
 inline constexpr std::string_view kObjectModified =

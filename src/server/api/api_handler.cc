@@ -9,16 +9,25 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 
 #include "api/kinds.h"
 #include "api/manifest.h"
+#include "api/defaults.h"
+#include "api/managed_fields.h"
+#include "api/openapi.h"
 #include "api/service.h"
+#include "api/strategic_merge_patch.h"
 #include "api/validation.h"
 #include "common/time_format.h"
 #include "common/uuid.h"
 #include "server/api/approval_handler.h"
 #include "server/api/auth_endpoints.h"
+#include "server/api/discovery.h"
+#include "server/api/protobuf_body.h"
+#include "server/api/scale_subresource.h"
+#include "server/api/table_output.h"
 #include "server/api/scheduling_review.h"
 #include "server/api/simulation_review.h"
 #include "server/api/list_paging.h"
@@ -102,20 +111,19 @@ std::string ServedResources(std::string_view group, std::string_view version) {
   return fmt::format("the API groups are {}", fmt::join(api_versions, ", "));
 }
 
-// The subresources a kind answers to, besides status.
+// "application/merge-patch+json" of "Application/Merge-Patch+JSON; charset=utf-8".
+std::string MediaTypeOf(std::string_view content_type) {
+  std::string type(content_type.substr(0, content_type.find(';')));
+  while (!type.empty() && type.back() == ' ') type.pop_back();
+  for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return type;
+}
+
+// The subresources a kind answers to (discovery.h), and the proxy's login.
 bool ServesSubresource(const KindInfo& kind, std::string_view subresource) {
   if (subresource.empty()) return true;
-  if (subresource == "status") return kind.stored;
-  if (subresource == "log") return kind.store_key == "/Pod";
-  if (subresource == "token") return kind.store_key == "/ServiceAccount" || kind.store_key == "/Node";
-  if (subresource == "approval") return kind.store_key == "tessera.dev/ApprovalRequest";
-  if (subresource == "render") return kind.store_key == "tessera.dev/Template";
-  if (subresource == "portforward") return kind.store_key == "/Pod";
-  if (subresource == "proxy" || subresource == kProxyLoginSubresource) {
-    return kind.store_key == "/Pod" || kind.store_key == "/Service";
-  }
-  if (subresource == "exec") return kind.store_key == "/Pod";
-  return false;
+  if (subresource == kProxyLoginSubresource) return kind.store_key == "/Pod" || kind.store_key == "/Service";
+  return std::ranges::any_of(SubresourcesOf(kind), [&](const Subresource& s) { return s.name == subresource; });
 }
 
 UserInfo Anonymous() {
@@ -215,6 +223,15 @@ HttpResponse ApiHandler::Metrics() const {
 }
 
 HttpResponse ApiHandler::Serve(const HttpRequest& req, bool may_block) {
+  // The reviews kubectl sends as protobuf are read as the JSON they encode.
+  if (!req.body.empty() && MediaTypeOf(req.Header("content-type")) == kProtobufMediaType) {
+    if (auto decoded = ProtobufBodyToJson(req.body)) {
+      HttpRequest as_json = req;
+      as_json.body = decoded->dump();
+      as_json.headers["content-type"] = "application/json";
+      return Serve(as_json, may_block);
+    }
+  }
   const Timestamp received = SystemNow();
   Call call{.http = req, .info = ParseRequestInfo(req), .received = received};
   const std::string auth = req.Header("authorization");
@@ -388,6 +405,20 @@ HttpResponse ApiHandler::NonResource(Call& call) {
     return OpenIdConfiguration(*security_.issuer, server_url_);
   }
   if (call.http.method == "GET" && path == "/openid/v1/jwks") return OpenIdKeys(*security_.issuer);
+  if (auto discovery = DiscoveryResponse(call.http.method, path, call.http.Header("accept"))) return std::move(*discovery);
+  if (call.http.method == "GET" && (path == "/openapi/v3" || path == "/openapi/v3/")) {
+    HttpResponse r;
+    r.body = OpenApiIndex();
+    return r;
+  }
+  if (call.http.method == "GET" && path.starts_with("/openapi/v3/")) {
+    if (const std::string* doc = OpenApiDocument(std::string_view(path).substr(std::string_view("/openapi/v3/").size()))) {
+      HttpResponse r;
+      r.body = *doc;
+      r.headers.emplace_back("Cache-Control", "public, immutable");  // the URL's hash names this version
+      return r;
+    }
+  }
   if (path == "/api" || path.starts_with("/api/") || path == "/apis" || path.starts_with("/apis/")) {
     return StatusResponse(404, "NotFound",
                           fmt::format("{} names no resource; paths look like /api/v1/namespaces/NS/pods or "
@@ -410,6 +441,12 @@ HttpResponse ApiHandler::Dispatch(Call& call) {
                           fmt::format("the server does not serve {} in {}/{}; {}", r.resource,
                                       r.api_group.empty() ? "core" : r.api_group, r.api_version,
                                       ServedResources(r.api_group, r.api_version)));
+  }
+  // What Serve could not read as protobuf (protobuf_body.h).
+  if (!req.body.empty() && MediaTypeOf(req.Header("content-type")) == kProtobufMediaType) {
+    return StatusResponse(415, "UnsupportedMediaType",
+                          "the body of the request was in an unknown format - accepted media types include: "
+                          "application/json, application/yaml");
   }
   if (req.query.contains("dryRun")) {
     const std::string dry = req.Query("dryRun");
@@ -480,6 +517,7 @@ HttpResponse ApiHandler::Dispatch(Call& call) {
     return AnswerServiceAccountToken(store_, *security_.issuer, r, req,
                                       call.decision.only_bound_to_node ? call.decision.node : "", call.received);
   }
+  if (r.subresource == "scale") return Scale(call);
   if (r.subresource == "approval") {
     if (req.method == "GET") return Get(call);  // the request, as a subresource shows its object
     if (req.method != "PUT" && req.method != "PATCH") {
@@ -537,12 +575,15 @@ HttpResponse ApiHandler::Get(Call& call) {
                              fmt::format("no pod bound to node \"{}\" names {} \"{}\" (imagePullSecrets, env, envFrom or volumes)",
                                          call.decision.node, r.kind->singular, r.name));
   }
+  auto table = TableAsked(call);
+  if (!table) return StatusResponse(400, "BadRequest", table.error().message());
   auto got = store_.Get(r.Key());
   if (!got) return ObjectErrorResponse(got.error(), *r.kind, r.name);
   if (call.decision.only_bound_to_node && !named_by_pods &&
       !BoundToNode(got->object, call.decision.node)) {
     return ForbiddenResponse(call.user, r, fmt::format("the pod is not bound to node \"{}\"", call.decision.node));
   }
+  if (*table) return Json(200, ObjectTable(*r.kind, got->object, **table));
   return Json(200, got->object);
 }
 
@@ -581,6 +622,11 @@ HttpResponse ApiHandler::List(Call& call) {
     }
     after = std::move(*token);
   }
+  auto table = TableAsked(call);
+  if (!table) return StatusResponse(400, "BadRequest", table.error().message());
+  if (!after && *limit == 0 && selector->empty() && fields->empty() && !*table && !NodeProjection(call)) {
+    return WholeList(*r.kind, r.ns);
+  }
   auto list = store_.List(std::string(r.kind->store_key), r.ns);
   if (!list) return ErrorResponse(list.error());
   if (after && after->revision > list->revision) {
@@ -597,10 +643,60 @@ HttpResponse ApiHandler::List(Call& call) {
     metadata["continue"] = EncodeContinueToken(*page.next);
     metadata["remainingItemCount"] = page.remaining;
   }
+  if (*table) return Json(200, ObjectsTable(*r.kind, page.items, std::move(metadata), **table));
   return Json(200, json{{"apiVersion", std::string(r.kind->api_version)},
                         {"kind", std::string(r.kind->kind) + "List"},
                         {"metadata", std::move(metadata)},
                         {"items", std::move(page.items)}});
+}
+
+Result<std::optional<TableOptions>> ApiHandler::TableAsked(const Call& call) {
+  std::optional<std::string> version = TableVersionAsked(call.http.Header("accept"));
+  if (!version) return std::optional<TableOptions>();
+  ASSIGN_OR_RETURN(std::string include, ParseIncludeObject(call.http.Query("includeObject")));
+  TableOptions options{.version = std::move(*version),
+                       .include_object = std::move(include),
+                       .now = call.received.seconds()};
+  if (call.info.kind->store_key == "kueue.x-k8s.io/Workload") options.default_priority = DefaultPriority();
+  return std::optional<TableOptions>(std::move(options));
+}
+
+// The globalDefault PriorityClass's value (0: none), which a workload that
+// names no class runs at.
+int64_t ApiHandler::DefaultPriority() {
+  auto classes = store_.List("scheduling.k8s.io/PriorityClass", "");
+  if (!classes) return 0;
+  for (const StoredObject& c : classes->items) {
+    if (c.object.value("globalDefault", false) && c.object.contains("value") && c.object["value"].is_number_integer()) {
+      return c.object["value"].get<int64_t>();
+    }
+  }
+  return 0;
+}
+
+// Every object of a kind in a namespace, as stored: the documents are passed on
+// as text, neither parsed nor encoded again (for 5,000 Workloads, 2.4 MB, that
+// was most of the answer's time).
+HttpResponse ApiHandler::WholeList(const KindInfo& kind, const std::string& ns) {
+  auto list = store_.ListTexts(std::string(kind.store_key), ns);
+  if (!list) return ErrorResponse(list.error());
+  size_t size = 160;
+  for (const std::string& text : list->texts) size += text.size() + 1;
+  HttpResponse r;
+  r.status = 200;
+  r.body.reserve(size);
+  r.body += json{{"apiVersion", std::string(kind.api_version)},
+                 {"kind", std::string(kind.kind) + "List"},
+                 {"metadata", {{"resourceVersion", std::to_string(list->revision)}}}}
+                .dump();
+  r.body.pop_back();  // the closing brace: the items follow
+  r.body += R"(,"items":[)";
+  for (size_t i = 0; i < list->texts.size(); ++i) {
+    if (i > 0) r.body += ',';
+    r.body += list->texts[i];
+  }
+  r.body += "]}";
+  return r;
 }
 
 HttpResponse ApiHandler::Watch(Call& call) {
@@ -619,12 +715,23 @@ HttpResponse ApiHandler::Watch(Call& call) {
       return StatusResponse(400, "BadRequest", fmt::format("resourceVersion \"{}\" is not a number", rv_text));
     }
   }
+  auto table = TableAsked(call);
+  if (!table) return StatusResponse(400, "BadRequest", table.error().message());
+  // What the watcher sees of each object: a node's view of others' pods; a
+  // one-row Table when kubectl asked for tables (`kubectl get -w`).
+  std::function<json(const json&)> project = NodeProjection(call);
+  if (*table) {
+    project = [node_view = std::move(project), kind = r.kind, options = **table](const json& object) {
+      TableOptions at_event = options;
+      at_event.now = SystemNow().seconds();  // ages as of each event
+      return ObjectTable(*kind, node_view ? node_view(object) : object, at_event);
+    };
+  }
   // resourceVersion unset or 0: the current objects as ADDED events, then changes.
   std::vector<std::string> initial;
   if (from == 0) {
     auto list = store_.List(std::string(r.kind->store_key), r.ns);
     if (!list) return ErrorResponse(list.error());
-    const auto project = NodeProjection(call);
     for (StoredObject& o : list->items) {
       if (!selector->MatchesObject(o.object) || !fields->Matches(o.object)) continue;
       if (project) o.object = project(o.object);
@@ -640,7 +747,7 @@ HttpResponse ApiHandler::Watch(Call& call) {
                      .ns = r.ns,
                      .selector = std::move(*selector),
                      .fields = std::move(*fields),
-                     .project = NodeProjection(call)};
+                     .project = std::move(project)};
   HttpResponse resp;
   resp.content_type = "application/json";
   resp.stream = [this, filter = std::move(filter), from, initial = std::move(initial)](
@@ -690,6 +797,7 @@ HttpResponse ApiHandler::Create(Call& call) {
                                       r.kind->kind));
   }
   if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = json::object();
+  DefaultObject(*r.kind, obj);
   json& meta = obj["metadata"];
   if (r.kind->namespaced) {
     if (r.ns.empty()) {
@@ -711,7 +819,7 @@ HttpResponse ApiHandler::Create(Call& call) {
     if (ns_key) {
       if (auto ns = store_.Get(*ns_key); !ns) return ObjectErrorResponse(ns.error(), ns_kind, r.ns);
     }
-    return ErrorResponse(v);
+    return InvalidObjectResponse(*r.kind, StringField(obj["metadata"], "name"), v);
   }
   if (auto refused = EscalationError(call, obj)) return std::move(*refused);
   const bool masters = call.user.InGroup(kGroupMasters);
@@ -724,6 +832,7 @@ HttpResponse ApiHandler::Create(Call& call) {
   // Status is written by controllers and agents; on create only nodes (by
   // their agents) and pods made by an admin bring theirs.
   if (r.kind->kind != "Node" && !(r.kind->kind == "Pod" && masters)) obj.erase("status");
+  if (r.kind->store_key == "/Namespace") obj["status"] = {{"phase", "Active"}};  // as kube-apiserver sets it
   // Last before the write, so that no refusal after it leaves an address held.
   std::optional<uint32_t> service_ip;
   if (r.kind->store_key == kServiceKind) {
@@ -738,6 +847,7 @@ HttpResponse ApiHandler::Create(Call& call) {
     obj["status"] = {{"loadBalancer", json::object()}};
   }
   if (r.kind->store_key == "/Namespace") SetNamespaceNameLabel(obj);
+  if (!obj["metadata"].contains("managedFields")) TrackFields(call, json(), obj);  // an apply's own are kept
   meta.erase("resourceVersion");
   meta["creationTimestamp"] = clock_();
   meta["generation"] = 1;
@@ -838,13 +948,14 @@ HttpResponse ApiHandler::Update(Call& call) {
   }
   obj["metadata"]["name"] = r.name;
   if (r.kind->namespaced) obj["metadata"]["namespace"] = r.ns;
+  if (r.subresource.empty()) DefaultObject(*r.kind, obj);
   const int64_t expected = ParseRevision(obj);
   if (expected < 0) return StatusResponse(400, "BadRequest", "metadata.resourceVersion must be a number");
   if (r.kind->store_key == kServiceKind && r.subresource.empty()) {
     // What the server allocated is kept when the body leaves it out (a manifest applied again).
     if (auto stored = store_.Get(r.Key())) KeepAllocatedServiceFields(obj, stored->object);
   }
-  if (Status v = ValidateObject(*r.kind, obj); !v.ok()) return ErrorResponse(v);
+  if (Status v = ValidateObject(*r.kind, obj); !v.ok()) return InvalidObjectResponse(*r.kind, r.name, v);
   auto current = store_.Get(r.Key());
   if (!current) return ObjectErrorResponse(current.error(), *r.kind, r.name);
   if (call.decision.only_bound_to_node && !BoundToNode(current->object, call.decision.node)) {
@@ -864,6 +975,7 @@ HttpResponse ApiHandler::Update(Call& call) {
     if (stored["metadata"].contains(f)) next["metadata"][f] = stored["metadata"][f];
   }
   KeepServerAnnotations(next, stored, call.user.InGroup(kGroupMasters));
+  TrackFields(call, stored, next);
   if (auto refused = AdmitChange(call, stored, next)) return std::move(*refused);
   const int64_t generation = stored["metadata"].value("generation", 1);
   const bool spec_changed = r.subresource != "status" && next.value("spec", json()) != stored.value("spec", json());
@@ -876,15 +988,59 @@ HttpResponse ApiHandler::Update(Call& call) {
 
 HttpResponse ApiHandler::Patch(Call& call) {
   const RequestInfo& r = call.info;
-  const std::string type = call.http.Header("content-type");
-  if (!type.empty() && type.find("merge-patch") == std::string::npos && type.find("application/json") == std::string::npos) {
+  const std::string type = MediaTypeOf(call.http.Header("content-type"));
+  const bool json_patch = type == "application/json-patch+json";
+  const bool strategic = type == "application/strategic-merge-patch+json";
+  if (type == "application/apply-patch+yaml") return ServerSideApply(call);
+  if (!json_patch && !strategic && type != "application/merge-patch+json" && type != "application/json" && !type.empty()) {
     return StatusResponse(415, "UnsupportedMediaType",
-                          fmt::format("patch type {} is not supported; use application/merge-patch+json", type));
+                          fmt::format("the body of the request was in an unknown format - accepted media types "
+                                      "include: application/json-patch+json, application/merge-patch+json, "
+                                      "application/apply-patch+yaml{}",
+                                      TakesStrategicMergePatch(*r.kind) ? ", application/strategic-merge-patch+json" : ""));
   }
-  auto parsed = ParseSingleObject(call.http.body, ManifestFormat::kJson);
-  if (!parsed) return StatusResponse(400, "BadRequest", parsed.error().message());
-  const json& patch = *parsed;
-  const int64_t pinned = ParseRevision(patch);
+  if (strategic && !TakesStrategicMergePatch(*r.kind)) {
+    return StatusResponse(415, "UnsupportedMediaType",
+                          fmt::format("the body of the request was in an unknown format - accepted media types "
+                                      "include: application/json-patch+json, application/merge-patch+json, "
+                                      "application/apply-patch+yaml (strategic merge patch is for Kubernetes' "
+                                      "built-in kinds; {} is a custom resource there)",
+                                      QualifiedResource(*r.kind)));
+  }
+  json patch = json::parse(call.http.body, nullptr, /*allow_exceptions=*/false);
+  if (patch.is_discarded()) return StatusResponse(400, "BadRequest", "the patch is not valid JSON");
+  if (json_patch ? !patch.is_array() : !patch.is_object()) {
+    return StatusResponse(400, "BadRequest",
+                          json_patch ? "a JSON patch (application/json-patch+json) is a list of operations: "
+                                       "[{\"op\": \"replace\", \"path\": \"/spec/x\", \"value\": 1}]"
+                                     : "a merge patch is a JSON object holding the fields to change");
+  }
+  const int64_t pinned = json_patch ? 0 : ParseRevision(patch);
+  return ChangeObject(call, pinned, /*track_fields=*/true,
+                      [&](const json& stored) -> std::variant<json, HttpResponse> {
+                        json patched = stored;
+                        if (json_patch) {
+                          try {
+                            patched = stored.patch(patch);
+                          } catch (const json::exception& e) {
+                            return StatusResponse(422, "Invalid",
+                                                  fmt::format("the JSON patch cannot be applied: {}", e.what()));
+                          }
+                        } else if (strategic) {
+                          auto merged = StrategicMergePatch(stored, patch);
+                          if (!merged) return StatusResponse(422, "Invalid", merged.error().message());
+                          patched = std::move(*merged);
+                        } else {
+                          patched.merge_patch(patch);
+                        }
+                        return patched;
+                      });
+}
+
+HttpResponse ApiHandler::ChangeObject(Call& call, int64_t pinned, bool track_fields,
+                                      const std::function<std::variant<json, HttpResponse>(const json&)>& change,
+                                      const std::function<json(const json&)>& answer) {
+  const RequestInfo& r = call.info;
   for (int attempt = 0; attempt < kConflictRetries; ++attempt) {
     auto current = store_.Get(r.Key());
     if (!current) return ObjectErrorResponse(current.error(), *r.kind, r.name);
@@ -893,12 +1049,24 @@ HttpResponse ApiHandler::Patch(Call& call) {
     }
     json& stored = current->object;  // a stored object always has metadata
     if (pinned > 0 && pinned != current->revision) return ObjectConflict(*r.kind, r.name);
-    json next = stored;
+    std::variant<json, HttpResponse> changed = change(stored);
+    if (auto* refused = std::get_if<HttpResponse>(&changed)) return std::move(*refused);
+    json patched = std::move(std::get<json>(changed));
+    if (!patched.is_object() || !patched.contains("metadata") || !patched["metadata"].is_object()) {
+      return StatusResponse(422, "Invalid", "the patch would leave the object without its metadata");
+    }
+    json next;
     if (r.subresource == "status") {
-      if (!next.contains("status") || !next["status"].is_object()) next["status"] = json::object();
-      next["status"].merge_patch(patch.value("status", json::object()));
+      // Only status changes through /status.
+      next = stored;
+      if (patched.contains("status")) {
+        next["status"] = patched["status"];
+      } else {
+        next.erase("status");
+      }
     } else {
-      next.merge_patch(patch);
+      next = std::move(patched);
+      DefaultObject(*r.kind, next);
       // As PUT does: status changes only through /status.
       if (stored.contains("status")) {
         next["status"] = stored["status"];
@@ -912,7 +1080,8 @@ HttpResponse ApiHandler::Patch(Call& call) {
     KeepServerAnnotations(next, stored, call.user.InGroup(kGroupMasters));
     next["metadata"]["resourceVersion"] = std::to_string(current->revision);
     if (r.kind->store_key == kServiceKind && r.subresource != "status") KeepAllocatedServiceFields(next, stored);
-    if (Status v = ValidateObject(*r.kind, next); !v.ok()) return ErrorResponse(v);
+    if (track_fields) TrackFields(call, stored, next);
+    if (Status v = ValidateObject(*r.kind, next); !v.ok()) return InvalidObjectResponse(*r.kind, r.name, v);
     if (auto refused = AdmitChange(call, stored, next)) return std::move(*refused);
     if (next.value("spec", json()) != stored.value("spec", json())) {
       next["metadata"]["generation"] = stored["metadata"].value("generation", 1) + 1;
@@ -920,11 +1089,121 @@ HttpResponse ApiHandler::Patch(Call& call) {
     auto updated = store_.Update(r.Key(), std::move(next), current->revision);
     if (updated) {
       WrittenObject(*updated);
-      return Json(200, updated->object);
+      return Json(200, answer ? answer(updated->object) : updated->object);
     }
     if (updated.error().code() != StatusCode::kConflict) return ObjectErrorResponse(updated.error(), *r.kind, r.name);
   }
   return ObjectConflict(*r.kind, r.name);  // it kept changing under the patch
+}
+
+// Who owns which field (api/managed_fields.h), kept for objects that someone
+// applied server-side and for writes that name their fieldManager (kubectl's
+// all do); other writes (controllers, the portal) leave managedFields alone,
+// so that the bulk of writes carries no bookkeeping.
+void ApiHandler::TrackFields(const Call& call, const json& previous, json& next) const {
+  const std::string manager = call.http.Query("fieldManager");
+  const bool tracked = previous.is_object() && previous.contains("metadata") &&
+                       previous["metadata"].contains("managedFields");
+  if (manager.empty() && !tracked) return;
+  next = RecordUpdate(previous, std::move(next), ManagerOf(manager, call.http.Header("user-agent")),
+                      call.info.kind->api_version, clock_());
+}
+
+// GET, PUT or PATCH .../NAME/scale (scale_subresource.h): what `kubectl scale` sends.
+HttpResponse ApiHandler::Scale(Call& call) {
+  const RequestInfo& r = call.info;
+  const HttpRequest& req = call.http;
+  const KindInfo& kind = *r.kind;
+  if (req.method == "GET") {
+    auto got = store_.Get(r.Key());
+    if (!got) return ObjectErrorResponse(got.error(), kind, r.name);
+    return Json(200, ScaleOf(kind, got->object));
+  }
+  if (req.method != "PUT" && req.method != "PATCH") {
+    return StatusResponse(405, "MethodNotAllowed", "a scale is read with GET and set with PUT or PATCH");
+  }
+  json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (!body.is_object()) return StatusResponse(400, "BadRequest", "the body is not a JSON object (a Scale, or a patch of one)");
+  const int64_t pinned = req.method == "PUT" ? ParseRevision(body) : 0;
+  return ChangeObject(
+      call, pinned, /*track_fields=*/true,
+      [&](const json& stored) -> std::variant<json, HttpResponse> {
+        json scale = ScaleOf(kind, stored);
+        if (req.method == "PUT") {
+          scale = body;
+        } else {
+          scale.merge_patch(body);
+        }
+        auto replicas = ReplicasAsked(scale);
+        if (!replicas) return ErrorResponse(replicas.error());
+        auto next = WithReplicas(kind, stored, *replicas);
+        if (!next) return ErrorResponse(next.error());
+        return std::move(*next);
+      },
+      [&](const json& updated) { return ScaleOf(kind, updated); });
+}
+
+// Server-side apply (api/managed_fields.h): PATCH with application/apply-patch+yaml,
+// ?fieldManager= (required) and ?force=true; creates the object when it is not there.
+HttpResponse ApiHandler::ServerSideApply(Call& call) {
+  const RequestInfo& r = call.info;
+  const std::string manager = call.http.Query("fieldManager");
+  const std::string force_text = call.http.Query("force");
+  if (force_text != "" && force_text != "true" && force_text != "false") {
+    return StatusResponse(400, "BadRequest", fmt::format("force: Invalid value: \"{}\": use true or false", force_text));
+  }
+  auto parsed = ParseSingleObject(call.http.body, ManifestFormat::kYaml);
+  if (!parsed) return StatusResponse(400, "BadRequest", parsed.error().message());
+  json applied = std::move(*parsed);
+  if (StringField(applied, "kind") != r.kind->kind || StringField(applied, "apiVersion") != r.kind->api_version) {
+    return StatusResponse(400, "BadRequest",
+                          fmt::format("the apply patch is apiVersion \"{}\" kind \"{}\", but the path is for {} {}",
+                                      StringField(applied, "apiVersion"), StringField(applied, "kind"),
+                                      r.kind->api_version, r.kind->kind));
+  }
+  if (!applied.contains("metadata") || !applied["metadata"].is_object()) applied["metadata"] = json::object();
+  const std::string body_name(StringField(applied["metadata"], "name"));
+  if (!body_name.empty() && body_name != r.name) {
+    return StatusResponse(400, "BadRequest", "metadata.name does not match the name in the path");
+  }
+  applied["metadata"]["name"] = r.name;
+  const ApplyRequest request{.manager = manager, .force = force_text == "true",
+                             .api_version = std::string(r.kind->api_version), .now = clock_()};
+  auto conflict = [&](const std::vector<ApplyConflict>& conflicts) {
+    json details = ObjectDetails(*r.kind, r.name);
+    details["causes"] = ConflictCauses(conflicts);
+    return StatusResponse(409, "Conflict", ConflictMessage(conflicts), details);
+  };
+  if (auto exists = store_.Get(r.Key()); !exists && exists.error().code() == StatusCode::kNotFound) {
+    // Not there yet: a create, which needs the right to create.
+    RequestInfo as_create = r;
+    as_create.verb = "create";
+    if (!authorizer_.Authorize(call.user, as_create, NodeRequestFacts{}).allowed) {
+      return ForbiddenResponse(call.user, as_create);
+    }
+    auto outcome = tessera::ServerSideApply(json(), applied, request);
+    if (!outcome) return ErrorResponse(outcome.error());
+    if (!outcome->conflicts.empty()) return conflict(outcome->conflicts);
+    json object = std::move(outcome->object);
+    object["apiVersion"] = std::string(r.kind->api_version);
+    object["kind"] = std::string(r.kind->kind);
+    HttpRequest create = call.http;
+    create.method = "POST";
+    create.body = object.dump();
+    create.headers["content-type"] = "application/json";
+    Call creating{.http = create, .info = as_create, .user = call.user, .decision = call.decision,
+                  .received = call.received};
+    HttpResponse created = Create(creating);
+    call.created_name = creating.created_name;
+    return created;
+  }
+  return ChangeObject(call, /*pinned=*/0, /*track_fields=*/false,
+                      [&](const json& stored) -> std::variant<json, HttpResponse> {
+                        auto outcome = tessera::ServerSideApply(stored, applied, request);
+                        if (!outcome) return ErrorResponse(outcome.error());
+                        if (!outcome->conflicts.empty()) return conflict(outcome->conflicts);
+                        return std::move(outcome->object);
+                      });
 }
 
 HttpResponse ApiHandler::Delete(Call& call) {

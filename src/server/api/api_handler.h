@@ -51,6 +51,7 @@
 #include <mutex>
 #include <memory>
 #include <string>
+#include <variant>
 
 #include "api/convert.h"
 #include "auth/authenticator.h"
@@ -67,6 +68,7 @@
 #include "server/api/scheduling_review.h"
 #include "server/api/service_ip_allocator.h"
 #include "server/api/user_rate_limiter.h"
+#include "server/api/table_output.h"
 #include "server/api/watch_hub.h"
 #include "store/store.h"
 
@@ -140,11 +142,27 @@ class ApiHandler {
   HttpResponse NonResource(Call& call);
   HttpResponse Get(Call& call);
   HttpResponse List(Call& call);
+  HttpResponse WholeList(const KindInfo& kind, const std::string& ns);
+  // The Table kubectl asks for (Accept: ...;as=Table;g=meta.k8s.io), nullopt
+  // when none; InvalidArgument for a bad ?includeObject=.
+  Result<std::optional<TableOptions>> TableAsked(const Call& call);
+  int64_t DefaultPriority();
   std::function<nlohmann::json(const nlohmann::json&)> NodeProjection(const Call& call) const;
   HttpResponse Watch(Call& call);
   HttpResponse Create(Call& call);
   HttpResponse Update(Call& call);
   HttpResponse Patch(Call& call);
+  HttpResponse ServerSideApply(Call& call);
+  // Reads the object, makes its next state with `change` (or the refusal to
+  // answer), and writes it as a patch does (status kept, validation, admission,
+  // generation), again on a conflicting write; `pinned`: a resourceVersion the
+  // client required (0: none).
+  // `answer`: what to answer with the written object (default: the object itself).
+  HttpResponse ChangeObject(Call& call, int64_t pinned, bool track_fields,
+                            const std::function<std::variant<nlohmann::json, HttpResponse>(const nlohmann::json&)>& change,
+                            const std::function<nlohmann::json(const nlohmann::json&)>& answer = {});
+  HttpResponse Scale(Call& call);
+  void TrackFields(const Call& call, const nlohmann::json& previous, nlohmann::json& next) const;
   HttpResponse Delete(Call& call);
   // pods/proxy and services/proxy (proxy.h).
   // What a relayed request (proxy, exec) calls when its backend answers: its audit record.
