@@ -205,19 +205,10 @@ void SetEntries(json& object, const std::vector<Entry>& entries) {
 
 FieldSet FieldsOf(const json& object) {
   FieldSet out;
-  if (!object.is_object()) return out;
+  if (!object.is_object() || object.empty()) return out;
   FieldPath path;
   std::vector<std::string> names;
-  for (const auto& [key, child] : object.items()) {
-    names.push_back(key);
-    if (!Unowned(names) && !child.is_null()) {
-      path.push_back("f:" + key);
-      Walk(child, path, names, out);
-      path.pop_back();
-    }
-    names.pop_back();
-  }
-  // A metadata with nothing owned in it (only its name) is not a field.
+  Walk(object, path, names, out);
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,51 @@ Result<const KindInfo*> ResolveKind(const json& object) {
   }
   return Err(Status::InvalidArgument(fmt::format(
       "kind: unknown kind \"{}\"{} (apiVersion \"{}\" is not served either)", k, suggestion, av)));
+}
+
+namespace {
+
+// Removes from `v` the fields `s` does not know (closed objects, any depth);
+// returns their paths.
+std::vector<std::string> Prune(const Schema& s, json& v, const std::string& path) {
+  std::vector<std::string> removed;
+  auto add = [&](std::vector<std::string> more) { removed.insert(removed.end(), more.begin(), more.end()); };
+  switch (s.type) {
+    case Type::kObject:
+      if (!v.is_object()) break;
+      for (auto it = v.begin(); it != v.end();) {
+        auto field = std::find_if(s.fields.begin(), s.fields.end(), [&](const FieldSpec& f) { return f.name == it.key(); });
+        if (field == s.fields.end()) {
+          if (!s.open) {
+            removed.push_back(FieldPath(path, it.key()));
+            it = v.erase(it);
+            continue;
+          }
+        } else if (!it->is_null()) {
+          add(Prune(*field->schema, *it, FieldPath(path, it.key())));
+        }
+        ++it;
+      }
+      break;
+    case Type::kArray:
+      if (!v.is_array()) break;
+      for (size_t i = 0; i < v.size(); ++i) add(Prune(*s.element, v[i], IndexPath(path, i)));
+      break;
+    case Type::kMap:
+      if (!v.is_object()) break;
+      for (auto& [key, value] : v.items()) add(Prune(*s.element, value, KeyPath(path, key)));
+      break;
+    default: break;
+  }
+  return removed;
+}
+
+}  // namespace
+
+std::vector<std::string> PruneUnknownFields(const KindInfo& kind, json& object) {
+  const KindDefinition* definition = FindDefinition(kind);
+  if (definition == nullptr || definition->schema == nullptr) return {};
+  return Prune(*definition->schema, object, "");
 }
 
 Status ValidateObject(const KindInfo& kind, const json& object) {

@@ -40,6 +40,8 @@
 
 #include <string_view>
 
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "api/kinds.h"
@@ -52,6 +54,9 @@ namespace tessera {
 // Checks `object` (one manifest, as JSON) against `kind`'s schema. OK or
 // InvalidArgument with a message that starts with the field path.
 Status ValidateObject(const KindInfo& kind, const nlohmann::json& object);
+// The fields of `object` its kind's schema does not know, removed; their paths
+// (fieldValidation=Ignore or Warn).
+std::vector<std::string> PruneUnknownFields(const KindInfo& kind, nlohmann::json& object);
 
 // What an update may not change, checked after ValidateObject(next): the
 // kind's update rules (KindDefinition::update_rules), such as a RoleBinding's or

@@ -58,8 +58,10 @@ class UpTest : public ::testing::Test {
     machine_.reset();
   }
   // Runs the CLI; returns its exit code and standard output.
-  std::pair<int, std::string> Cli(const std::string& args) {
-    const std::string command = std::string(TESSERA_BINARY) + " " + args + " 2>&1";
+  std::pair<int, std::string> Cli(const std::string& args) { return Shell(std::string(TESSERA_BINARY) + " " + args); }
+  // Runs a command in the machine; its exit code and its output (stderr too).
+  std::pair<int, std::string> Shell(const std::string& line) {
+    const std::string command = line + " 2>&1";
     return InMachine([&] {
       FILE* pipe = popen(command.c_str(), "r");
       std::string out;
@@ -125,17 +127,7 @@ TEST_F(UpTest, KubectlWorksWithTheKubeconfigUpWrote) {
   ASSERT_EQ(rc, 0) << out;
   PodWhen("job-hello-main-0", [](const json& p) { return Phase(p) == "Succeeded"; });
   const std::string kubectl = "kubectl --kubeconfig " + (dir_ / "data" / "kubeconfig").string();
-  auto run = [&](const std::string& args) {
-    return InMachine([&] {
-      FILE* pipe = popen((kubectl + " " + args + " 2>&1").c_str(), "r");
-      std::string text;
-      std::array<char, 4096> buf{};
-      size_t n;
-      while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) text.append(buf.data(), n);
-      const int status = pclose(pipe);
-      return std::pair<int, std::string>{WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
-    });
-  };
+  auto run = [&](const std::string& args) { return Shell(kubectl + " " + args); };
   auto [nodes_rc, nodes] = run("get nodes");
   EXPECT_EQ(nodes_rc, 0) << nodes;
   EXPECT_NE(nodes.find("Ready"), std::string::npos) << nodes;

@@ -253,6 +253,16 @@ TEST_F(KubectlTest, AnUnknownFieldIsRefusedAtItsPath) {
                            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: \"1\"}\ndatta: {}\n");
   EXPECT_EQ(bad.rc, 1);
   EXPECT_EQ(bad.err, "The ConfigMap \"c\" is invalid: datta: unknown field; did you mean \"data\"?\n");
+  // --validate=warn: the unknown field is dropped and said; --validate=false: dropped.
+  KubectlRun warned = Kubectl("erin", "apply --validate=warn -f -",
+                              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: w}\ndata: {a: \"1\"}\ndatta: {}\n");
+  EXPECT_EQ(warned.rc, 0) << warned.err;
+  EXPECT_NE(warned.err.find("Warning: unknown field \"datta\""), std::string::npos) << warned.err;
+  KubectlRun ignored = Kubectl("erin", "apply --validate=false -f -",
+                               "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: i}\ndata: {a: \"1\"}\ndatta: {}\n");
+  EXPECT_EQ(ignored.rc, 0) << ignored.err;
+  EXPECT_EQ(ignored.err, "");
+  EXPECT_EQ(Kubectl("erin", "get cm i -o jsonpath={.data.a}").out, "1");
   KubectlRun explain = Kubectl("admin", "explain clusterqueue.spec.resourceGroups");
   ASSERT_EQ(explain.rc, 0) << explain.err;
   EXPECT_NE(explain.out.find("coveredResources"), std::string::npos) << explain.out;

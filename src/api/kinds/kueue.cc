@@ -24,12 +24,18 @@ using nlohmann::json;
 using namespace schema;  // NOLINT(google-build-using-namespace): schemas read as tables
 
 SchemaRef ResourceFlavorSchema() {
-  return Root({Opt("spec", Obj({
-                               Opt("nodeLabels", LabelMap()),
-                               Opt("nodeTaints", Arr(Taint())),
-                               Opt("tolerations", Arr(Toleration())),
-                               Opt("topologyName", Str()),
-                           }))},
+  return Root({Doc(Opt("spec", Obj({
+                                   Doc(Opt("nodeLabels", LabelMap()),
+                                       "the labels of the nodes this flavor is: a workload placed in the flavor "
+                                       "runs only on nodes that have all of them (nvidia.com/gpu.product: H100)"),
+                                   Doc(Opt("nodeTaints", Arr(Taint())),
+                                       "taints of the flavor's nodes: a workload is placed in the flavor only when "
+                                       "it tolerates them"),
+                                   Doc(Opt("tolerations", Arr(Toleration())),
+                                       "tolerations added to the pods of workloads placed in this flavor"),
+                                   Doc(Opt("topologyName", Str()), "the topology (racks, NVLink domains) of its nodes"),
+                               })),
+                   "a kind of capacity: which nodes, and (annotation tessera.dev/price-per-gpu-hour) at what price")},
               {[](const json& v, const std::string&, Errors& errors) {
                 // Budgets and reports charge by the flavor's price: a typo must not make it free.
                 const json* meta = Get(v, "metadata");
@@ -167,11 +173,14 @@ SchemaRef ClusterQueueSchema() {
 }
 
 SchemaRef LocalQueueSchema() {
-  return Root({Opt("spec", Obj({
-                               Opt("clusterQueue", Str(StringRule::kDns1123Subdomain)),
-                               Opt("stopPolicy", Enum({"None", "Hold", "HoldAndDrain"})),
-                               Opt("fairSharing", FairSharing()),
-                           }))});
+  return Root({Doc(Opt("spec", Obj({
+                                   Doc(Opt("clusterQueue", Str(StringRule::kDns1123Subdomain)),
+                                       "the ClusterQueue whose quota this namespace's workloads use"),
+                                   Doc(Opt("stopPolicy", Enum({"None", "Hold", "HoldAndDrain"})),
+                                       "Hold: admit nothing new from this queue; HoldAndDrain: also evict what runs"),
+                                   Doc(Opt("fairSharing", FairSharing()), "this queue's weight in fair sharing"),
+                               })),
+                   "where a namespace submits work: a LocalQueue points at a ClusterQueue")});
 }
 
 SchemaRef WorkloadSchema() {
@@ -191,15 +200,21 @@ SchemaRef WorkloadSchema() {
                      fmt::format("{} is more than count {}", *min_count, *count));
         }
       }});
-  return Root({Opt("spec", Obj({
-                               Req("podSets", Arr(pod_set, /*non_empty=*/true)),
-                               Opt("queueName", Str()),
-                               Opt("priorityClassName", Str()),
-                               Opt("priority", Int(kInt32Min)),
-                               Opt("priorityClassSource", Str()),
-                               Opt("active", Bool()),
-                               Opt("maximumExecutionTimeSeconds", Int(1)),
-                           }))});
+  return Root({Doc(Opt("spec", Obj({
+                                   Doc(Req("podSets", Arr(pod_set, /*non_empty=*/true)),
+                                       "the groups of identical pods the workload runs, admitted together (a gang): "
+                                       "each a name, a count and a pod template"),
+                                   Doc(Opt("queueName", Str()), "the LocalQueue of its namespace it waits in"),
+                                   Doc(Opt("priorityClassName", Str()), "the PriorityClass it runs at"),
+                                   Doc(Opt("priority", Int(kInt32Min)),
+                                       "the priority it runs at; set from priorityClassName when that is given"),
+                                   Opt("priorityClassSource", Str()),
+                                   Doc(Opt("active", Bool()), "false: it is not admitted (and is evicted if it runs)"),
+                                   Doc(Opt("maximumExecutionTimeSeconds", Int(1)),
+                                       "it is ended this long after admission"),
+                               })),
+                   "the unit the scheduler admits: a job's pods and what they need; its status says where it runs, "
+                   "or why it waits")});
 }
 
 // ---------------------------------------------------------------------------

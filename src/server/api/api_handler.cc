@@ -53,6 +53,7 @@ struct ApiHandler::Call {
   std::vector<std::pair<std::string, std::string>> audit_annotations;
   std::string created_name;  // a create's object (the audit record names it)
   bool dry_run = false;      // ?dryRun=All: checked and answered, not written
+  std::vector<std::string> warnings;  // sent as Warning headers, which kubectl prints
 };
 
 namespace {
@@ -303,6 +304,23 @@ bool ApiHandler::Audited(const Call& call, bool refused) const {
 }
 
 HttpResponse ApiHandler::Finish(const Call& call, HttpResponse response, bool refused) {
+  if (!call.warnings.empty()) {
+    // RFC 7234's form, as kube-apiserver sends them: 299 - "text".
+    std::vector<std::pair<std::string, std::string>> headers;
+    for (const std::string& warning : call.warnings) {
+      headers.emplace_back("Warning", fmt::format("299 - {}", json(warning).dump()));
+    }
+    if (response.deferred) {
+      response.deferred = [deferred = std::move(response.deferred), headers](std::function<void(HttpResponse)> respond) {
+        deferred([respond = std::move(respond), headers](HttpResponse answer) {
+          answer.headers.insert(answer.headers.end(), headers.begin(), headers.end());
+          respond(std::move(answer));
+        });
+      };
+    } else {
+      response.headers.insert(response.headers.end(), headers.begin(), headers.end());
+    }
+  }
   // A proxied request is recorded when the backend answers (Proxy).
   if (!Audited(call, refused) || response.upgrade) return response;
   AuditEvent event = StartAudit(call);
@@ -814,6 +832,7 @@ HttpResponse ApiHandler::Create(Call& call) {
   std::optional<ObjectKey> ns_key;
   if (r.kind->namespaced) ns_key = ObjectKey{"/Namespace", "", r.ns};
   const KindInfo& ns_kind = *FindKindByStoreKey("/Namespace");
+  if (auto refused = ApplyFieldValidation(call, obj)) return std::move(*refused);
   if (Status v = ValidateObject(*r.kind, obj); !v.ok()) {
     // A missing namespace is the first thing to fix, as before validation.
     if (ns_key) {
@@ -955,35 +974,44 @@ HttpResponse ApiHandler::Update(Call& call) {
     // What the server allocated is kept when the body leaves it out (a manifest applied again).
     if (auto stored = store_.Get(r.Key())) KeepAllocatedServiceFields(obj, stored->object);
   }
+  if (auto refused = ApplyFieldValidation(call, obj)) return std::move(*refused);
   if (Status v = ValidateObject(*r.kind, obj); !v.ok()) return InvalidObjectResponse(*r.kind, r.name, v);
-  auto current = store_.Get(r.Key());
-  if (!current) return ObjectErrorResponse(current.error(), *r.kind, r.name);
-  if (call.decision.only_bound_to_node && !BoundToNode(current->object, call.decision.node)) {
-    return ForbiddenResponse(call.user, r, fmt::format("the pod is not bound to node \"{}\"", call.decision.node));
+  // Without a resourceVersion the update is unconditional: a write that came
+  // between the read and this one is read again, as kube-apiserver's
+  // GuaranteedUpdate does, instead of a 409 the client could not avoid.
+  for (int attempt = 0;; ++attempt) {
+    auto current = store_.Get(r.Key());
+    if (!current) return ObjectErrorResponse(current.error(), *r.kind, r.name);
+    if (call.decision.only_bound_to_node && !BoundToNode(current->object, call.decision.node)) {
+      return ForbiddenResponse(call.user, r, fmt::format("the pod is not bound to node \"{}\"", call.decision.node));
+    }
+    json& stored = current->object;  // a stored object always has metadata
+    // As in Kubernetes: /status writes only status; the object itself keeps the stored status.
+    json next = r.subresource == "status" ? stored : obj;
+    if (r.subresource == "status") {
+      next["status"] = obj.value("status", json::object());
+    } else if (stored.contains("status")) {
+      next["status"] = stored["status"];
+    } else {
+      next.erase("status");
+    }
+    for (const char* f : {"uid", "creationTimestamp"}) {
+      if (stored["metadata"].contains(f)) next["metadata"][f] = stored["metadata"][f];
+    }
+    KeepServerAnnotations(next, stored, call.user.InGroup(kGroupMasters));
+    TrackFields(call, stored, next);
+    if (auto refused = AdmitChange(call, stored, next)) return std::move(*refused);
+    const int64_t generation = stored["metadata"].value("generation", 1);
+    const bool spec_changed = r.subresource != "status" && next.value("spec", json()) != stored.value("spec", json());
+    next["metadata"]["generation"] = generation + (spec_changed ? 1 : 0);
+    auto updated = store_.Update(r.Key(), std::move(next), expected == 0 ? current->revision : expected);
+    if (!updated && updated.error().code() == StatusCode::kConflict && expected == 0 && attempt + 1 < kConflictRetries) {
+      continue;
+    }
+    if (!updated) return ObjectErrorResponse(updated.error(), *r.kind, r.name);
+    WrittenObject(*updated);
+    return Json(200, updated->object);
   }
-  json& stored = current->object;  // a stored object always has metadata
-  // As in Kubernetes: /status writes only status; the object itself keeps the stored status.
-  json next = r.subresource == "status" ? stored : obj;
-  if (r.subresource == "status") {
-    next["status"] = obj.value("status", json::object());
-  } else if (stored.contains("status")) {
-    next["status"] = stored["status"];
-  } else {
-    next.erase("status");
-  }
-  for (const char* f : {"uid", "creationTimestamp"}) {
-    if (stored["metadata"].contains(f)) next["metadata"][f] = stored["metadata"][f];
-  }
-  KeepServerAnnotations(next, stored, call.user.InGroup(kGroupMasters));
-  TrackFields(call, stored, next);
-  if (auto refused = AdmitChange(call, stored, next)) return std::move(*refused);
-  const int64_t generation = stored["metadata"].value("generation", 1);
-  const bool spec_changed = r.subresource != "status" && next.value("spec", json()) != stored.value("spec", json());
-  next["metadata"]["generation"] = generation + (spec_changed ? 1 : 0);
-  auto updated = store_.Update(r.Key(), std::move(next), expected == 0 ? current->revision : expected);
-  if (!updated) return ObjectErrorResponse(updated.error(), *r.kind, r.name);
-  WrittenObject(*updated);
-  return Json(200, updated->object);
 }
 
 HttpResponse ApiHandler::Patch(Call& call) {
@@ -1081,6 +1109,8 @@ HttpResponse ApiHandler::ChangeObject(Call& call, int64_t pinned, bool track_fie
     next["metadata"]["resourceVersion"] = std::to_string(current->revision);
     if (r.kind->store_key == kServiceKind && r.subresource != "status") KeepAllocatedServiceFields(next, stored);
     if (track_fields) TrackFields(call, stored, next);
+    call.warnings.clear();  // (another attempt prunes again)
+    if (auto refused = ApplyFieldValidation(call, next)) return std::move(*refused);
     if (Status v = ValidateObject(*r.kind, next); !v.ok()) return InvalidObjectResponse(*r.kind, r.name, v);
     if (auto refused = AdmitChange(call, stored, next)) return std::move(*refused);
     if (next.value("spec", json()) != stored.value("spec", json())) {
@@ -1094,6 +1124,24 @@ HttpResponse ApiHandler::ChangeObject(Call& call, int64_t pinned, bool track_fie
     if (updated.error().code() != StatusCode::kConflict) return ObjectErrorResponse(updated.error(), *r.kind, r.name);
   }
   return ObjectConflict(*r.kind, r.name);  // it kept changing under the patch
+}
+
+// ?fieldValidation= as kube-apiserver takes it: Strict (here also the default)
+// refuses unknown fields, in validation; Warn and Ignore drop them first, Warn
+// saying so in a Warning header. nullopt, or the refusal of a bad value.
+std::optional<HttpResponse> ApiHandler::ApplyFieldValidation(Call& call, json& object) const {
+  const std::string mode = call.http.Query("fieldValidation");
+  if (mode.empty() || mode == "Strict") return std::nullopt;
+  if (mode != "Warn" && mode != "Ignore") {
+    return StatusResponse(400, "BadRequest",
+                          fmt::format("fieldValidation: Unsupported value: \"{}\": supported values: \"Ignore\", "
+                                      "\"Strict\", \"Warn\"",
+                                      mode));
+  }
+  for (const std::string& field : PruneUnknownFields(*call.info.kind, object)) {
+    if (mode == "Warn") call.warnings.push_back(fmt::format("unknown field \"{}\"", field));
+  }
+  return std::nullopt;
 }
 
 // Who owns which field (api/managed_fields.h), kept for objects that someone

@@ -163,6 +163,7 @@ class ApiHandler {
                             const std::function<nlohmann::json(const nlohmann::json&)>& answer = {});
   HttpResponse Scale(Call& call);
   void TrackFields(const Call& call, const nlohmann::json& previous, nlohmann::json& next) const;
+  std::optional<HttpResponse> ApplyFieldValidation(Call& call, nlohmann::json& object) const;
   HttpResponse Delete(Call& call);
   // pods/proxy and services/proxy (proxy.h).
   // What a relayed request (proxy, exec) calls when its backend answers: its audit record.
