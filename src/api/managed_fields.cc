@@ -172,13 +172,19 @@ std::vector<Entry> EntriesOf(const json& object) {
   if (metadata == nullptr || !metadata->contains("managedFields") || !(*metadata)["managedFields"].is_array()) {
     return entries;
   }
+  // What a client sent of managedFields is read only as far as it is well formed.
+  auto text = [](const json& e, const char* key, const char* fallback) {
+    auto it = e.find(key);
+    return it != e.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
+  };
   for (const json& e : (*metadata)["managedFields"]) {
-    if (!e.is_object()) continue;
-    entries.push_back(Entry{.manager = e.value("manager", ""),
-                            .operation = e.value("operation", "Update"),
-                            .api_version = e.value("apiVersion", ""),
-                            .time = e.value("time", ""),
-                            .fields = FromFieldsV1(e.value("fieldsV1", json::object()))});
+    if (!e.is_object() || text(e, "manager", "").empty()) continue;
+    auto fields = e.find("fieldsV1");
+    entries.push_back(Entry{.manager = text(e, "manager", ""),
+                            .operation = text(e, "operation", "Update") == "Apply" ? "Apply" : "Update",
+                            .api_version = text(e, "apiVersion", ""),
+                            .time = text(e, "time", ""),
+                            .fields = fields != e.end() ? FromFieldsV1(*fields) : FieldSet()});
   }
   return entries;
 }
@@ -286,7 +292,7 @@ Result<ApplyOutcome> ServerSideApply(const json& current, const json& applied, c
     if (!shared) RemoveAt(object, field);
   }
   json intent_doc = applied;
-  intent_doc.erase("status");
+  if (!request.status) intent_doc.erase("status");
   if (intent_doc.contains("metadata") && intent_doc["metadata"].is_object()) {
     intent_doc["metadata"].erase("managedFields");
     intent_doc["metadata"].erase("resourceVersion");

@@ -49,6 +49,7 @@ struct ApplyRequest {
   bool force = false;   // ?force=true
   std::string api_version;
   std::string now;      // RFC 3339, for the managedFields entry's time
+  bool status = false;  // an apply to /status: the intent's status is applied
 };
 
 struct ApplyConflict {

@@ -126,6 +126,7 @@ json Paths(const KindInfo& k, const std::string& ref) {
 struct Documents {
   std::string index;
   std::map<std::string, std::string, std::less<>> by_path;
+  std::map<std::string, std::string, std::less<>> hashes;
 };
 
 const Documents& All() {
@@ -158,6 +159,7 @@ const Documents& All() {
       const std::string hash = fmt::format("{:016X}", std::hash<std::string>{}(text));
       index["paths"][path] = {{"serverRelativeURL", fmt::format("/openapi/v3/{}?hash={}", path, hash)}};
       out.by_path.emplace(path, std::move(text));
+      out.hashes.emplace(path, hash);
     }
     out.index = index.dump();
     return out;
@@ -196,6 +198,12 @@ std::string OpenApiSchemaName(std::string_view group, std::string_view version, 
 }
 
 const std::string& OpenApiIndex() { return All().index; }
+
+std::string OpenApiHash(std::string_view group_version_path) {
+  const Documents& docs = All();
+  auto it = docs.hashes.find(group_version_path);
+  return it == docs.hashes.end() ? std::string() : it->second;
+}
 
 const std::string* OpenApiDocument(std::string_view group_version_path) {
   const Documents& docs = All();

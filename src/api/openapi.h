@@ -29,6 +29,9 @@ const std::string& OpenApiIndex();
 // "apis/batch/v1"); nullptr when none is served.
 const std::string* OpenApiDocument(std::string_view group_version_path);
 
+// The hash the index's serverRelativeURL gives that document ("" when none).
+std::string OpenApiHash(std::string_view group_version_path);
+
 // The component name of a kind's schema ("io.k8s.api.batch.v1.Job").
 std::string OpenApiSchemaName(std::string_view group, std::string_view version, std::string_view kind);
 

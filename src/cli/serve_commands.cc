@@ -397,7 +397,9 @@ int RunUpCommand(ServeOptions options) {
   if (options.server.http.tls_cert_file.empty() && options.server.http.tls_key_file.empty()) {
     std::vector<std::string> names = {ThisNodeName()};
     if (const auto colon = options.listen.rfind(':'); colon != std::string::npos && colon > 0) {
-      names.push_back(options.listen.substr(0, colon));
+      std::string host = options.listen.substr(0, colon);
+      if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+      names.push_back(host);
     }
     auto certs = EnsureServingCertificate(std::filesystem::path(options.server.data_dir) / "pki", names);
     if (!certs) {

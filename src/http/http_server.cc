@@ -275,7 +275,9 @@ class Session : public IdleTracked, public std::enable_shared_from_this<Session<
     const unsigned version = req.version();
     HttpResponse response;
     try {
-      response = server_.handler(Convert(req, remote_));
+      HttpRequest converted = Convert(req, remote_);
+      converted.tls = std::is_same_v<Stream, beast::ssl_stream<beast::tcp_stream>>;
+      response = server_.handler(converted);
     } catch (const std::exception& e) {
       spdlog::error("handler for {} {} threw: {}", std::string(req.method_string()), std::string(req.target()), e.what());
       response.status = 500;

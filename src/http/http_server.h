@@ -47,6 +47,7 @@ struct HttpRequest {
   std::string body;
   std::string remote;  // "ip:port"
   std::string target;  // the request-target as sent: the path and query, not decoded
+  bool tls = false;    // it came over TLS (a port may serve plain HTTP too)
 
   std::string Header(const std::string& lower_name) const {
     auto it = headers.find(lower_name);

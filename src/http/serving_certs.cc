@@ -88,7 +88,8 @@ std::string SubjectAltNames(const std::vector<std::string>& names) {
   std::string sans = "DNS:localhost,IP:127.0.0.1";
   for (const std::string& name : names) {
     in_addr ip{};
-    const bool is_ip = inet_pton(AF_INET, name.c_str(), &ip) == 1;
+    in6_addr ip6{};
+    const bool is_ip = inet_pton(AF_INET, name.c_str(), &ip) == 1 || inet_pton(AF_INET6, name.c_str(), &ip6) == 1;
     if (name.empty() || name == "localhost" || name == "127.0.0.1") continue;
     sans += fmt::format(",{}:{}", is_ip ? "IP" : "DNS", name);
   }
@@ -107,6 +108,7 @@ Result<ServingCertFiles> EnsureServingCertificate(const fs::path& dir, const std
   fs::create_directories(dir, ec);
   if (ec) return Err(Status::Internal(fmt::format("cannot create {}: {}", dir.string(), ec.message())));
   fs::permissions(dir, fs::perms::owner_all, ec);
+  if (ec) return Err(Status::Internal(fmt::format("cannot make {} private (0700): {}", dir.string(), ec.message())));
 
   Key ca_key(EVP_EC_gen("P-256"), EVP_PKEY_free);
   Key key(EVP_EC_gen("P-256"), EVP_PKEY_free);

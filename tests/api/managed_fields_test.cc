@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <string>
+#include <vector>
+
 namespace tessera {
 namespace {
 
@@ -91,6 +94,22 @@ TEST(ManagedFieldsTest, AFieldTheApplierDropsIsRemovedUnlessSomeoneElseOwnsIt) {
   ASSERT_TRUE(conflict.has_value());
   EXPECT_TRUE(conflict->conflicts.empty());
   EXPECT_EQ(conflict->object["data"]["b"], "3");
+}
+
+// managedFields a client sent are read as far as they are well formed; the
+// rest is dropped, never thrown on.
+TEST(ManagedFieldsTest, MalformedEntriesAreDropped) {
+  json sent = ConfigMap({{"a", "1"}});
+  sent["metadata"]["managedFields"] = json::parse(R"([{"manager": 5}, "x", {"manager": "m", "fieldsV1": 7},
+      {"manager": "ok", "operation": "Update", "fieldsV1": {"f:data": {"f:a": {}}}}])");
+  json next = sent;
+  next["data"]["a"] = "2";
+  json after;
+  ASSERT_NO_THROW(after = RecordUpdate(sent, next, "editor", "v1", "t"));
+  std::vector<std::string> managers;
+  for (const json& e : after["metadata"]["managedFields"]) managers.push_back(e["manager"]);
+  EXPECT_EQ(managers, (std::vector<std::string>{"editor"})) << after.dump();
+  ASSERT_NO_THROW((void)ServerSideApply(sent, ConfigMap({{"a", "3"}}), kMine));
 }
 
 TEST(ManagedFieldsTest, AnUpdateTakesTheFieldsItChanges) {

@@ -10,6 +10,7 @@
 #include "api/kinds.h"
 #include "api/openapi.h"
 #include "server/api/discovery.h"
+#include "server/api/protobuf_body.h"
 #include "server/api/table_output.h"
 
 namespace tessera {
@@ -137,7 +138,7 @@ TEST(OpenApiTest, EveryGroupVersionHasADocumentWithEachKindsSchema) {
   for (const KindInfo& k : AllKinds()) {
     const std::string path = k.group.empty() ? "api/v1" : "apis/" + std::string(k.api_version);
     ASSERT_TRUE(index["paths"].contains(path)) << path;
-    EXPECT_TRUE(index["paths"][path]["serverRelativeURL"].get<std::string>().starts_with("/openapi/v3/" + path + "?hash="));
+    EXPECT_EQ(index["paths"][path]["serverRelativeURL"], "/openapi/v3/" + path + "?hash=" + OpenApiHash(path));
     const std::string* text = OpenApiDocument(path);
     ASSERT_NE(text, nullptr) << path;
     const json doc = json::parse(*text);
@@ -149,6 +150,28 @@ TEST(OpenApiTest, EveryGroupVersionHasADocumentWithEachKindsSchema) {
   EXPECT_EQ(OpenApiSchemaName("batch", "v1", "Job"), "io.k8s.api.batch.v1.Job");
   EXPECT_EQ(OpenApiSchemaName("kueue.x-k8s.io", "v1beta1", "ClusterQueue"), "io.x-k8s.kueue.v1beta1.ClusterQueue");
   EXPECT_EQ(OpenApiDocument("apis/no.such/v1"), nullptr);
+}
+
+// The protobuf kubectl sends for `auth can-i`: the envelope, then the review.
+TEST(ProtobufBodyTest, KubectlsAccessReviewIsReadAsJson) {
+  auto field = [](int number, const std::string& bytes) {
+    std::string out(1, static_cast<char>(number << 3 | 2));
+    out += static_cast<char>(bytes.size());  // every part here is under 128 bytes
+    return out + bytes;
+  };
+  const std::string attributes = field(1, "team-a") + field(2, "create") + field(3, "batch") + field(5, "jobs");
+  const std::string review = field(1, "") + field(2, field(1, attributes));
+  const std::string type_meta = field(1, "authorization.k8s.io/v1") + field(2, "SelfSubjectAccessReview");
+  const std::string body = std::string("k8s\0", 4) + field(1, type_meta) + field(2, review);
+  auto decoded = ProtobufBodyToJson(body);
+  ASSERT_TRUE(decoded.has_value()) << decoded.error().ToString();
+  EXPECT_EQ((*decoded)["kind"], "SelfSubjectAccessReview");
+  EXPECT_EQ((*decoded)["spec"]["resourceAttributes"],
+            json::parse(R"({"namespace": "team-a", "verb": "create", "group": "batch", "resource": "jobs"})"));
+  EXPECT_FALSE(ProtobufBodyToJson("{\"kind\": \"x\"}").has_value());
+  EXPECT_FALSE(ProtobufBodyToJson(std::string("k8s\0\x0a\x7f", 6)).has_value()) << "a length past the end";
+  const std::string other = std::string("k8s\0", 4) + field(1, field(1, "v1") + field(2, "Pod"));
+  EXPECT_FALSE(ProtobufBodyToJson(other).has_value()) << "only the reviews are read";
 }
 
 TEST(OpenApiTest, SchemasComeFromValidationWithTheFieldsDocs) {

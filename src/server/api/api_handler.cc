@@ -228,7 +228,7 @@ HttpResponse ApiHandler::Serve(const HttpRequest& req, bool may_block) {
   if (!req.body.empty() && MediaTypeOf(req.Header("content-type")) == kProtobufMediaType) {
     if (auto decoded = ProtobufBodyToJson(req.body)) {
       HttpRequest as_json = req;
-      as_json.body = decoded->dump();
+      as_json.body = decoded->dump(-1, ' ', false, json::error_handler_t::replace);
       as_json.headers["content-type"] = "application/json";
       return Serve(as_json, may_block);
     }
@@ -243,7 +243,7 @@ HttpResponse ApiHandler::Serve(const HttpRequest& req, bool may_block) {
   if (proxied && req.query.contains(std::string(kProxyLoginQuery))) {
     UserInfo user = Anonymous();
     HttpResponse answer = RedeemProxyLogin(proxy_logins_, *security_.issuer, call.info, req, received,
-                                           server_url_.starts_with("https://"), user);
+                                           req.tls || server_url_.starts_with("https://"), user);
     call.user = std::move(user);
     const bool refused = answer.status != 303;
     return Finish(call, std::move(answer), refused);
@@ -430,10 +430,20 @@ HttpResponse ApiHandler::NonResource(Call& call) {
     return r;
   }
   if (call.http.method == "GET" && path.starts_with("/openapi/v3/")) {
-    if (const std::string* doc = OpenApiDocument(std::string_view(path).substr(std::string_view("/openapi/v3/").size()))) {
+    const std::string_view gv = std::string_view(path).substr(std::string_view("/openapi/v3/").size());
+    if (const std::string* doc = OpenApiDocument(gv)) {
+      const std::string hash = OpenApiHash(gv);
+      const std::string asked = call.http.Query("hash");
       HttpResponse r;
+      if (!asked.empty() && asked != hash) {
+        // As kube-apiserver: an old hash is sent to the current version.
+        r.status = 301;
+        r.headers.emplace_back("Location", fmt::format("{}?hash={}", path, hash));
+        return r;
+      }
       r.body = *doc;
-      r.headers.emplace_back("Cache-Control", "public, immutable");  // the URL's hash names this version
+      // Only a URL with the hash names this version for good.
+      r.headers.emplace_back("Cache-Control", asked.empty() ? "no-cache, private" : "public, immutable");
       return r;
     }
   }
@@ -1108,9 +1118,9 @@ HttpResponse ApiHandler::ChangeObject(Call& call, int64_t pinned, bool track_fie
     KeepServerAnnotations(next, stored, call.user.InGroup(kGroupMasters));
     next["metadata"]["resourceVersion"] = std::to_string(current->revision);
     if (r.kind->store_key == kServiceKind && r.subresource != "status") KeepAllocatedServiceFields(next, stored);
-    if (track_fields) TrackFields(call, stored, next);
     call.warnings.clear();  // (another attempt prunes again)
     if (auto refused = ApplyFieldValidation(call, next)) return std::move(*refused);
+    if (track_fields) TrackFields(call, stored, next);
     if (Status v = ValidateObject(*r.kind, next); !v.ok()) return InvalidObjectResponse(*r.kind, r.name, v);
     if (auto refused = AdmitChange(call, stored, next)) return std::move(*refused);
     if (next.value("spec", json()) != stored.value("spec", json())) {
@@ -1216,17 +1226,19 @@ HttpResponse ApiHandler::ServerSideApply(Call& call) {
   }
   applied["metadata"]["name"] = r.name;
   const ApplyRequest request{.manager = manager, .force = force_text == "true",
-                             .api_version = std::string(r.kind->api_version), .now = clock_()};
+                             .api_version = std::string(r.kind->api_version), .now = clock_(),
+                             .status = r.subresource == "status"};
   auto conflict = [&](const std::vector<ApplyConflict>& conflicts) {
     json details = ObjectDetails(*r.kind, r.name);
     details["causes"] = ConflictCauses(conflicts);
     return StatusResponse(409, "Conflict", ConflictMessage(conflicts), details);
   };
   if (auto exists = store_.Get(r.Key()); !exists && exists.error().code() == StatusCode::kNotFound) {
+    if (!r.subresource.empty()) return ObjectNotFound(*r.kind, r.name);  // a status apply needs its object
     // Not there yet: a create, which needs the right to create.
     RequestInfo as_create = r;
     as_create.verb = "create";
-    if (!authorizer_.Authorize(call.user, as_create, NodeRequestFacts{}).allowed) {
+    if (!authorizer_.Authorize(call.user, as_create, NodeRequestFacts{.body_name = r.name}).allowed) {
       return ForbiddenResponse(call.user, as_create);
     }
     auto outcome = tessera::ServerSideApply(json(), applied, request);
@@ -1243,6 +1255,8 @@ HttpResponse ApiHandler::ServerSideApply(Call& call) {
                   .received = call.received};
     HttpResponse created = Create(creating);
     call.created_name = creating.created_name;
+    call.warnings = std::move(creating.warnings);
+    call.audit_annotations = std::move(creating.audit_annotations);
     return created;
   }
   return ChangeObject(call, /*pinned=*/0, /*track_fields=*/false,
