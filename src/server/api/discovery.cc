@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/api/api_errors.h"
+#include "server/api/media_types.h"
 
 namespace tessera {
 namespace {
@@ -139,29 +140,16 @@ json AggregatedList(const std::vector<Group>& groups) {
 }
 
 // True when one of the media types `accept` lists is the aggregated discovery
-// list of apidiscovery.k8s.io/v2 (parameters in any order, spaces allowed).
+// list of apidiscovery.k8s.io/v2.
 bool WantsAggregated(std::string_view accept) {
-  for (auto range : std::views::split(accept, ',')) {
-    std::string_view type(range.begin(), range.end());
-    bool g = false, v = false, as = false;
-    for (auto p : std::views::split(type, ';')) {
-      std::string param(p.begin(), p.end());
-      std::erase(param, ' ');
-      g = g || param == "g=apidiscovery.k8s.io";
-      v = v || param == "v=v2";
-      as = as || param == "as=APIGroupDiscoveryList";
-    }
-    if (g && v && as) return true;
+  for (const MediaType& m : AcceptedMediaTypes(accept)) {
+    auto is = [&](const char* key, const char* value) {
+      auto it = m.params.find(key);
+      return it != m.params.end() && it->second == value;
+    };
+    if (is("g", "apidiscovery.k8s.io") && is("v", "v2") && is("as", "APIGroupDiscoveryList")) return true;
   }
   return false;
-}
-
-HttpResponse JsonAnswer(const json& body, std::string_view content_type = "application/json") {
-  HttpResponse r;
-  r.status = 200;
-  r.content_type = std::string(content_type);
-  r.body = body.dump();
-  return r;
 }
 
 // The documents by path ("/api", "/apis/batch/v1"; "aggregated /apis"), built
@@ -238,7 +226,7 @@ std::optional<HttpResponse> DiscoveryResponse(std::string_view method, std::stri
     return StatusResponse(405, "MethodNotAllowed", fmt::format("{} is read with GET", path));
   }
   if (path == "/version") {
-    return JsonAnswer({{"major", kMajor},
+    return Raw(json{{"major", kMajor},
                        {"minor", kMinor},
                        {"gitVersion", kGitVersion},
                        {"gitCommit", ""},
@@ -246,7 +234,8 @@ std::optional<HttpResponse> DiscoveryResponse(std::string_view method, std::stri
                        {"buildDate", ""},
                        {"goVersion", ""},
                        {"compiler", "tessera"},
-                       {"platform", kPlatform}});
+                       {"platform", kPlatform}}
+                   .dump());
   }
   if ((path == "/api" || path == "/apis") && WantsAggregated(accept)) {
     return Raw(*Document("aggregated " + std::string(path)), kAggregatedDiscoveryV2);

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <ranges>
 
 #include "api/printer_columns.h"
+#include "server/api/media_types.h"
 
 namespace tessera {
 namespace {
@@ -72,18 +72,12 @@ json Table(const KindInfo& kind, json rows, json metadata, const TableOptions& o
 }  // namespace
 
 std::optional<std::string> TableVersionAsked(std::string_view accept) {
-  for (auto range : std::views::split(accept, ',')) {
-    std::string_view type(range.begin(), range.end());
-    bool table = false, group = false;
-    std::string version;
-    for (auto p : std::views::split(type, ';')) {
-      std::string param(p.begin(), p.end());
-      std::erase(param, ' ');
-      table = table || param == "as=Table";
-      group = group || param == "g=meta.k8s.io";
-      if (param == "v=v1" || param == "v=v1beta1") version = param.substr(2);
-    }
-    if (table && group && !version.empty()) return version;
+  for (const MediaType& m : AcceptedMediaTypes(accept)) {
+    auto at = [&](const char* key) {
+      auto it = m.params.find(key);
+      return it == m.params.end() ? std::string() : it->second;
+    };
+    if (at("as") == "Table" && at("g") == "meta.k8s.io" && (at("v") == "v1" || at("v") == "v1beta1")) return at("v");
   }
   return std::nullopt;
 }
